@@ -1,0 +1,1 @@
+"""Alert, AlertEvent and related rows (DESIGN.md §2, §7)."""

@@ -1,0 +1,140 @@
+"""What every protocol adapter provides, and the items it turns SSE events into.
+
+Adapters build the streaming request and parse events. They never read the clock, touch the
+database, or log anything: timing lives in benchmarks/measure.py alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class ErrorCategory:
+    RATE_LIMITED = "rate_limited"
+    OVERLOADED = "overloaded"
+    AUTH = "auth"
+    BAD_REQUEST = "bad_request"
+    NOT_FOUND = "not_found"
+    QUOTA_EXHAUSTED = "quota_exhausted"
+    TIMEOUT = "timeout"
+    SERVER_ERROR = "server_error"
+    STREAM_BROKEN = "stream_broken"
+    # Outcomes that are not errors of the provider but are not clean stops either.
+    TRUNCATED = "truncated"
+    CONTENT_FILTERED = "content_filtered"
+
+    ERRORS = (
+        RATE_LIMITED,
+        OVERLOADED,
+        AUTH,
+        BAD_REQUEST,
+        NOT_FOUND,
+        QUOTA_EXHAUSTED,
+        TIMEOUT,
+        SERVER_ERROR,
+        STREAM_BROKEN,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointConfig:
+    """Everything needed to stream from one endpoint; plain data, no ORM."""
+
+    base_url: str
+    protocol: str
+    model: str
+    api_key: str | None = None
+    extra_headers: dict[str, str] = field(default_factory=dict)
+    max_tokens_field: str = ""
+    reasoning_effort: str = ""
+    extra_body: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSpec:
+    method: str
+    url: str
+    headers: dict[str, str]
+    json: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    event: str  # "message" when the stream sent no `event:` line
+    data: str
+    id: str = ""
+
+
+# --- items an adapter yields from one SSE event ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """Generated text. `reasoning` marks thinking/reasoning text rather than the answer."""
+
+    text: str
+    reasoning: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts as reported so far; a later Usage replaces an earlier one field by field.
+
+    output_tokens includes reasoning tokens (normalised per protocol, e.g. Gemini adds thoughts).
+    """
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """The provider's stop signal, raw reason plus its classification.
+
+    outcome: "" for a normal stop, or ErrorCategory.TRUNCATED / CONTENT_FILTERED, or an
+    error category (e.g. finish_reason "error").
+    """
+
+    reason: str
+    outcome: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamError:
+    """An error reported by the provider (inside the stream or as an HTTP error body)."""
+
+    category: str
+    message: str
+    retry_after_s: float | None = None
+    http_status: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """The protocol's normal end marker ([DONE], message_stop, response.completed...)."""
+
+
+Item = Delta | Usage | Finish | StreamError | End
+
+
+class Adapter(Protocol):
+    """One wire protocol. Modules openai_chat, openai_responses, anthropic_messages, gemini."""
+
+    name: str
+    # True when the protocol has no end marker and a clean EOF after a Finish is a normal end.
+    ends_on_close: bool
+
+    def build_request(self, config: EndpointConfig, *, prompt: str, max_tokens: int) -> RequestSpec:
+        """The streaming request: usage requested, right max-tokens field, reasoning options."""
+        ...
+
+    def parse(self, event: SSEEvent) -> list[Item]:
+        """Turn one dispatched SSE event into items (possibly none, e.g. a role-only chunk)."""
+        ...
+
+    def classify_http_error(self, status: int, headers: dict[str, str], body: bytes) -> StreamError:
+        """Classify a non-2xx answer (PROTOCOLS.md §8), keeping retry-after."""
+        ...

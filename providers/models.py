@@ -1,0 +1,110 @@
+"""Provider (a vendor or server speaking one protocol) and Endpoint (one model it serves)."""
+
+import os
+import re
+
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from .validators import validate_base_url
+
+ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+
+
+class Protocol(models.TextChoices):
+    OPENAI_CHAT = "openai_chat", "OpenAI Chat Completions"
+    OPENAI_RESPONSES = "openai_responses", "OpenAI Responses"
+    ANTHROPIC_MESSAGES = "anthropic_messages", "Anthropic Messages"
+    GEMINI = "gemini", "Google Gemini"
+
+
+def validate_env_name(value: str) -> None:
+    if value and not ENV_NAME.match(value):
+        raise ValidationError(
+            "Give the NAME of an environment variable (e.g. OPENAI_API_KEY), never the key itself."
+        )
+
+
+class Provider(models.Model):
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=100)
+    protocol = models.CharField(max_length=32, choices=Protocol.choices)
+    base_url = models.URLField(max_length=300, validators=[validate_base_url])
+    api_key_env = models.CharField(
+        "API key variable",
+        max_length=100,
+        blank=True,
+        validators=[validate_env_name],
+        help_text="Name of the environment variable holding the key; the key is never stored.",
+    )
+    extra_headers = models.JSONField(default=dict, blank=True)
+    enabled = models.BooleanField(default=True)
+    simulated = models.BooleanField(
+        default=False, help_text="Served by tokspeed's reference simulator, not a real provider."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} (simulated)" if self.simulated else self.name
+
+    def api_key(self) -> str | None:
+        """The key from the environment at call time; None when no variable is configured."""
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    @property
+    def key_configured(self) -> bool:
+        return not self.api_key_env or bool(os.environ.get(self.api_key_env))
+
+
+class Endpoint(models.Model):
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="endpoints")
+    slug = models.SlugField(max_length=120, unique=True)
+    model = models.CharField("model id", max_length=200)
+    display_name = models.CharField(max_length=200, blank=True)
+    price_input_per_mtok = models.DecimalField(
+        "USD per 1M input tokens", max_digits=10, decimal_places=4, null=True, blank=True
+    )
+    price_output_per_mtok = models.DecimalField(
+        "USD per 1M output tokens", max_digits=10, decimal_places=4, null=True, blank=True
+    )
+    max_tokens_field = models.CharField(
+        max_length=40, blank=True, help_text="Override the protocol's max-tokens field name."
+    )
+    reasoning_effort = models.CharField(max_length=20, blank=True)
+    extra_body = models.JSONField(default=dict, blank=True, help_text="Merged into each request.")
+    peak_concurrency = models.PositiveIntegerField(default=64)
+    # Roofline hints: ceiling = chips × bandwidth ÷ (active params × bytes per param).
+    active_params_b = models.FloatField("active parameters (billions)", null=True, blank=True)
+    bytes_per_param = models.FloatField(null=True, blank=True)
+    hardware = models.CharField(max_length=100, blank=True)
+    chips = models.PositiveIntegerField(null=True, blank=True)
+    chip_bandwidth_tbps = models.FloatField(
+        "chip bandwidth (TB/s)", null=True, blank=True
+    )
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["provider__name", "model"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "model"], name="endpoint_provider_model")
+        ]
+
+    def __str__(self) -> str:
+        return self.label
+
+    @property
+    def label(self) -> str:
+        name = self.display_name or self.model
+        return f"{name} @ {self.provider}"
+
+    def roofline_tps(self) -> float | None:
+        """Decode ceiling in tokens/s from the memory-bandwidth roofline, when hints are set."""
+        hints = (self.active_params_b, self.bytes_per_param, self.chips, self.chip_bandwidth_tbps)
+        if not all(hints):
+            return None
+        bytes_per_token = self.active_params_b * 1e9 * self.bytes_per_param
+        return self.chips * self.chip_bandwidth_tbps * 1e12 / bytes_per_token

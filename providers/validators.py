@@ -1,0 +1,39 @@
+"""Base-URL validation: http(s) only, and no private or loopback targets unless allowed."""
+
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+
+
+def _is_private(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    return not ip.is_global
+
+
+def validate_base_url(url: str) -> None:
+    """Refuse anything but http(s), and hosts resolving to private/loopback addresses.
+
+    Local servers (vLLM, llama.cpp, the simulator) are allowed by
+    TOKSPEED_ALLOW_PRIVATE_ENDPOINTS, on by default only in the embedded DEBUG setup.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in {"http", "https"}:
+        raise ValidationError("Base URL must start with http:// or https://.")
+    if not parts.hostname:
+        raise ValidationError("Base URL has no host name.")
+    if parts.username or parts.password:
+        raise ValidationError("Put credentials in the key variable, not in the URL.")
+    if settings.TOKSPEED_ALLOW_PRIVATE_ENDPOINTS:
+        return
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or 443, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ValidationError(f"Host {parts.hostname!r} does not resolve.") from exc
+    if any(_is_private(info[4][0]) for info in infos):
+        raise ValidationError(
+            f"Host {parts.hostname!r} resolves to a private or loopback address; "
+            "set TOKSPEED_ALLOW_PRIVATE_ENDPOINTS=1 to benchmark local servers."
+        )

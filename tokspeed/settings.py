@@ -1,0 +1,167 @@
+"""tokspeed settings, read from the environment (see README for every variable)."""
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+from .env import envbool, envfloat, envint, envlist, read_or_create_secret
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("TOKSPEED_VAR_DIR", BASE_DIR / "var"))
+
+DEBUG = envbool("DEBUG", False)
+SECRET_KEY = os.environ.get("SECRET_KEY") or read_or_create_secret(VAR_DIR / "secret_key")
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "providers",
+    "benchmarks",
+    "alerts",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "tokspeed.urls"
+WSGI_APPLICATION = "tokspeed.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'tokspeed.sqlite3'}"),
+        conn_max_age=envint("DB_CONN_MAX_AGE", 60),
+    )
+}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Workers, beat and the web server share one file: wait for locks instead of failing.
+    DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+
+# --- tokspeed -------------------------------------------------------------------------------
+# Dashboard and read API without login (a team's internal deployment, or a demo).
+TOKSPEED_PUBLIC_DASHBOARD = envbool("TOKSPEED_PUBLIC_DASHBOARD", False)
+# Base URLs that resolve to private or loopback addresses are refused unless this is on.
+TOKSPEED_ALLOW_PRIVATE_ENDPOINTS = envbool("TOKSPEED_ALLOW_PRIVATE_ENDPOINTS", DEBUG)
+# Absolute URL of the dashboard, used in emails.
+TOKSPEED_BASE_URL = os.environ.get("TOKSPEED_BASE_URL", "http://localhost:8000").rstrip("/")
+# Stream limits (seconds, bytes): every request has all four.
+TOKSPEED_CONNECT_TIMEOUT_S = envfloat("TOKSPEED_CONNECT_TIMEOUT_S", 10.0)
+TOKSPEED_IDLE_TIMEOUT_S = envfloat("TOKSPEED_IDLE_TIMEOUT_S", 120.0)
+TOKSPEED_DEADLINE_S = envfloat("TOKSPEED_DEADLINE_S", 600.0)
+TOKSPEED_MAX_BYTES = envint("TOKSPEED_MAX_BYTES", 16 * 1024 * 1024)
+# Label of the default vantage (where probes run from when nothing else is configured).
+TOKSPEED_DEFAULT_VANTAGE = os.environ.get("TOKSPEED_DEFAULT_VANTAGE", "default")
+
+# --- Celery ---------------------------------------------------------------------------------
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
+CELERY_BROKER_TRANSPORT_OPTIONS = (
+    {
+        "data_folder_in": str(VAR_DIR / "broker" / "out"),
+        "data_folder_out": str(VAR_DIR / "broker" / "out"),
+        "processed_folder": str(VAR_DIR / "broker" / "processed"),
+        "store_processed": False,
+    }
+    if CELERY_BROKER_URL.startswith("filesystem")
+    else {}
+)
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = TOKSPEED_DEFAULT_VANTAGE
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+
+# --- Email ----------------------------------------------------------------------------------
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = envint("EMAIL_PORT", 25)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
+EMAIL_TIMEOUT = envint("EMAIL_TIMEOUT", 20)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "tokspeed <tokspeed@localhost>")
+ALERT_EMAILS = envlist("ALERT_EMAILS")
+
+# --- REST API -------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": os.environ.get("TOKSPEED_THROTTLE_ANON", "120/min"),
+        "user": os.environ.get("TOKSPEED_THROTTLE_USER", "1200/min"),
+    },
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "tokspeed API",
+    "DESCRIPTION": "How fast each LLM provider really is: runs, samples, leaderboards, alerts.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
+}
