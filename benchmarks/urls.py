@@ -1,0 +1,3 @@
+app_name = "benchmarks"
+
+urlpatterns: list = []
