@@ -100,7 +100,7 @@ TOKSPEED_IDLE_TIMEOUT_S = envfloat("TOKSPEED_IDLE_TIMEOUT_S", 120.0)
 TOKSPEED_DEADLINE_S = envfloat("TOKSPEED_DEADLINE_S", 600.0)
 TOKSPEED_MAX_BYTES = envint("TOKSPEED_MAX_BYTES", 16 * 1024 * 1024)
 # Label of the default vantage (where probes run from when nothing else is configured).
-TOKSPEED_DEFAULT_VANTAGE = os.environ.get("TOKSPEED_DEFAULT_VANTAGE", "default")
+TOKSPEED_DEFAULT_VANTAGE = os.environ.get("TOKSPEED_DEFAULT_VANTAGE", "local")
 
 # --- Celery ---------------------------------------------------------------------------------
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
@@ -117,7 +117,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_DEFAULT_QUEUE = TOKSPEED_DEFAULT_VANTAGE
+# Central work (tick, evaluations, email); probes run on their vantage's queue.
+CELERY_TASK_DEFAULT_QUEUE = "tokspeed"
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")

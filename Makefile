@@ -1,0 +1,38 @@
+# tokspeed — `make run` starts everything on this machine; `make test` runs the test suite.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/tokspeed
+
+.PHONY: run test lint format bench venv dev-venv
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+venv: $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+
+dev-venv: $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+
+run: venv
+	DEBUG=1 $(BIN)/python manage.py up --port $(PORT)
+
+test: dev-venv
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(BIN)/python -m pytest
+
+lint: dev-venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: dev-venv
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: dev-venv
+	$(BIN)/python bench/accuracy.py
+	$(BIN)/python bench/scheduler.py
+	$(BIN)/python bench/detector.py
+	$(BIN)/python bench/read_side.py
