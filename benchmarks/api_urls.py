@@ -1,1 +1,42 @@
-urlpatterns: list = []
+"""REST API v1, mounted at /api/v1/ (tokspeed/urls.py)."""
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.permissions import AllowAny
+from rest_framework.routers import DefaultRouter
+
+from .api.views.boards import AgentLoopView, LeaderboardView
+from .api.views.catalog import ScheduleViewSet, VantageViewSet, WorkloadViewSet
+from .api.views.export import RunsCsvView, SamplesCsvView
+from .api.views.providers import EndpointViewSet, ProviderViewSet
+from .api.views.runs import RunViewSet
+
+router = DefaultRouter()
+router.register("providers", ProviderViewSet, basename="provider")
+router.register("endpoints", EndpointViewSet, basename="endpoint")
+router.register("workloads", WorkloadViewSet, basename="workload")
+router.register("schedules", ScheduleViewSet, basename="schedule")
+router.register("vantages", VantageViewSet, basename="vantage")
+router.register("runs", RunViewSet, basename="run")
+
+# The API's description is public (it holds no data); its docs load assets from our static files.
+_public = {"permission_classes": [AllowAny]}
+
+urlpatterns = [
+    path("leaderboard/", LeaderboardView.as_view(), name="api-leaderboard"),
+    path("agent-loop/", AgentLoopView.as_view(), name="api-agent-loop"),
+    path("export/runs.csv", RunsCsvView.as_view(), name="api-export-runs"),
+    path("export/samples.csv", SamplesCsvView.as_view(), name="api-export-samples"),
+    path("schema/", SpectacularAPIView.as_view(**_public), name="api-schema"),
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="api-schema", **_public),
+        name="api-docs",
+    ),
+    path(
+        "redoc/",
+        SpectacularRedocView.as_view(url_name="api-schema", **_public),
+        name="api-redoc",
+    ),
+    *router.urls,
+]

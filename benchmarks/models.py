@@ -5,6 +5,7 @@ from django.db import models
 from providers.models import Endpoint
 
 from .prompts import STANDARD_PROMPT
+from .validators import validate_schedule_timing
 
 
 class Workload(models.Model):
@@ -73,6 +74,9 @@ class Schedule(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def clean(self) -> None:
+        validate_schedule_timing(self.times_of_day, self.interval_minutes)
+
 
 class RunStatus(models.TextChoices):
     QUEUED = "queued"
@@ -97,6 +101,14 @@ class Run(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="Last progress.")
+    # Claiming: a tick (or run_now) sets these with a conditional UPDATE before enqueueing, so a
+    # run is enqueued once even when two ticks race.
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    enqueue_token = models.UUIDField(null=True, blank=True, editable=False)
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="Executions started (a redelivery after a lost worker adds one)."
+    )
+    worker = models.CharField(max_length=200, blank=True, help_text="Worker that executed it.")
     # What was sent.
     concurrency = models.PositiveIntegerField(default=1)
     repetitions = models.PositiveIntegerField(default=5)
@@ -130,6 +142,12 @@ class Run(models.Model):
             models.Index(fields=["endpoint", "workload", "vantage", "-slot"], name="run_series"),
             models.Index(fields=["workload", "vantage", "-slot"], name="run_board"),
             models.Index(fields=["status", "-slot"], name="run_status"),
+            # The tick's claim: queued runs nobody has enqueued yet.
+            models.Index(
+                fields=["slot"],
+                condition=models.Q(status="queued", enqueued_at__isnull=True),
+                name="run_unclaimed",
+            ),
         ]
 
     def __str__(self) -> str:

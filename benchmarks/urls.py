@@ -1,3 +1,19 @@
+from django.urls import path
+
+from .views.agent_loop import agent_loop_page
+from .views.compare import compare_page
+from .views.endpoint import endpoint_page
+from .views.leaderboard import leaderboard_page
+from .views.price import price_page
+from .views.run import run_page
+
 app_name = "benchmarks"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("", leaderboard_page, name="leaderboard"),
+    path("endpoints/<slug:slug>/", endpoint_page, name="endpoint"),
+    path("runs/<int:run_id>/", run_page, name="run"),
+    path("price/", price_page, name="price"),
+    path("agent-loop/", agent_loop_page, name="agent_loop"),
+    path("compare/", compare_page, name="compare"),
+]

@@ -70,6 +70,9 @@ class Endpoint(models.Model):
     price_output_per_mtok = models.DecimalField(
         "USD per 1M output tokens", max_digits=10, decimal_places=4, null=True, blank=True
     )
+    price_note = models.CharField(
+        max_length=100, blank=True, help_text="Where the prices come from, e.g. 'list price, 2025'."
+    )
     max_tokens_field = models.CharField(
         max_length=40, blank=True, help_text="Override the protocol's max-tokens field name."
     )

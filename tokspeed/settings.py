@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 
 from .env import envbool, envfloat, envint, envlist, read_or_create_secret
 
@@ -26,6 +27,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI / Redoc served locally: no CDN
     "providers",
     "benchmarks",
     "alerts",
@@ -104,16 +106,29 @@ TOKSPEED_DEFAULT_VANTAGE = os.environ.get("TOKSPEED_DEFAULT_VANTAGE", "local")
 
 # --- Celery ---------------------------------------------------------------------------------
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
-CELERY_BROKER_TRANSPORT_OPTIONS = (
-    {
-        "data_folder_in": str(VAR_DIR / "broker" / "out"),
-        "data_folder_out": str(VAR_DIR / "broker" / "out"),
-        "processed_folder": str(VAR_DIR / "broker" / "processed"),
+if CELERY_BROKER_URL.startswith("filesystem"):
+    # The embedded broker: one folder of message files that every process shares.
+    _BROKER_DIR = Path(os.environ.get("TOKSPEED_BROKER_DIR", VAR_DIR / "broker"))
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_BROKER_DIR / "queue"),
+        "data_folder_out": str(_BROKER_DIR / "queue"),
+        "control_folder": str(_BROKER_DIR / "control"),
+        "processed_folder": str(_BROKER_DIR / "processed"),
         "store_processed": False,
     }
-    if CELERY_BROKER_URL.startswith("filesystem")
-    else {}
-)
+    for _folder in ("queue", "control", "processed"):
+        (_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+elif CELERY_BROKER_URL.startswith(("redis", "sentinel")):
+    # Redis: an unacked message (its worker died) is redelivered after this many seconds. Keep
+    # it above TOKSPEED_RUN_LEASE_S and below TOKSPEED_RUN_STALE_S, so a redelivered run resumes.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": envint("TOKSPEED_BROKER_VISIBILITY_TIMEOUT_S", 300),
+        "unacked_restore_interval": 10,
+        "unacked_restore_throttle": 1,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -122,6 +137,19 @@ CELERY_TASK_DEFAULT_QUEUE = "tokspeed"
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    # The tick claims due slots; an unconsumed tick is useless a minute later, so it expires.
+    "tick": {"task": "benchmarks.tasks.tick", "schedule": crontab(), "options": {"expires": 55}},
+}
+# Runs: a worker heartbeats every LEASE/3 s; a run silent for LEASE s may be taken over by a
+# redelivered task; silent for STALE s, the tick fails it; queued but not picked up for
+# QUEUED_TIMEOUT s, the tick skips it. A run started more than MAX_ATTEMPTS times fails.
+TOKSPEED_RUN_LEASE_S = envint("TOKSPEED_RUN_LEASE_S", 60)
+TOKSPEED_RUN_STALE_S = envint("TOKSPEED_RUN_STALE_S", 900)
+TOKSPEED_RUN_QUEUED_TIMEOUT_S = envint("TOKSPEED_RUN_QUEUED_TIMEOUT_S", 6 * 3600)
+TOKSPEED_RUN_MAX_ATTEMPTS = envint("TOKSPEED_RUN_MAX_ATTEMPTS", 3)
+# After downtime only the latest missed slot runs; older ones within this window are recorded.
+TOKSPEED_MISSED_SLOTS_LOOKBACK_H = envint("TOKSPEED_MISSED_SLOTS_LOOKBACK_H", 24)
 
 # --- Email ----------------------------------------------------------------------------------
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
@@ -137,26 +165,47 @@ ALERT_EMAILS = envlist("ALERT_EMAILS")
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
+        # Token first: an unauthenticated call gets 401 with `WWW-Authenticate: Token`.
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    # Reads follow TOKSPEED_PUBLIC_DASHBOARD; writes need staff (benchmarks/api/permissions.py).
+    "DEFAULT_PERMISSION_CLASSES": ["benchmarks.api.permissions.ReadPublicOrAuthenticated"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_PAGINATION_CLASS": "benchmarks.api.pagination.Pages",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "benchmarks.api.throttling.AnonThrottle",
+        "benchmarks.api.throttling.UserThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("TOKSPEED_THROTTLE_ANON", "120/min"),
         "user": os.environ.get("TOKSPEED_THROTTLE_USER", "1200/min"),
     },
+    "EXCEPTION_HANDLER": "benchmarks.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "tokspeed API",
-    "DESCRIPTION": "How fast each LLM provider really is: runs, samples, leaderboards, alerts.",
+    "DESCRIPTION": (
+        "How fast each LLM provider really is: runs, samples, leaderboards, alerts. "
+        "Authenticate with a session or a token (`Authorization: Token <key>`; create one with "
+        "`manage.py drf_create_token USERNAME` or in the admin). Times are milliseconds, speeds "
+        "tokens per second. API keys are never accepted or returned: only the name of the "
+        "environment variable that holds one."
+    ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    # Assets from drf-spectacular-sidecar's static files: the docs page loads nothing from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "benchmarks.api.schema.add_error_responses",
+    ],
 }
 
 LOGGING = {

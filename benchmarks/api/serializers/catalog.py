@@ -1,0 +1,119 @@
+"""Workloads, schedules and vantages: what is sent, when, and from where."""
+
+import re
+from typing import Any
+
+from django.db import transaction
+from rest_framework import serializers
+
+from providers.models import Endpoint
+
+from ...models import Schedule, Vantage, Workload
+from .fields import SlugRef
+
+_TIME_OF_DAY = re.compile(r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
+_QUEUE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class WorkloadSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Workload
+        fields = [
+            "id",
+            "slug",
+            "name",
+            "prompt",
+            "context_tokens",
+            "concurrency",
+            "repetitions",
+            "max_output_tokens",
+            "enabled",
+        ]
+        read_only_fields = ["id"]
+        extra_kwargs = {
+            "context_tokens": {"max_value": 2_000_000},
+            "concurrency": {
+                "max_value": 10_000,
+                "help_text": "Requests in flight at once; 0 means the endpoint's peak.",
+            },
+            "repetitions": {"min_value": 1, "max_value": 1_000},
+            "max_output_tokens": {"min_value": 1, "max_value": 1_000_000},
+        }
+
+
+class VantageSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Vantage
+        fields = ["id", "slug", "label", "queue", "is_default"]
+        read_only_fields = ["id"]
+
+    def validate_queue(self, value: str) -> str:
+        if not _QUEUE_NAME.match(value):
+            raise serializers.ValidationError(
+                "Give a Celery queue name: letters, digits, dots, dashes and underscores."
+            )
+        return value
+
+    def save(self, **kwargs: Any) -> Vantage:
+        # One default vantage: making this one the default clears the flag elsewhere.
+        with transaction.atomic():
+            vantage = super().save(**kwargs)
+            if vantage.is_default:
+                Vantage.objects.exclude(pk=vantage.pk).filter(is_default=True).update(
+                    is_default=False
+                )
+        return vantage
+
+
+class ScheduleSerializer(serializers.ModelSerializer):
+    times_of_day = serializers.ListField(
+        child=serializers.CharField(max_length=5),
+        required=False,
+        max_length=96,
+        help_text='UTC times as "HH:MM", e.g. ["02:00", "10:00", "18:00"].',
+    )
+    workloads = SlugRef(many=True, queryset=Workload.objects.all())
+    endpoints = SlugRef(
+        many=True,
+        required=False,
+        queryset=Endpoint.objects.all(),
+        help_text="Empty = every enabled endpoint.",
+    )
+    vantage = SlugRef(queryset=Vantage.objects.all())
+
+    class Meta:
+        model = Schedule
+        fields = [
+            "id",
+            "name",
+            "enabled",
+            "times_of_day",
+            "interval_minutes",
+            "workloads",
+            "endpoints",
+            "vantage",
+            "created_at",
+        ]
+        read_only_fields = ["id", "created_at"]
+        extra_kwargs = {"interval_minutes": {"min_value": 1, "max_value": 7 * 24 * 60}}
+
+    def validate_times_of_day(self, value: list[str]) -> list[str]:
+        bad = [item for item in value if not _TIME_OF_DAY.match(item)]
+        if bad:
+            raise serializers.ValidationError(f'Give UTC times as "HH:MM"; not {bad[0]!r}.')
+        return sorted(set(value))
+
+    def validate_workloads(self, value: list[Workload]) -> list[Workload]:
+        if not value:
+            raise serializers.ValidationError("Give at least one workload.")
+        return value
+
+    def validate(self, attrs: dict) -> dict:
+        current = self.instance
+        times = attrs.get("times_of_day", current.times_of_day if current else [])
+        interval = attrs.get("interval_minutes", current.interval_minutes if current else None)
+        if bool(times) == bool(interval):
+            raise serializers.ValidationError(
+                {"times_of_day": ["Give times_of_day or interval_minutes (one of the two)."]}
+            )
+        return attrs

@@ -1,0 +1,136 @@
+"""Runs (with their summary), samples (every DESIGN.md §4 field plus e2e_ms) and run triggers."""
+
+from rest_framework import serializers
+
+from providers.models import Endpoint
+
+from ...models import Run, Sample, Vantage, Workload
+from .fields import SlugRef
+
+RUN_FIELDS = [
+    "id",
+    "endpoint",
+    "endpoint_label",
+    "provider",
+    "simulated",
+    "workload",
+    "vantage",
+    "schedule",
+    "slot",
+    "status",
+    "failure_reason",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "concurrency",
+    "repetitions",
+    "context_tokens",
+    "tod_bucket",
+    "client_version",
+    "input_tokens",
+    "ok_count",
+    "error_count",
+    "ttft_p50_ms",
+    "ttfa_p50_ms",
+    "decode_tps_p50",
+    "e2e_p50_ms",
+    "output_tokens_p50",
+    "throughput_tps",
+]
+
+SAMPLE_FIELDS = [
+    "id",
+    "run",
+    "index",
+    "ok",
+    "started_at",
+    "connect_ms",
+    "ttfb_ms",
+    "first_event_ms",
+    "ttft_ms",
+    "ttfa_ms",
+    "last_token_ms",
+    "total_ms",
+    "e2e_ms",
+    "output_tokens",
+    "tokens_source",
+    "reasoning_tokens",
+    "input_tokens",
+    "cached_tokens",
+    "decode_tps",
+    "tpot_ms",
+    "itl_p50_ms",
+    "itl_p90_ms",
+    "itl_p99_ms",
+    "itl_max_ms",
+    "chunks",
+    "tokens_per_chunk",
+    "finish_reason",
+    "outcome",
+    "http_status",
+    "error_category",
+    "error_message",
+    "retry_after_s",
+    "output_chars",
+    "output_sha256",
+]
+
+
+class RunSerializer(serializers.ModelSerializer):
+    endpoint = SlugRef(read_only=True)
+    endpoint_label = serializers.CharField(source="endpoint.label", read_only=True)
+    provider = serializers.SlugRelatedField(
+        source="endpoint.provider", slug_field="slug", read_only=True
+    )
+    simulated = serializers.BooleanField(
+        source="endpoint.provider.simulated",
+        read_only=True,
+        help_text="From the simulator or synthetic history, not a real provider.",
+    )
+    workload = SlugRef(read_only=True)
+    vantage = SlugRef(read_only=True)
+
+    class Meta:
+        model = Run
+        fields = RUN_FIELDS
+        read_only_fields = RUN_FIELDS
+
+
+class RunDetailSerializer(RunSerializer):
+    class Meta(RunSerializer.Meta):
+        fields = [*RUN_FIELDS, "summary"]
+        read_only_fields = fields
+
+
+class SampleSerializer(serializers.ModelSerializer):
+    """Times are milliseconds from t0 (just before the request was sent); speeds tokens/s."""
+
+    ok = serializers.BooleanField(read_only=True, help_text="False when error_category is set.")
+    e2e_ms = serializers.FloatField(read_only=True, allow_null=True, help_text="= total_ms.")
+
+    class Meta:
+        model = Sample
+        fields = SAMPLE_FIELDS
+        read_only_fields = SAMPLE_FIELDS
+
+
+class TriggerRunSerializer(serializers.Serializer):
+    """POST /runs/: measure this endpoint with this workload now (from a vantage)."""
+
+    endpoint = SlugRef(queryset=Endpoint.objects.all())
+    workload = SlugRef(queryset=Workload.objects.all())
+    vantage = SlugRef(
+        queryset=Vantage.objects.all(),
+        required=False,
+        help_text="Default: the default vantage.",
+    )
+
+    def validate_endpoint(self, endpoint: Endpoint) -> Endpoint:
+        if not endpoint.enabled or not endpoint.provider.enabled:
+            raise serializers.ValidationError("This endpoint (or its provider) is disabled.")
+        return endpoint
+
+    def validate_workload(self, workload: Workload) -> Workload:
+        if not workload.enabled:
+            raise serializers.ValidationError("This workload is disabled.")
+        return workload

@@ -1,0 +1,87 @@
+"""The leaderboard and agent-loop projections: the dashboard's selectors, as JSON."""
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ...selectors import agent_loop
+from ...selectors.filters import BoardFilters
+from ...selectors.leaderboard import leaderboard
+from ..params import StrictQueryMixin, float_param, int_param
+from .docs import AGENT_LOOP_PARAMETERS, BOARD_PARAMETERS
+
+BOARD_PARAMS = tuple(p.name for p in BOARD_PARAMETERS)
+AGENT_PARAMS = tuple(p.name for p in AGENT_LOOP_PARAMETERS)
+
+
+def filters_out(filters: BoardFilters) -> dict[str, Any]:
+    return {**filters.as_dict(), "window": filters.window}
+
+
+class LeaderboardView(StrictQueryMixin, APIView):
+    query_params_allowed = BOARD_PARAMS
+
+    @extend_schema(
+        parameters=BOARD_PARAMETERS,
+        responses={200: OpenApiResponse(OpenApiTypes.OBJECT)},
+        summary="Leaderboard",
+        description="One row per endpoint from run summaries in the window: TTFT, decode "
+        "speed per user and e2e medians (p50 of per-run medians, with p25–p75 as the spread), "
+        "prefill cost, decode at concurrency 1/10/peak, aggregate throughput (labelled as "
+        "such), prices, cost per request, error rate. Rows whose intervals overlap the row "
+        "above are marked `tie` and share its rank. The same selector feeds the dashboard.",
+    )
+    def get(self, request: Request) -> Response:
+        filters = BoardFilters.from_query(request.query_params)
+        rows = leaderboard(filters)
+        return Response({"filters": filters_out(filters), "rows": [r.as_dict() for r in rows]})
+
+
+class AgentLoopView(StrictQueryMixin, APIView):
+    query_params_allowed = BOARD_PARAMS + AGENT_PARAMS
+
+    @extend_schema(
+        parameters=BOARD_PARAMETERS + AGENT_LOOP_PARAMETERS,
+        responses={200: OpenApiResponse(OpenApiTypes.OBJECT)},
+        summary="Agent-loop projections",
+        description="Projected wall time of `calls` serial calls per endpoint: calls × (TTFT + "
+        "tokens_per_call ÷ decode speed) + calls × tool_s, from the leaderboard's medians "
+        "(same filters), fastest first, with a best/worst range from the quartiles. Under 1 s "
+        "feels immediate, under 10 s holds attention, beyond that it is a background job.",
+    )
+    def get(self, request: Request) -> Response:
+        query = request.query_params
+        calls = int_param(
+            query, "calls", default=agent_loop.DEFAULT_CALLS, minimum=1, maximum=10_000
+        )
+        tokens = int_param(
+            query,
+            "tokens_per_call",
+            default=agent_loop.DEFAULT_TOKENS_PER_CALL,
+            minimum=1,
+            maximum=1_000_000,
+        )
+        tool_s = float_param(
+            query, "tool_s", default=agent_loop.DEFAULT_TOOL_S, minimum=0, maximum=86_400
+        )
+        filters = BoardFilters.from_query(query)
+        projections = agent_loop.project(
+            leaderboard(filters), calls=calls, tokens_per_call=tokens, tool_s=tool_s
+        )
+        return Response(
+            {
+                "filters": filters_out(filters),
+                "calls": calls,
+                "tokens_per_call": tokens,
+                "tool_s": tool_s,
+                "thresholds_s": {
+                    "immediate": agent_loop.IMMEDIATE_S,
+                    "attention": agent_loop.ATTENTION_S,
+                },
+                "projections": projections,
+            }
+        )

@@ -1,0 +1,73 @@
+"""OpenAPI descriptions shared by several views (the leaderboard's filters, error shapes)."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+
+from ...buckets import BUCKETS
+from ...selectors.agent_loop import DEFAULT_CALLS, DEFAULT_TOKENS_PER_CALL, DEFAULT_TOOL_S
+from ...selectors.filters import DEFAULT_SORT, PEAK, SORT_KEYS, WINDOWS
+from ..filters import RunFilter
+
+_SORTS = [*SORT_KEYS, *(f"-{key}" for key in SORT_KEYS)]
+_BUCKETS = ", ".join(f"{key} = {label}" for key, label in BUCKETS.items())
+
+BOARD_PARAMETERS = [
+    OpenApiParameter(
+        "workload",
+        str,
+        description="Workload slug (default: the base workload, or with `concurrency` every "
+        "base-context workload at that concurrency).",
+    ),
+    OpenApiParameter(
+        "concurrency",
+        str,
+        description=f'Requests in flight: a whole number ≥ 1, "{PEAK}" or "any".',
+        pattern=rf"^([0-9]+|{PEAK}|any)$",
+    ),
+    OpenApiParameter(
+        "tod",
+        str,
+        enum=[*(str(key) for key in BUCKETS), "all"],
+        description=f"UTC time-of-day bucket: {_BUCKETS}; all (default).",
+    ),
+    OpenApiParameter(
+        "window",
+        str,
+        enum=list(WINDOWS),
+        description="How far back runs count (default 72h).",
+    ),
+    OpenApiParameter("vantage", str, description="Vantage slug (default: the default vantage)."),
+    OpenApiParameter(
+        "sort",
+        str,
+        enum=_SORTS,
+        description=f"Column, best first (default {DEFAULT_SORT}); '-' reverses.",
+    ),
+]
+
+AGENT_LOOP_PARAMETERS = [
+    OpenApiParameter("calls", int, description=f"Serial calls (default {DEFAULT_CALLS}; 1–10000)."),
+    OpenApiParameter(
+        "tokens_per_call",
+        int,
+        description=f"Output tokens per call (default {DEFAULT_TOKENS_PER_CALL}; 1–1000000).",
+    ),
+    OpenApiParameter(
+        "tool_s",
+        float,
+        description=f"Seconds of tool time per call (default {DEFAULT_TOOL_S:g}; 0–86400).",
+    ),
+]
+
+_RUN_FILTER_TYPES = {"since": OpenApiTypes.DATETIME, "until": OpenApiTypes.DATETIME}
+RUN_FILTER_PARAMETERS = [
+    OpenApiParameter(
+        name,
+        _RUN_FILTER_TYPES.get(name, str),
+        description=str(filter_.extra.get("help_text") or ""),
+        enum=[value for value, _ in filter_.extra["choices"]]
+        if "choices" in filter_.extra
+        else None,
+    )
+    for name, filter_ in RunFilter.base_filters.items()
+]

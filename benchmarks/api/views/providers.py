@@ -1,0 +1,68 @@
+"""Providers and endpoints (staff write; keys stay in the environment); endpoint history."""
+
+import django_filters
+from django.db.models import Count
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from providers.models import Endpoint, Provider
+
+from ...selectors.filters import BoardFilters
+from ...selectors.history import endpoint_history
+from ..filters import SlugChoiceFilter
+from ..serializers.providers import EndpointSerializer, ProviderSerializer
+from .base import ModelViewSet
+from .docs import BOARD_PARAMETERS
+
+
+class ProviderViewSet(ModelViewSet):
+    """Vendors or servers speaking one wire protocol. `api_key_env` is a variable's name."""
+
+    queryset = Provider.objects.annotate(endpoint_count=Count("endpoints")).order_by("name")
+    serializer_class = ProviderSerializer
+
+
+class EndpointFilter(django_filters.FilterSet):
+    provider = SlugChoiceFilter(queryset=Provider.objects.all(), help_text="Provider slug.")
+
+    class Meta:
+        model = Endpoint
+        fields = ["provider"]
+
+
+class EndpointViewSet(ModelViewSet):
+    """Models served by providers: what the leaderboard ranks."""
+
+    queryset = Endpoint.objects.select_related("provider").order_by("provider__name", "model")
+    serializer_class = EndpointSerializer
+    filterset_class = EndpointFilter
+    query_params_allowed_by_action = {"history": ("workload", "vantage", "window")}
+
+    def allowed_query_params(self) -> set[str]:
+        extra = self.query_params_allowed_by_action.get(self.action, ())
+        return super().allowed_query_params() | set(extra)
+
+    @extend_schema(
+        parameters=[p for p in BOARD_PARAMETERS if p.name in {"workload", "vantage", "window"}],
+        responses={200: OpenApiResponse(OpenApiTypes.OBJECT)},
+        summary="An endpoint's history",
+        description="Per-run medians of one workload over the window (default: the base "
+        "workload, the default vantage, 72 h), the time-of-day profile, base vs long-context "
+        "TTFT, the concurrency curve, errors by category, recent runs and the roofline. The "
+        "same selector feeds the endpoint page. Times in ms, speeds in tokens/s.",
+    )
+    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
+    def history(self, request: Request, slug: str) -> Response:
+        endpoint = self.get_object()
+        filters = BoardFilters.from_query(request.query_params)
+        return Response(
+            endpoint_history(
+                endpoint,
+                workload=filters.workload,
+                vantage=filters.vantage,
+                window_hours=filters.window_hours,
+            )
+        )

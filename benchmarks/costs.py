@@ -1,0 +1,65 @@
+"""What a schedule costs per month at the endpoints' list prices (so nobody is surprised)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+
+from providers.models import Endpoint
+
+from .models import Schedule, Workload
+from .prompts import CHARS_PER_TOKEN, build_prompt
+from .schedules import schedule_endpoints, schedule_workloads, slots_per_day
+
+DAYS_PER_MONTH = 30
+MTOK = Decimal(1_000_000)
+
+
+def input_tokens_estimate(workload: Workload) -> int:
+    """Tokens of one request's prompt (nonce + padding + task), at ~4 characters per token."""
+    prompt = build_prompt(prompt=workload.prompt, context_tokens=workload.context_tokens)
+    return -(-len(prompt) // CHARS_PER_TOKEN)
+
+
+def request_cost_usd(endpoint: Endpoint, *, input_tokens: int, max_output_tokens: int) -> Decimal:
+    """Upper bound of one request: prompt tokens × input price + max output × output price."""
+    return (
+        input_tokens * (endpoint.price_input_per_mtok or 0)
+        + max_output_tokens * (endpoint.price_output_per_mtok or 0)
+    ) / MTOK
+
+
+@dataclass(slots=True)
+class MonthlyCost:
+    usd: Decimal
+    requests: int
+    unpriced: list[str] = field(default_factory=list)  # endpoints without a list price
+
+    def __str__(self) -> str:
+        text = f"${self.usd:,.2f} / month for {self.requests:,} requests"
+        if self.unpriced:
+            text += f" (no list price: {', '.join(self.unpriced)})"
+        return text
+
+
+def monthly_cost(schedule: Schedule) -> MonthlyCost:
+    """Requests per month × cost per request, summed over the schedule's endpoints × workloads.
+
+    A month is 30 days; output is priced at each workload's max output tokens (an upper bound).
+    """
+    slots = Decimal(str(slots_per_day(schedule))) * DAYS_PER_MONTH
+    total, requests, unpriced = Decimal(0), Decimal(0), []
+    workloads = [(w, input_tokens_estimate(w)) for w in schedule_workloads(schedule)]
+    for endpoint in schedule_endpoints(schedule):
+        unknown = endpoint.price_input_per_mtok is None and endpoint.price_output_per_mtok is None
+        if unknown and not endpoint.provider.simulated:  # the simulator costs nothing
+            unpriced.append(endpoint.label)
+        for workload, input_tokens in workloads:
+            per_slot = workload.repetitions * workload.concurrency_for(endpoint)
+            per_request = request_cost_usd(
+                endpoint, input_tokens=input_tokens, max_output_tokens=workload.max_output_tokens
+            )
+            requests += slots * per_slot
+            total += slots * per_slot * per_request
+    cents = total.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    return MonthlyCost(usd=cents, requests=int(requests), unpriced=unpriced)

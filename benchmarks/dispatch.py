@@ -1,0 +1,155 @@
+"""The tick: create due runs, claim them with a conditional UPDATE, enqueue each exactly once.
+
+Two ticks at once (or a tick racing `run_now`) never create or enqueue the same run: the unique
+key (endpoint, workload, vantage, slot) makes the inserts idempotent, and the claim
+`UPDATE ... SET enqueue_token = <mine> WHERE enqueued_at IS NULL` lets one tick own each row.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import partial
+
+from celery import current_app
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from providers.models import Endpoint
+
+from .buckets import tod_bucket
+from .finish import finish_run
+from .models import Run, RunStatus, Schedule, Vantage, Workload
+from .schedules import plan, schedule_endpoints, schedule_workloads
+
+log = logging.getLogger(__name__)
+
+EXECUTE_RUN = "benchmarks.tasks.execute_run"
+BATCH = 500
+
+
+@dataclass(slots=True)
+class TickReport:
+    created: int = 0
+    skipped: int = 0
+    enqueued: list[int] = field(default_factory=list)
+    stale: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def tick(*, now: datetime | None = None) -> TickReport:
+    """One beat: fail stale runs, create due runs of every enabled schedule, enqueue them."""
+    now = now or timezone.now()
+    report = TickReport(stale=fail_stale_runs(now=now))
+    schedules = (
+        Schedule.objects.filter(enabled=True)
+        .select_related("vantage")
+        .prefetch_related("workloads", "endpoints__provider")
+    )
+    for schedule in schedules:
+        try:
+            owed = plan(
+                schedule,
+                now=now,
+                endpoints=schedule_endpoints(schedule),
+                workloads=schedule_workloads(schedule),
+            )
+        except Exception as exc:  # one broken schedule must not stop the others
+            log.exception("schedule %s could not be planned", schedule.pk)
+            report.errors.append(f"{schedule}: {exc}")
+            continue
+        # ignore_conflicts: a row another tick (or run_now) already inserted stays as it is.
+        Run.objects.bulk_create(owed.due, batch_size=BATCH, ignore_conflicts=True)
+        Run.objects.bulk_create(owed.skipped, batch_size=BATCH, ignore_conflicts=True)
+        report.created += len(owed.due)
+        report.skipped += len(owed.skipped)
+    report.enqueued = claim_and_enqueue(now=now)
+    return report
+
+
+def claim_and_enqueue(*, now: datetime, run_ids: list[int] | None = None) -> list[int]:
+    """Claim queued runs nobody enqueued yet (optionally only `run_ids`) and enqueue them.
+
+    The UPDATE is the claim: a concurrent claimer re-reads each row after the lock and finds
+    enqueued_at set, so each run is sent once. Messages leave on commit, never before.
+    """
+    token = uuid.uuid4()
+    unclaimed = Run.objects.filter(status=RunStatus.QUEUED, enqueued_at__isnull=True)
+    if run_ids is not None:
+        unclaimed = unclaimed.filter(id__in=run_ids)
+    else:
+        unclaimed = unclaimed.filter(slot__lte=now)
+    with transaction.atomic():
+        unclaimed.update(enqueued_at=now, enqueue_token=token)
+        mine = list(
+            Run.objects.filter(enqueue_token=token)
+            .select_related("vantage")
+            .only("id", "repetitions", "vantage__queue")
+        )
+        for run in mine:
+            transaction.on_commit(partial(_send, run.id, run.vantage.queue, run.repetitions))
+    return [run.id for run in mine]
+
+
+def time_limits(repetitions: int) -> tuple[float, float]:
+    """(soft, hard) task time limits in seconds: a backstop behind every request's deadline."""
+    per_round = settings.TOKSPEED_DEADLINE_S + settings.TOKSPEED_CONNECT_TIMEOUT_S
+    soft = max(repetitions, 1) * per_round + 120
+    return soft, soft + 60
+
+
+def _send(run_id: int, queue: str, repetitions: int) -> None:
+    soft, hard = time_limits(repetitions)
+    try:
+        current_app.send_task(
+            EXECUTE_RUN, args=[run_id], queue=queue, soft_time_limit=soft, time_limit=hard
+        )
+    except Exception:
+        # The broker refused: release the claim so the next tick tries again.
+        log.exception("could not enqueue run %s on queue %s", run_id, queue)
+        Run.objects.filter(id=run_id, status=RunStatus.QUEUED).update(
+            enqueued_at=None, enqueue_token=None
+        )
+
+
+def queue_run_now(*, endpoint: Endpoint, workload: Workload, vantage: Vantage) -> Run:
+    """Create a run with slot = now and enqueue it on the vantage's queue (on commit)."""
+    now = timezone.now()
+    with transaction.atomic():
+        run = Run.objects.create(
+            endpoint=endpoint,
+            workload=workload,
+            vantage=vantage,
+            slot=now,
+            concurrency=workload.concurrency_for(endpoint),
+            repetitions=workload.repetitions,
+            context_tokens=workload.context_tokens,
+            tod_bucket=tod_bucket(now),
+        )
+        claim_and_enqueue(now=now, run_ids=[run.id])
+    return run
+
+
+def fail_stale_runs(*, now: datetime) -> int:
+    """Runs silent for too long are failed (running) or skipped (never picked up), with a reason."""
+    stale_after = timedelta(seconds=settings.TOKSPEED_RUN_STALE_S)
+    silent = Run.objects.filter(status=RunStatus.RUNNING, heartbeat_at__lt=now - stale_after)
+    count = 0
+    for run in silent.select_related("endpoint", "workload", "vantage"):
+        minutes = stale_after.total_seconds() / 60
+        reason = f"No progress for {minutes:g} min: the worker running it was lost."
+        count += finish_run(
+            run, status=RunStatus.FAILED, reason=reason, only_if_heartbeat_before=now - stale_after
+        )
+    waited = timedelta(seconds=settings.TOKSPEED_RUN_QUEUED_TIMEOUT_S)
+    forgotten = Run.objects.filter(status=RunStatus.QUEUED, enqueued_at__lt=now - waited)
+    for run in forgotten.select_related("vantage").only("id", "vantage__queue"):
+        hours = waited.total_seconds() / 3600
+        reason = f"No worker on queue '{run.vantage.queue}' picked it up within {hours:g} h."
+        count += Run.objects.filter(id=run.id, status=RunStatus.QUEUED).update(
+            status=RunStatus.SKIPPED, failure_reason=reason, finished_at=now
+        )
+    return count

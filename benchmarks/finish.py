@@ -1,0 +1,111 @@
+"""Ending a run: its summary from the stored samples, its final status, then alert evaluation."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from functools import partial
+
+from celery import current_app
+from django.db import transaction
+from django.utils import timezone
+
+from .buckets import tod_bucket
+from .models import Run, RunStatus
+from .prompts import CHARS_PER_TOKEN, build_prompt
+from .stats import median, summarize
+
+log = logging.getLogger(__name__)
+
+EVALUATE_AFTER_RUN = "alerts.evaluate_after_run"
+CENTRAL_QUEUE = "tokspeed"
+
+
+def decide(run: Run, summary: dict) -> tuple[str, str]:
+    """(status, reason): done when every expected sample is ok, failed when none is."""
+    expected, stored, ok = run.expected_samples, summary["samples"], summary["ok"]
+    categories = ", ".join(f"{n} × {c}" for c, n in summary["errors_by_category"].items())
+    if ok == 0:
+        if stored == 0:
+            return RunStatus.FAILED, "No request completed."
+        return RunStatus.FAILED, f"All {stored} requests failed ({categories})."
+    if summary["errors"]:
+        return RunStatus.PARTIAL, f"{summary['errors']} of {stored} requests failed ({categories})."
+    if stored < expected:
+        return RunStatus.PARTIAL, f"Only {stored} of {expected} requests were measured."
+    return RunStatus.DONE, ""
+
+
+def input_tokens_sent(run: Run, summary: dict) -> tuple[int, str]:
+    """Prompt tokens per request: the provider's usage median, else the ~4 chars/token estimate."""
+    reported = median(summary, "input_tokens")
+    if reported is not None:
+        return round(reported), "usage"
+    prompt = build_prompt(prompt=run.workload.prompt, context_tokens=run.context_tokens)
+    return -(-len(prompt) // CHARS_PER_TOKEN), "estimate"
+
+
+def finish_run(
+    run: Run,
+    *,
+    status: str | None = None,
+    reason: str = "",
+    attempt: int | None = None,
+    only_if_heartbeat_before: datetime | None = None,
+) -> bool:
+    """Write the summary and final status of a running run; False if it was not ours to end.
+
+    `attempt` fences a worker that lost its lease (another took the run over); the heartbeat
+    condition lets the tick fail a silent run without racing a worker that just resumed it.
+    Alert evaluation is requested on commit, on the central queue.
+    """
+    samples = list(run.samples.order_by("index"))
+    summary = summarize(samples, concurrency=run.concurrency)
+    input_tokens, source = input_tokens_sent(run, summary)
+    bucket = tod_bucket(run.started_at or run.slot)  # when it was measured, not when it was due
+    summary.update(
+        tod_bucket=bucket,
+        input_tokens_sent=input_tokens,
+        input_tokens_source=source,
+        concurrency=run.concurrency,
+        repetitions=run.repetitions,
+        client_version=run.client_version,
+    )
+    decided, why = decide(run, summary)
+    fields = {
+        "status": status or decided,
+        "failure_reason": reason or why,
+        "finished_at": timezone.now(),
+        "heartbeat_at": timezone.now(),
+        "tod_bucket": bucket,
+        "input_tokens": input_tokens,
+        "ok_count": summary["ok"],
+        "error_count": summary["errors"],
+        "ttft_p50_ms": median(summary, "ttft_ms"),
+        "ttfa_p50_ms": median(summary, "ttfa_ms"),
+        "decode_tps_p50": median(summary, "decode_tps"),
+        "e2e_p50_ms": median(summary, "total_ms"),
+        "output_tokens_p50": median(summary, "output_tokens"),
+        "throughput_tps": summary["throughput_tps"],
+        "summary": summary,
+    }
+    mine = Run.objects.filter(id=run.id, status=RunStatus.RUNNING)
+    if attempt is not None:
+        mine = mine.filter(attempts=attempt)
+    if only_if_heartbeat_before is not None:
+        mine = mine.filter(heartbeat_at__lt=only_if_heartbeat_before)
+    with transaction.atomic():
+        if not mine.update(**fields):
+            return False
+        transaction.on_commit(partial(request_evaluation, run.id))
+    for name, value in fields.items():
+        setattr(run, name, value)
+    return True
+
+
+def request_evaluation(run_id: int) -> None:
+    """Ask the alerts app (by task name: no import of it) to evaluate this run's series."""
+    try:
+        current_app.send_task(EVALUATE_AFTER_RUN, args=[run_id], queue=CENTRAL_QUEUE)
+    except Exception:  # the run is stored; a later run's evaluation covers the same series
+        log.exception("could not request alert evaluation for run %s", run_id)

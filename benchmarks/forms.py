@@ -1,0 +1,92 @@
+"""Dashboard forms: the filter bar, the agent-loop calculator and the compare picker."""
+
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from providers.models import Endpoint
+
+from .buckets import BUCKETS
+from .models import Vantage, Workload
+from .selectors import agent_loop
+from .selectors.filters import PEAK, WINDOWS, BoardFilters, window_label
+
+COMPARE_MIN, COMPARE_MAX = 2, 4
+
+
+class FilterForm(forms.Form):
+    """Renders the filter bar; parsing and validation are BoardFilters.from_query's job."""
+
+    workload = forms.ChoiceField(required=False)
+    concurrency = forms.ChoiceField(required=False)
+    tod = forms.ChoiceField(label="Time of day", required=False)
+    window = forms.ChoiceField(required=False)
+    vantage = forms.ChoiceField(required=False)
+
+    def __init__(self, filters: BoardFilters, *, fields: tuple[str, ...] | None = None) -> None:
+        super().__init__(
+            initial={
+                "workload": filters.workload or "",
+                "concurrency": "" if filters.concurrency is None else str(filters.concurrency),
+                "tod": "" if filters.tod_bucket is None else str(filters.tod_bucket),
+                "window": window_label(filters.window_hours),
+                "vantage": filters.vantage or "",
+            }
+        )
+        workloads = list(Workload.objects.values_list("slug", "name"))
+        self.fields["workload"].choices = [("", "Base (default)"), *workloads]
+        self.fields["concurrency"].choices = [("", "Any"), ("1", "1"), ("10", "10"), (PEAK, "Peak")]
+        self.fields["tod"].choices = [("", "All day"), *((str(k), v) for k, v in BUCKETS.items())]
+        self.fields["window"].choices = [(key, key) for key in WINDOWS]
+        vantages = list(Vantage.objects.order_by("-is_default", "slug"))
+        self.fields["vantage"].choices = [(v.slug, v.label) for v in vantages]
+        for name in list(self.fields):
+            if fields is not None and name not in fields:
+                del self.fields[name]
+        if len(vantages) < 2:  # nothing to choose: keep the bar short
+            self.fields.pop("vantage", None)
+
+
+class AgentLoopForm(forms.Form):
+    calls = forms.IntegerField(
+        label="Serial calls", min_value=1, max_value=10_000, initial=agent_loop.DEFAULT_CALLS
+    )
+    tokens = forms.IntegerField(
+        label="Output tokens per call",
+        min_value=1,
+        max_value=1_000_000,
+        initial=agent_loop.DEFAULT_TOKENS_PER_CALL,
+    )
+    tool_s = forms.FloatField(
+        label="Tool time per call (s)",
+        min_value=0,
+        max_value=86_400,
+        initial=agent_loop.DEFAULT_TOOL_S,
+        help_text="Your own work between calls; 0 s shows what the endpoints alone cost.",
+    )
+
+    @classmethod
+    def from_query(cls, query: Any) -> "AgentLoopForm":
+        """Bound to the query when it has any calculator field, else the defaults."""
+        if any(name in query for name in cls.base_fields):
+            data = {name: query.get(name, "") for name in cls.base_fields}
+            for name, field in cls.base_fields.items():
+                if data[name] == "":
+                    data[name] = field.initial
+            return cls(data)
+        return cls({name: field.initial for name, field in cls.base_fields.items()})
+
+
+def parse_compare(query: Any) -> list[Endpoint]:
+    """The endpoints named by repeated `e` parameters, in the given order (0 to 4 of them)."""
+    slugs = list(dict.fromkeys(s.strip() for s in query.getlist("e") if s.strip()))
+    if len(slugs) > COMPARE_MAX:
+        raise ValidationError({"e": [f"e: compare at most {COMPARE_MAX} endpoints."]})
+    found = {
+        ep.slug: ep for ep in Endpoint.objects.select_related("provider").filter(slug__in=slugs)
+    }
+    missing = [slug for slug in slugs if slug not in found]
+    if missing:
+        raise ValidationError({"e": [f"e: no endpoint with slug {missing[0]!r}."]})
+    return [found[slug] for slug in slugs]

@@ -1,0 +1,293 @@
+"""manage.py speedtest ENDPOINT | --base-url URL --protocol P --model M [--api-key-env VAR]
+
+Streams the standard prompt (DESIGN.md §3) --repeat rounds of --concurrency requests at once and
+prints one row per request plus the medians, or with --json one object
+{"samples": [...], "summary": {...}} keyed by the field names of DESIGN.md §4.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from benchmarks.measure import BurstResult, Limits, Measurement, make_client, measure_burst
+from benchmarks.prompts import build_prompt
+from benchmarks.stats import median, summarize
+from providers.base import EndpointConfig
+from providers.config import MissingKey, adhoc_config, endpoint_config
+from providers.models import Endpoint, Protocol
+
+COLUMNS = (
+    ("#", 4),
+    ("TTFT ms", 9),
+    ("TTFA ms", 9),
+    ("tok/s", 8),
+    ("tokens", 7),
+    ("src", 8),
+    ("ITL p50", 8),
+    ("ITL p99", 8),
+    ("e2e ms", 9),
+)
+
+
+def bounded_int(low: int, high: int):  # noqa: ANN201 - an argparse type factory
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is not between {low} and {high}")
+        return value
+
+    return parse
+
+
+class OneLineParser(CommandParser):
+    """Bad flags: one line on stderr and exit status 2 (no usage dump)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        if self.called_from_command_line:
+            self.exit(2, f"{self.prog}: error: {message}\n")
+        raise CommandError(f"Error: {message}")
+
+
+class _Writer:
+    """Lets rich write through Django's OutputWrapper without extra newlines."""
+
+    def __init__(self, wrapper: Any) -> None:
+        self.wrapper = wrapper
+
+    def write(self, text: str) -> int:
+        self.wrapper.write(text, ending="")
+        return len(text)
+
+    def flush(self) -> None:
+        self.wrapper.flush()
+
+    def isatty(self) -> bool:
+        return self.wrapper.isatty()
+
+
+class Command(BaseCommand):
+    help = "Measure an endpoint's TTFT, decode speed and inter-token latency, right now."
+    requires_system_checks: list[str] = []
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
+        return super().create_parser(prog_name, subcommand, parser_class=OneLineParser, **kwargs)
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("endpoint", nargs="?", help="Slug of a registered endpoint.")
+        parser.add_argument("--base-url", help="Ad hoc: the provider's base URL.")
+        parser.add_argument("--protocol", choices=Protocol.values, help="Ad hoc: wire protocol.")
+        parser.add_argument("--model", help="Ad hoc: model id.")
+        parser.add_argument(
+            "--api-key-env", default="", help="Ad hoc: NAME of the variable holding the key."
+        )
+        parser.add_argument("--concurrency", type=bounded_int(1, 1024), default=1)
+        parser.add_argument("--repeat", type=bounded_int(1, 1000), default=5, help="Rounds.")
+        parser.add_argument(
+            "--context-tokens",
+            type=bounded_int(0, 2_000_000),
+            default=0,
+            help="Neutral text pasted above the prompt, in tokens (prefill cost).",
+        )
+        parser.add_argument("--max-tokens", type=bounded_int(1, 1_000_000), default=2048)
+        parser.add_argument("--json", action="store_true", help="Print one JSON object.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        config, label, simulated = self._target(options)
+        concurrency, repeat = options["concurrency"], options["repeat"]
+        limits = Limits.from_settings()
+        as_json = options["json"]
+        console = Console(file=_Writer(self.stdout), highlight=False, soft_wrap=True)
+        progress_console = Console(stderr=True) if as_json else console
+        progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=progress_console,
+            transient=True,
+            refresh_per_second=4,
+            disable=as_json and not sys.stderr.isatty(),
+        )
+        state = {"simulated": simulated, "header": False}
+
+        def show_round(number: int, burst: BurstResult) -> None:
+            if as_json:
+                return
+            if not state["header"]:
+                state["header"] = True
+                mark = " (simulated)" if state["simulated"] else ""
+                progress.console.print(
+                    f"speedtest · {label}{mark} · {config.protocol} · "
+                    f"concurrency {concurrency} × {repeat} rounds · max tokens "
+                    f"{options['max_tokens']} · context {options['context_tokens']} tokens"
+                )
+                progress.console.print(_header_row())
+            first = (number - 1) * concurrency + 1
+            for offset, m in enumerate(burst.samples):
+                progress.console.print(_row(str(first + offset), m))
+
+        samples = asyncio.run(
+            self._measure(
+                config, options, limits, progress, show_round, state, concurrency, repeat
+            )
+        )
+        summary = summarize(samples, concurrency=concurrency)
+        summary.update(
+            endpoint=label,
+            protocol=config.protocol,
+            model=config.model,
+            simulated=state["simulated"],
+            concurrency=concurrency,
+            repeat=repeat,
+            max_tokens=options["max_tokens"],
+            context_tokens=options["context_tokens"],
+        )
+        if as_json:
+            payload = {"samples": [m.as_dict() for m in samples], "summary": summary}
+            self.stdout.write(json.dumps(payload))
+        else:
+            _print_summary(console, summary)
+        if not summary["ok"]:
+            first_error = next(m for m in samples if not m.ok)
+            raise CommandError(
+                f"all {len(samples)} requests failed; first: "
+                f"{first_error.error_category}: {first_error.error_message}"
+            )
+
+    async def _measure(
+        self,
+        config: EndpointConfig,
+        options: dict[str, Any],
+        limits: Limits,
+        progress: Progress,
+        show_round: Any,
+        state: dict[str, Any],
+        concurrency: int,
+        repeat: int,
+    ) -> list[Measurement]:
+        samples: list[Measurement] = []
+        with progress:
+            task = progress.add_task("streaming", total=concurrency * repeat)
+            async with make_client(limits=limits, max_connections=concurrency) as client:
+                for number in range(1, repeat + 1):
+                    prompts = [
+                        build_prompt(context_tokens=options["context_tokens"])
+                        for _ in range(concurrency)
+                    ]
+                    burst = await measure_burst(
+                        client,
+                        config,
+                        prompts=prompts,
+                        max_tokens=options["max_tokens"],
+                        limits=limits,
+                        # Cheap on purpose: it runs in the event loop between measurements.
+                        on_done=lambda _i, _m: progress.advance(task),
+                    )
+                    samples.extend(burst.samples)
+                    state["simulated"] = state["simulated"] or any(
+                        m.simulated for m in burst.samples
+                    )
+                    show_round(number, burst)
+                    if not any(m.ok for m in burst.samples):
+                        break  # a wrong key or a dead host will not fix itself next round
+        return samples
+
+    def _target(self, options: dict[str, Any]) -> tuple[EndpointConfig, str, bool]:
+        adhoc = [options[name] for name in ("base_url", "protocol", "model")]
+        if options["endpoint"]:
+            if any(adhoc) or options["api_key_env"]:
+                raise CommandError(
+                    "Give either an endpoint slug or --base-url/--protocol/--model, not both."
+                )
+            try:
+                endpoint = Endpoint.objects.select_related("provider").get(
+                    slug=options["endpoint"]
+                )
+            except Endpoint.DoesNotExist:
+                raise CommandError(
+                    f"Unknown endpoint {options['endpoint']!r} (see the admin or "
+                    "register_providers)."
+                ) from None
+            try:
+                config = endpoint_config(endpoint)
+            except MissingKey as exc:
+                raise CommandError(str(exc)) from None
+            return config, endpoint.label, endpoint.provider.simulated
+        if not all(adhoc):
+            raise CommandError(
+                "Give an endpoint slug, or all of --base-url, --protocol and --model."
+            )
+        try:
+            config = adhoc_config(
+                base_url=options["base_url"],
+                protocol=options["protocol"],
+                model=options["model"],
+                api_key_env=options["api_key_env"],
+            )
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from None
+        except MissingKey as exc:
+            raise CommandError(str(exc)) from None
+        return config, f"{config.model} @ {config.base_url}", False
+
+
+def _fmt(value: float | int | None, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def _header_row() -> str:
+    return " ".join(name.rjust(width) for name, width in COLUMNS) + "  error"
+
+
+def _row(label: str, m: Measurement) -> str:
+    values = (
+        label,
+        _fmt(m.ttft_ms),
+        _fmt(m.ttfa_ms),
+        _fmt(m.decode_tps),
+        _fmt(m.output_tokens),
+        m.tokens_source or "-",
+        _fmt(m.itl_p50_ms, 2),
+        _fmt(m.itl_p99_ms, 2),
+        _fmt(m.e2e_ms),
+    )
+    cells = " ".join(value.rjust(width) for value, (_, width) in zip(values, COLUMNS, strict=True))
+    error = f"{m.error_category}: {m.error_message}" if m.error_category else ""
+    if m.outcome:
+        error = f"({m.outcome}) {error}".strip()
+    return f"{cells}  {error[:100]}"
+
+
+def _print_summary(console: Console, summary: dict[str, Any]) -> None:
+    medians = (
+        "median",
+        _fmt(median(summary, "ttft_ms")),
+        _fmt(median(summary, "ttfa_ms")),
+        _fmt(median(summary, "decode_tps")),
+        _fmt(median(summary, "output_tokens")),
+        "",
+        _fmt(median(summary, "itl_p50_ms"), 2),
+        _fmt(median(summary, "itl_p99_ms"), 2),
+        _fmt(median(summary, "e2e_ms")),
+    )
+    console.print(" ".join(v.rjust(w) for v, (_, w) in zip(medians, COLUMNS, strict=True)))
+    errors = ", ".join(f"{k} {v}" for k, v in summary["errors_by_category"].items()) or "none"
+    throughput = summary["throughput_tps"]
+    console.print(
+        f"ok {summary['ok']}/{summary['samples']} · errors: {errors} · aggregate throughput "
+        f"{_fmt(throughput)} tok/s (all ok requests together, not per user)"
+    )

@@ -1,0 +1,28 @@
+"""The measurement core's public API (DESIGN.md §4): one place that times streamed requests.
+
+    async with make_client(limits=limits, max_connections=n) as client:
+        m = await measure_request(client, config, prompt=p, max_tokens=2048, limits=limits)
+        burst = await measure_burst(client, config, prompts=ps, max_tokens=2048, limits=limits)
+
+Pieces: measurement.py (Measurement, Limits, SAMPLE_FIELDS), transport.py (sockets that stamp
+arrivals), stream.py (one request), recorder.py (events → fields), timing.py (the arithmetic),
+burst.py (N at once).
+"""
+
+from .burst import BurstResult, measure_burst, run_burst, throughput
+from .measurement import SAMPLE_FIELDS, Limits, Measurement
+from .stream import execute, make_client, measure_request, prepare_request
+
+__all__ = [
+    "SAMPLE_FIELDS",
+    "BurstResult",
+    "Limits",
+    "Measurement",
+    "execute",
+    "make_client",
+    "measure_burst",
+    "measure_request",
+    "prepare_request",
+    "run_burst",
+    "throughput",
+]

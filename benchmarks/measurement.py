@@ -1,0 +1,136 @@
+"""What one streamed request measured (DESIGN.md §4) and the limits every stream runs under."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+# Every §4 field stored on benchmarks.models.Sample (all Sample columns except id, run, index).
+SAMPLE_FIELDS: tuple[str, ...] = (
+    "started_at",
+    "connect_ms",
+    "ttfb_ms",
+    "first_event_ms",
+    "ttft_ms",
+    "ttfa_ms",
+    "last_token_ms",
+    "total_ms",
+    "output_tokens",
+    "tokens_source",
+    "reasoning_tokens",
+    "input_tokens",
+    "cached_tokens",
+    "decode_tps",
+    "tpot_ms",
+    "itl_p50_ms",
+    "itl_p90_ms",
+    "itl_p99_ms",
+    "itl_max_ms",
+    "chunks",
+    "tokens_per_chunk",
+    "finish_reason",
+    "outcome",
+    "http_status",
+    "error_category",
+    "error_message",
+    "retry_after_s",
+    "output_chars",
+    "output_sha256",
+)
+
+
+@dataclass(slots=True)
+class Measurement:
+    """One streamed request. Times are ms after t0 (`perf_counter_ns()` just before sending).
+
+    A field is None when the stream never got that far (an error before the first token leaves
+    ttft_ms None) or, for the speed fields (decode_tps, tpot_ms, itl_*, tokens_per_chunk), when
+    the request was not ok: error samples keep their timings but never enter speed statistics.
+    """
+
+    started_at: datetime
+    t0_ns: int
+    connect_ms: float | None = None
+    ttfb_ms: float | None = None
+    first_event_ms: float | None = None
+    ttft_ms: float | None = None
+    ttfa_ms: float | None = None
+    last_token_ms: float | None = None
+    total_ms: float | None = None
+    output_tokens: int | None = None
+    tokens_source: str = ""  # "usage" (reported by the provider) or "estimate" (from the text)
+    reasoning_tokens: int | None = None
+    input_tokens: int | None = None
+    cached_tokens: int | None = None
+    decode_tps: float | None = None  # tokens per second between ttft and end of stream
+    tpot_ms: float | None = None
+    itl_p50_ms: float | None = None
+    itl_p90_ms: float | None = None
+    itl_p99_ms: float | None = None
+    itl_max_ms: float | None = None
+    chunks: int = 0  # events that carried generated text
+    tokens_per_chunk: float | None = None
+    finish_reason: str = ""
+    outcome: str = ""  # "truncated" / "content_filtered"; "" for a clean stop
+    http_status: int | None = None
+    error_category: str = ""
+    error_message: str = ""  # redacted: never contains the API key
+    retry_after_s: float | None = None
+    output_chars: int = 0  # characters of the answer text (reasoning text excluded)
+    output_sha256: str = ""
+    # Not stored: the server's request id (x-sim-request-id, x-request-id...), for tracing, and
+    # whether tokspeed's reference simulator answered (it sends x-sim-request-id).
+    request_id: str = ""
+    simulated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.error_category
+
+    @property
+    def e2e_ms(self) -> float | None:
+        return self.total_ms
+
+    def sample_values(self) -> dict[str, Any]:
+        """The values of SAMPLE_FIELDS as Python objects, ready for `Sample(**values)`."""
+        return {name: getattr(self, name) for name in SAMPLE_FIELDS}
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready: §4 field names plus e2e_ms; started_at as an ISO 8601 string."""
+        values = self.sample_values()
+        values["started_at"] = self.started_at.isoformat()
+        values["e2e_ms"] = self.e2e_ms
+        return values
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Every stream has all four (DESIGN.md §9).
+
+    connect_timeout_s: TCP + TLS setup. idle_timeout_s: longest wait for the next *data* event
+    (keep-alive comments do not count, so a provider cannot hold a request forever with them);
+    before the first event it bounds the wait for the answer. deadline_s: wall-clock limit for
+    the whole request from t0. max_bytes: cap on the response body.
+    """
+
+    connect_timeout_s: float = 10.0
+    idle_timeout_s: float = 120.0
+    deadline_s: float = 600.0
+    max_bytes: int = 16 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        for name in ("connect_timeout_s", "idle_timeout_s", "deadline_s", "max_bytes"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"Limits.{name} must be positive, got {getattr(self, name)!r}")
+
+    @classmethod
+    def from_settings(cls) -> Limits:
+        from django.conf import settings
+
+        return cls(
+            connect_timeout_s=settings.TOKSPEED_CONNECT_TIMEOUT_S,
+            idle_timeout_s=settings.TOKSPEED_IDLE_TIMEOUT_S,
+            deadline_s=settings.TOKSPEED_DEADLINE_S,
+            max_bytes=settings.TOKSPEED_MAX_BYTES,
+        )

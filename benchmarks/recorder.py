@@ -1,0 +1,219 @@
+"""Collects one stream's events with their arrival stamps and turns them into a Measurement.
+
+The hot path is `Recorder.on_event`: called once per SSE event, it only stores integers and
+strings. Everything derived (ms offsets, percentiles, token estimates, hashes) happens once, in
+`Recorder.result`, after the stream has ended.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+
+from providers.base import Adapter, Delta, End, ErrorCategory, Finish, SSEEvent, StreamError, Usage
+from providers.errors import clean_message
+from providers.tokens import estimate_tokens
+
+from .measurement import Measurement
+from .timing import NS_PER_MS, decode_token_count, decode_tps, itl_stats, tpot_ms
+
+# Anthropic's `event: ping` carries data but is a keep-alive: it neither starts nor resets clocks.
+_KEEPALIVE_EVENTS = frozenset({"ping"})
+
+
+class Recorder:
+    """State of one request while it streams. All *_ns values are perf_counter_ns stamps."""
+
+    __slots__ = (
+        "adapter",
+        "started_at",
+        "t0_ns",
+        "connect_start_ns",
+        "connect_end_ns",
+        "headers_ns",
+        "first_event_ns",
+        "ttft_ns",
+        "ttfa_ns",
+        "last_token_ns",
+        "end_ns",
+        "last_data_ns",
+        "token_ns",
+        "answer",
+        "reasoning",
+        "usage",
+        "finish_reason",
+        "outcome",
+        "finished",
+        "ended",
+        "error_category",
+        "error_message",
+        "retry_after_s",
+        "http_status",
+        "request_id",
+        "simulated",
+    )
+
+    def __init__(self, adapter: Adapter, *, started_at: datetime, t0_ns: int) -> None:
+        self.adapter = adapter
+        self.started_at = started_at
+        self.t0_ns = t0_ns
+        self.connect_start_ns = 0
+        self.connect_end_ns = 0
+        self.headers_ns = 0
+        self.first_event_ns = 0
+        self.ttft_ns = 0
+        self.ttfa_ns = 0
+        self.last_token_ns = 0
+        self.end_ns = 0
+        self.last_data_ns = t0_ns  # the idle timer counts from here
+        self.token_ns: list[int] = []
+        self.answer: list[str] = []
+        self.reasoning: list[str] = []
+        self.usage: dict[str, int] = {}
+        self.finish_reason = ""
+        self.outcome = ""
+        self.finished = False  # a Finish item was seen
+        self.ended = False  # the protocol's end marker was seen
+        self.error_category = ""
+        self.error_message = ""
+        self.retry_after_s: float | None = None
+        self.http_status: int | None = None
+        self.request_id = ""
+        self.simulated = False
+
+    @property
+    def stopped(self) -> bool:
+        """Nothing more to read: the end marker or an error arrived."""
+        return self.ended or bool(self.error_category)
+
+    def fail(
+        self, category: str, message: str, *, at_ns: int, retry_after_s: float | None = None
+    ) -> None:
+        """Record the first error only: later ones are consequences of it."""
+        if self.error_category:
+            return
+        self.error_category = category
+        self.error_message = message
+        self.retry_after_s = retry_after_s
+        if not self.end_ns:
+            self.end_ns = at_ns
+
+    def on_event(self, event: SSEEvent, ns: int) -> None:
+        """One dispatched SSE event that arrived at `ns` (the stamp of its network read)."""
+        stripped = event.data.lstrip()
+        if not stripped or stripped[0] == ":" or event.event in _KEEPALIVE_EVENTS:
+            return  # a keep-alive sent as data: no clock starts, the idle timer is not reset
+        self.last_data_ns = ns
+        if not self.first_event_ns:
+            self.first_event_ns = ns
+        try:
+            items = self.adapter.parse(event)
+        except Exception as exc:  # noqa: BLE001 - an odd payload is the provider's error, kept
+            self.fail(ErrorCategory.STREAM_BROKEN, f"event not understood: {exc!r}", at_ns=ns)
+            return
+        carried_text = False
+        for item in items:
+            kind = type(item)
+            if kind is Delta:
+                if item.text:
+                    carried_text = True
+                    if item.reasoning:
+                        self.reasoning.append(item.text)
+                    else:
+                        self.answer.append(item.text)
+                        if not self.ttfa_ns:
+                            self.ttfa_ns = ns
+            elif kind is Usage:
+                for name in ("input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens"):
+                    value = getattr(item, name)
+                    if value is not None:
+                        self.usage[name] = value
+            elif kind is Finish:
+                self.finished = True
+                self.finish_reason = item.reason
+                if item.outcome in ErrorCategory.ERRORS:
+                    self.fail(item.outcome, f"finish_reason {item.reason}", at_ns=ns)
+                else:
+                    self.outcome = item.outcome
+            elif kind is StreamError:
+                self.fail(item.category, item.message, at_ns=ns, retry_after_s=item.retry_after_s)
+            elif kind is End:
+                self.ended = True
+                if not self.end_ns:
+                    self.end_ns = ns
+        if carried_text:
+            if not self.ttft_ns:
+                self.ttft_ns = ns
+            self.last_token_ns = ns
+            self.token_ns.append(ns)
+
+    def _ms(self, ns: int) -> float | None:
+        return (ns - self.t0_ns) / NS_PER_MS if ns else None
+
+    def result(self, *, secrets: tuple[str, ...]) -> Measurement:
+        """The Measurement; speed fields only when the request ended cleanly (§4)."""
+        answer = "".join(self.answer)
+        reasoning = "".join(self.reasoning)
+        output_tokens = self.usage.get("output_tokens")
+        tokens_source = "usage" if output_tokens is not None else ""
+        if output_tokens is None and (answer or reasoning or not self.error_category):
+            output_tokens = estimate_tokens(reasoning) + estimate_tokens(answer)
+            tokens_source = "estimate"
+        m = Measurement(
+            started_at=self.started_at,
+            t0_ns=self.t0_ns,
+            connect_ms=self._connect_ms(),
+            ttfb_ms=self._ms(self.headers_ns),
+            first_event_ms=self._ms(self.first_event_ns),
+            ttft_ms=self._ms(self.ttft_ns),
+            ttfa_ms=self._ms(self.ttfa_ns),
+            last_token_ms=self._ms(self.last_token_ns),
+            total_ms=self._ms(self.end_ns),
+            output_tokens=output_tokens,
+            tokens_source=tokens_source,
+            reasoning_tokens=self.usage.get("reasoning_tokens"),
+            input_tokens=self.usage.get("input_tokens"),
+            cached_tokens=self.usage.get("cached_tokens"),
+            chunks=len(self.token_ns),
+            finish_reason=self.finish_reason,
+            outcome=self.outcome,
+            http_status=self.http_status,
+            error_category=self.error_category,
+            error_message=clean_message(self.error_message, secrets, limit=1000)
+            if self.error_message
+            else "",
+            retry_after_s=self.retry_after_s,
+            output_chars=len(answer),
+            output_sha256=hashlib.sha256(answer.encode()).hexdigest() if answer else "",
+            request_id=self.request_id,
+            simulated=self.simulated,
+        )
+        if m.ok and output_tokens and m.ttft_ms is not None and m.total_ms is not None:
+            self._speed(m, output_tokens, reasoning_streamed=bool(reasoning))
+        return m
+
+    def _connect_ms(self) -> float | None:
+        if not self.connect_start_ns:
+            # No connect trace: a reused keep-alive connection, if the request got an answer.
+            return 0.0 if self.headers_ns else None
+        if not self.connect_end_ns:
+            return None  # the connection was never established
+        return (self.connect_end_ns - self.connect_start_ns) / NS_PER_MS
+
+    def _speed(self, m: Measurement, output_tokens: int, *, reasoning_streamed: bool) -> None:
+        tokens = decode_token_count(
+            output_tokens, m.reasoning_tokens, reasoning_streamed=reasoning_streamed
+        )
+        ttft, total, last = m.ttft_ms or 0.0, m.total_ms or 0.0, m.last_token_ms or 0.0
+        m.decode_tps = decode_tps(tokens, ttft_ms=ttft, total_ms=total)
+        m.tpot_ms = tpot_ms(tokens, ttft_ms=ttft, last_token_ms=last)
+        itl = itl_stats(self.token_ns)
+        if itl is not None:
+            m.itl_p50_ms, m.itl_p90_ms, m.itl_p99_ms, m.itl_max_ms = (
+                itl.p50_ms,
+                itl.p90_ms,
+                itl.p99_ms,
+                itl.max_ms,
+            )
+        if m.chunks:
+            m.tokens_per_chunk = tokens / m.chunks

@@ -1,0 +1,174 @@
+"""Executing one run: claim it, stream repetitions × concurrency requests, store, summarize.
+
+A run is claimed with a conditional UPDATE that also counts the attempt. A redelivered task
+(its worker died) takes a run over once the run's heartbeat is older than the lease, and measures
+only the samples the run still lacks. Provider errors are samples; a missing API key is a failed
+run with a clear reason. Nothing here raises for a provider's behaviour.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+import httpx
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db.models import DateTimeField, F, Q, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+import tokspeed
+from providers.base import EndpointConfig
+from providers.config import MissingKey, endpoint_config
+
+from .finish import finish_run
+from .measure import Limits, make_client, measure_burst
+from .models import Run, RunStatus
+from .prompts import build_prompt
+from .sample_writer import SampleWriter
+
+log = logging.getLogger(__name__)
+
+CLIENT_VERSION = f"tokspeed {tokspeed.__version__} httpx {httpx.__version__}"
+# What execute() returns besides a final run status.
+BUSY = "busy"  # another worker holds a fresh lease: try again later
+ENDED = "ended"  # already finished (or skipped): nothing to do
+MISSING = "missing"  # deleted since it was queued
+TAKEN_OVER = "taken-over"  # this worker went silent and another one resumed the run
+
+
+class LeaseLost(Exception):
+    """Another attempt owns the run now; this one must stop without writing a summary."""
+
+
+@dataclass(slots=True)
+class Claim:
+    outcome: str  # "claimed", BUSY, ENDED or MISSING
+    run: Run | None = None
+
+
+def claim_run(run_id: int, *, worker: str) -> Claim:
+    """Make this worker the run's executor if it is queued, or running but silent past its lease."""
+    now = timezone.now()
+    silent = now - timedelta(seconds=settings.TOKSPEED_RUN_LEASE_S)
+    claimable = (
+        Q(status=RunStatus.QUEUED)
+        | Q(status=RunStatus.RUNNING, heartbeat_at__lt=silent)
+        | Q(status=RunStatus.RUNNING, heartbeat_at__isnull=True)
+    )
+    claimed = Run.objects.filter(claimable, id=run_id).update(
+        status=RunStatus.RUNNING,
+        heartbeat_at=now,
+        started_at=Coalesce("started_at", Value(now, output_field=DateTimeField())),
+        attempts=F("attempts") + 1,
+        worker=worker[:200],
+        client_version=CLIENT_VERSION,
+    )
+    run = (
+        Run.objects.select_related("endpoint__provider", "workload", "vantage")
+        .filter(id=run_id)
+        .first()
+    )
+    if run is None:
+        return Claim(MISSING)
+    if claimed:
+        return Claim("claimed", run)
+    return Claim(BUSY if run.status == RunStatus.RUNNING else ENDED, run)
+
+
+def execute(run_id: int, *, worker: str = "") -> str:
+    """Execute (or resume) a run; returns its final status, or BUSY / ENDED / MISSING."""
+    claim = claim_run(run_id, worker=worker)
+    if claim.run is None or claim.outcome != "claimed":
+        return claim.outcome
+    run = claim.run
+    attempt = run.attempts
+    if attempt > settings.TOKSPEED_RUN_MAX_ATTEMPTS:
+        reason = f"Started {attempt} times without finishing: its worker keeps being lost."
+        finish_run(run, status=RunStatus.FAILED, reason=reason, attempt=attempt)
+        return run.status
+    try:
+        config = endpoint_config(run.endpoint)
+    except MissingKey as exc:
+        reason = (
+            f"{exc.variable} is not set in the worker's environment (API key of {run.endpoint})."
+        )
+        finish_run(run, status=RunStatus.FAILED, reason=reason, attempt=attempt)
+        return run.status
+    try:
+        measure_missing(run, config, attempt=attempt)
+    except LeaseLost:
+        log.warning("run %s was taken over by another worker; stopping", run.id)
+        return TAKEN_OVER
+    except SoftTimeLimitExceeded:
+        stored = run.samples.count()
+        reason = f"Stopped by the task time limit with {stored} of {run.expected_samples} samples."
+        finish_run(run, status=RunStatus.FAILED, reason=reason, attempt=attempt)
+        return run.status
+    finish_run(run, attempt=attempt)
+    return run.status
+
+
+def rounds_to_measure(run: Run) -> list[tuple[int, set[int]]]:
+    """(round, indices it still lacks) for every round with a sample missing, in order.
+
+    Sample index = round × concurrency + position in the burst.
+    """
+    stored = set(run.samples.values_list("index", flat=True))
+    todo = []
+    for round_no in range(run.repetitions):
+        indices = range(round_no * run.concurrency, (round_no + 1) * run.concurrency)
+        missing = {i for i in indices if i not in stored}
+        if missing:
+            todo.append((round_no, missing))
+    return todo
+
+
+def measure_missing(run: Run, config: EndpointConfig, *, attempt: int) -> None:
+    """Stream the rounds that lack samples and store each sample as its request ends.
+
+    A partly stored round is re-sent at full concurrency (per-user speed depends on it) and
+    only its missing samples are kept.
+    """
+    todo = rounds_to_measure(run)
+    if not todo:
+        return
+    heartbeat_s = max(settings.TOKSPEED_RUN_LEASE_S / 3, 0.2)
+    with SampleWriter(run_id=run.id, attempt=attempt, heartbeat_s=heartbeat_s) as writer:
+        asyncio.run(_measure_rounds(run, config, todo, writer))
+        lost = writer.lost
+    if lost:
+        raise LeaseLost
+
+
+async def _measure_rounds(
+    run: Run, config: EndpointConfig, todo: list[tuple[int, set[int]]], writer: SampleWriter
+) -> None:
+    limits = Limits.from_settings()
+    workload = run.workload
+    async with make_client(limits=limits, max_connections=run.concurrency) as client:
+        for round_no, missing in todo:
+            if writer.lost:
+                raise LeaseLost
+            first = round_no * run.concurrency
+            # Prompts are built before the burst: nothing but streaming while clocks run.
+            prompts = [
+                build_prompt(prompt=workload.prompt, context_tokens=run.context_tokens)
+                for _ in range(run.concurrency)
+            ]
+
+            def on_done(position: int, measurement, first=first, missing=missing) -> None:
+                if first + position in missing:
+                    writer.put(first + position, measurement)
+
+            await measure_burst(
+                client,
+                config,
+                prompts=prompts,
+                max_tokens=workload.max_output_tokens,
+                limits=limits,
+                on_done=on_done,
+            )

@@ -1,0 +1,104 @@
+"""Saves samples from a thread, so the event loop timing other streams never waits on the DB.
+
+The loop's on_done callback only does `writer.put(index, measurement)` (a queue append). This
+thread inserts each sample as it arrives and beats the run's heartbeat, also while requests are
+still streaming. Inserts ignore conflicts on (run, index): a redelivered run never stores a
+sample twice. The heartbeat is fenced by the attempt number, so a worker whose run was taken
+over by another (after it went silent) notices and stops.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+
+from django.db import OperationalError, close_old_connections, connection
+from django.utils import timezone
+
+from .measurement import Measurement
+from .models import Run, RunStatus, Sample
+
+log = logging.getLogger(__name__)
+
+_STOP = object()
+
+
+class SampleWriter:
+    def __init__(self, *, run_id: int, attempt: int, heartbeat_s: float) -> None:
+        self.run_id = run_id
+        self.attempt = attempt
+        self.heartbeat_s = heartbeat_s
+        self.saved = 0
+        self.lost = False  # another attempt owns the run now
+        self.error: BaseException | None = None
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._work, name=f"samples-{run_id}", daemon=True)
+
+    def __enter__(self) -> SampleWriter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def put(self, index: int, measurement: Measurement) -> None:
+        """Hand a finished request over; safe and cheap to call from the event loop."""
+        self._queue.put((index, measurement))
+
+    def close(self) -> None:
+        """Write everything handed over so far, then stop; re-raises a write failure."""
+        if self._thread.is_alive():
+            self._queue.put(_STOP)
+            self._thread.join()
+        if self.error is not None:
+            raise RuntimeError(f"samples of run {self.run_id} could not be saved") from self.error
+
+    def _work(self) -> None:
+        try:
+            self._loop()
+        except BaseException as exc:  # reported by close() in the task's thread
+            log.exception("sample writer of run %s failed", self.run_id)
+            self.error = exc
+        finally:
+            connection.close()  # this thread's own connection
+
+    def _loop(self) -> None:
+        last_beat = 0.0
+        stopping = False
+        while not stopping:
+            wait = max(0.0, last_beat + self.heartbeat_s - time.monotonic())
+            batch = []
+            try:
+                batch.append(self._queue.get(timeout=wait))
+                while True:  # drain what else is waiting: one INSERT for a whole burst end
+                    batch.append(self._queue.get_nowait())
+            except queue.Empty:
+                pass
+            if _STOP in batch:
+                stopping = True
+                batch = [item for item in batch if item is not _STOP]
+            if batch:
+                self._save(batch)
+            if batch or time.monotonic() - last_beat >= self.heartbeat_s:
+                self._beat()
+                last_beat = time.monotonic()
+
+    def _save(self, batch: list[tuple[int, Measurement]]) -> None:
+        rows = [Sample(run_id=self.run_id, index=i, **m.sample_values()) for i, m in batch]
+        try:
+            Sample.objects.bulk_create(rows, ignore_conflicts=True)
+        except OperationalError:
+            # A dropped connection (database restart): reconnect once and write again.
+            close_old_connections()
+            connection.close()
+            Sample.objects.bulk_create(rows, ignore_conflicts=True)
+        self.saved += len(rows)
+
+    def _beat(self) -> None:
+        beating = Run.objects.filter(
+            id=self.run_id, status=RunStatus.RUNNING, attempts=self.attempt
+        )
+        if not beating.update(heartbeat_at=timezone.now()):
+            self.lost = True

@@ -1,0 +1,83 @@
+"""Agent-loop projection: how long a chain of serial calls takes on each endpoint.
+
+wall time = calls × (TTFT + tokens_per_call ÷ decode speed) + calls × tool time   (DESIGN.md §1)
+Under ~1 s feels immediate, under ~10 s holds attention, beyond that it is a background job.
+"""
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+DEFAULT_CALLS = 20
+DEFAULT_TOKENS_PER_CALL = 800
+# Tool time is the caller's own work between calls; 0 s isolates what the endpoint costs.
+DEFAULT_TOOL_S = 0.0
+IMMEDIATE_S = 1.0
+ATTENTION_S = 10.0
+
+
+def verdict(wall_s: float) -> str:
+    if wall_s < IMMEDIATE_S:
+        return "immediate"
+    if wall_s < ATTENTION_S:
+        return "holds attention"
+    return "background job"
+
+
+def wall_time_s(
+    *, calls: int, tokens_per_call: int, tool_s: float, ttft_ms: float, decode_tps: float
+) -> float:
+    """Seconds for `calls` serial calls, each waiting TTFT then decoding `tokens_per_call`."""
+    return calls * (ttft_ms / 1000 + tokens_per_call / decode_tps) + calls * tool_s
+
+
+def _get(row: Any, name: str) -> Any:
+    return row.get(name) if isinstance(row, Mapping) else getattr(row, name, None)
+
+
+def project(
+    rows: Iterable[Any], *, calls: int, tokens_per_call: int, tool_s: float
+) -> list[dict[str, Any]]:
+    """One projection per row with a measured TTFT and decode speed, fastest first.
+
+    `rows` are leaderboard BoardRows (or mappings with the same names: slug, label, provider,
+    simulated, ttft_p50_ms, decode_tps_p50 and optionally their p25/p75). The range uses the
+    favourable and unfavourable quartiles of both medians (best: p25 TTFT with p75 decode).
+    """
+    if calls < 1 or tokens_per_call < 1 or tool_s < 0:
+        raise ValueError("calls and tokens_per_call must be ≥ 1 and tool_s ≥ 0")
+    projections = []
+    for row in rows:
+        ttft, tps = _get(row, "ttft_p50_ms"), _get(row, "decode_tps_p50")
+        if ttft is None or not tps:
+            continue
+        args = {"calls": calls, "tokens_per_call": tokens_per_call, "tool_s": tool_s}
+        wall = wall_time_s(ttft_ms=ttft, decode_tps=tps, **args)
+        best = _bound(row, "ttft_p25_ms", "decode_tps_p75", args)
+        worst = _bound(row, "ttft_p75_ms", "decode_tps_p25", args)
+        projections.append(
+            {
+                "slug": _get(row, "slug"),
+                "label": _get(row, "label"),
+                "provider": _get(row, "provider"),
+                "simulated": bool(_get(row, "simulated")),
+                "ttft_ms": ttft,
+                "decode_tps": tps,
+                "per_call_s": wall / calls,
+                "waiting_s": calls * ttft / 1000,
+                "decoding_s": calls * tokens_per_call / tps,
+                "tool_total_s": calls * tool_s,
+                "wall_s": wall,
+                "wall_best_s": best,
+                "wall_worst_s": worst,
+                "verdict": verdict(wall),
+            }
+        )
+    projections.sort(key=lambda p: p["wall_s"])
+    return projections
+
+
+def _bound(row: Any, ttft_name: str, tps_name: str, args: dict[str, Any]) -> float | None:
+    ttft, tps = _get(row, ttft_name), _get(row, tps_name)
+    if ttft is None or not tps:
+        return None
+    return wall_time_s(ttft_ms=ttft, decode_tps=tps, **args)

@@ -1,0 +1,74 @@
+"""A percentile aggregate that runs inside the database on PostgreSQL and SQLite.
+
+PostgreSQL has `percentile_cont(f) WITHIN GROUP (ORDER BY x)`; SQLite has no percentile, so the
+same aggregate is registered there as a small Python aggregate on each connection. Both
+interpolate linearly between the two nearest values, like numpy's default, and ignore NULLs.
+"""
+
+import math
+import sqlite3
+from typing import Any
+
+from django.db.models import Aggregate, FloatField
+
+SQLITE_FUNCTION = "tokspeed_percentile"
+
+
+def percentile(values: list[float], fraction: float) -> float | None:
+    """Linear-interpolated percentile (0 ≤ fraction ≤ 1) of `values`; None when empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    position = fraction * (len(ordered) - 1)
+    low = math.floor(position)
+    high = math.ceil(position)
+    if low == high:
+        return float(ordered[low])
+    return float(ordered[low] + (ordered[high] - ordered[low]) * (position - low))
+
+
+class _SQLitePercentile:
+    """SQLite aggregate: step(value, fraction) per row, finalize() -> percentile."""
+
+    def __init__(self) -> None:
+        self.values: list[float] = []
+        self.fraction = 0.5
+
+    def step(self, value: float | None, fraction: float) -> None:
+        self.fraction = fraction
+        if value is not None:
+            self.values.append(value)
+
+    def finalize(self) -> float | None:
+        return percentile(self.values, self.fraction)
+
+
+def register_sqlite(raw_connection: sqlite3.Connection) -> None:
+    raw_connection.create_aggregate(SQLITE_FUNCTION, 2, _SQLitePercentile)
+
+
+class Percentile(Aggregate):
+    """Continuous percentile of a numeric expression, e.g. `Percentile("ttft_p50_ms", 0.5)`."""
+
+    function = "percentile_cont"
+    name = "Percentile"
+    output_field = FloatField()
+    template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
+
+    def __init__(self, expression: Any, fraction: float, **extra: Any) -> None:
+        fraction = float(fraction)
+        if not 0.0 <= fraction <= 1.0:
+            raise ValueError("fraction must be between 0 and 1")
+        # A float we built ourselves, formatted by repr: safe to place in the SQL text.
+        super().__init__(expression, fraction=repr(fraction), **extra)
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra_context: Any) -> tuple[str, list]:
+        connection.ensure_connection()
+        register_sqlite(connection.connection)
+        return self.as_sql(
+            compiler,
+            connection,
+            function=SQLITE_FUNCTION,
+            template="%(function)s(%(expressions)s, %(fraction)s)",
+            **extra_context,
+        )

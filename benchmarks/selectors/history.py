@@ -1,0 +1,202 @@
+"""An endpoint's history: everything its page and the history API show, from Run rows only."""
+
+from typing import Any
+
+from django.db.models import Count
+
+from providers.models import Endpoint
+
+from ..buckets import BUCKETS
+from ..models import Run, Vantage, Workload
+from .aggregates import Percentile, percentile
+from .runs import RUN_POINT_FIELDS, errors_by_category, run_band, run_point
+from .scope import base_workload, long_workload, resolve_vantage, resolve_workload, window_runs
+
+RECENT_RUNS = 20
+
+
+def endpoint_history(
+    endpoint: Endpoint,
+    *,
+    workload: Workload | str | None = None,
+    vantage: Vantage | str | None = None,
+    window_hours: int = 72,
+) -> dict[str, Any]:
+    """A JSON-ready dict: the run series of one workload, its time-of-day profile, base vs
+    long-context TTFT, the concurrency curve, errors by category, recent runs and the roofline.
+
+    workload/vantage: an instance or a slug; None = the base workload / the default vantage.
+    Times in ms, speeds in tokens/s (decode per user; throughput in aggregate), datetimes ISO.
+    """
+    workload_obj = resolve_workload(workload)
+    vantage_obj = resolve_vantage(vantage)
+    runs = window_runs(vantage=vantage_obj, window_hours=window_hours).filter(endpoint=endpoint)
+    series = list(
+        runs.filter(workload=workload_obj).order_by("slot").values(*RUN_POINT_FIELDS)
+        if workload_obj
+        else []
+    )
+    points = [run_point(run) for run in series]
+    return {
+        "endpoint": _endpoint_info(endpoint),
+        "workload": workload_obj.slug if workload_obj else None,
+        "vantage": vantage_obj.slug if vantage_obj else None,
+        "window_hours": window_hours,
+        "summary": _summary(points),
+        "runs": points,
+        "bands": {m: [run_band(run, m) for run in series] for m in ("ttft", "decode")},
+        "tod_profile": _tod_profile(points),
+        "context": _context(runs),
+        "concurrency": _concurrency(runs),
+        "errors": errors_by_category(runs),
+        "recent_runs": _recent(endpoint, vantage_obj),
+        "roofline": _roofline(endpoint, points),
+    }
+
+
+def _endpoint_info(endpoint: Endpoint) -> dict[str, Any]:
+    price_in, price_out = endpoint.price_input_per_mtok, endpoint.price_output_per_mtok
+    return {
+        "id": endpoint.id,
+        "slug": endpoint.slug,
+        "label": endpoint.display_name or endpoint.model,
+        "model": endpoint.model,
+        "provider": endpoint.provider.name,
+        "simulated": endpoint.provider.simulated,
+        "enabled": endpoint.enabled and endpoint.provider.enabled,
+        "price_in_per_mtok": float(price_in) if price_in is not None else None,
+        "price_out_per_mtok": float(price_out) if price_out is not None else None,
+    }
+
+
+def _quartiles(values: list[float | None]) -> dict[str, float | None]:
+    present = [v for v in values if v is not None]
+    return {q: percentile(present, f) for q, f in (("p25", 0.25), ("p50", 0.5), ("p75", 0.75))}
+
+
+def _summary(points: list[dict[str, Any]]) -> dict[str, Any]:
+    ok = sum(p["ok"] for p in points)
+    errors = sum(p["errors"] for p in points)
+    return {
+        "runs": len(points),
+        "samples": ok + errors,
+        "errors": errors,
+        "error_rate": errors / (ok + errors) if ok + errors else None,
+        "ttft_ms": _quartiles([p["ttft_ms"] for p in points]),
+        "decode_tps": _quartiles([p["decode_tps"] for p in points]),
+        "e2e_ms": _quartiles([p["e2e_ms"] for p in points]),
+    }
+
+
+def _tod_profile(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Median TTFT and decode per UTC time-of-day bucket: is it slower at peak hours?"""
+    profile = []
+    for bucket, label in BUCKETS.items():
+        inside = [p for p in points if p["tod_bucket"] == bucket]
+        profile.append(
+            {
+                "bucket": bucket,
+                "label": label,
+                "runs": len(inside),
+                "ttft_ms": _quartiles([p["ttft_ms"] for p in inside]),
+                "decode_tps": _quartiles([p["decode_tps"] for p in inside]),
+            }
+        )
+    return profile
+
+
+def _context(runs: Any) -> dict[str, Any]:
+    """Base vs long-context TTFT per slot; prefill cost = median of paired differences."""
+    base, long = base_workload(), long_workload()
+    if base is None or long is None:
+        return {"context_tokens": None, "pairs": [], "prefill_cost_ms": None}
+    rows = runs.filter(workload__in=[base, long]).values("slot", "workload_id", "ttft_p50_ms")
+    by_slot: dict[Any, dict[int, float | None]] = {}
+    for row in rows:
+        by_slot.setdefault(row["slot"], {})[row["workload_id"]] = row["ttft_p50_ms"]
+    pairs = [
+        {"slot": slot.isoformat(), "base_ttft_ms": v.get(base.id), "long_ttft_ms": v.get(long.id)}
+        for slot, v in sorted(by_slot.items())
+    ]
+    deltas = [
+        p["long_ttft_ms"] - p["base_ttft_ms"]
+        for p in pairs
+        if p["long_ttft_ms"] is not None and p["base_ttft_ms"] is not None
+    ]
+    return {
+        "context_tokens": long.context_tokens,
+        "pairs": pairs,
+        "base_ttft_ms": _quartiles([p["base_ttft_ms"] for p in pairs]),
+        "long_ttft_ms": _quartiles([p["long_ttft_ms"] for p in pairs]),
+        "prefill_cost_ms": percentile(deltas, 0.5),
+        "paired_slots": len(deltas),
+    }
+
+
+def _concurrency(runs: Any) -> list[dict[str, Any]]:
+    """Per-user decode and aggregate throughput by concurrency (base-context workloads)."""
+    grouped = (
+        runs.filter(workload__context_tokens=0)
+        .order_by()
+        .values("concurrency")
+        .annotate(
+            runs=Count("id"),
+            decode=Percentile("decode_tps_p50", 0.5),
+            throughput=Percentile("throughput_tps", 0.5),
+            ttft=Percentile("ttft_p50_ms", 0.5),
+        )
+        .order_by("concurrency")
+    )
+    return [
+        {
+            "concurrency": g["concurrency"],
+            "runs": g["runs"],
+            "decode_tps_per_user": g["decode"],
+            "throughput_tps": g["throughput"],
+            "ttft_ms": g["ttft"],
+        }
+        for g in grouped
+    ]
+
+
+def _recent(endpoint: Endpoint, vantage: Vantage | None) -> list[dict[str, Any]]:
+    recent = (
+        Run.objects.filter(endpoint=endpoint, vantage=vantage)
+        .select_related("workload")
+        .order_by("-slot")[:RECENT_RUNS]
+    )
+    return [
+        {
+            "id": run.id,
+            "slot": run.slot.isoformat(),
+            "slot_label": f"{run.slot:%Y-%m-%d %H:%M}",
+            "workload": run.workload.slug,
+            "workload_name": run.workload.name,
+            "concurrency": run.concurrency,
+            "status": run.status,
+            "ok": run.ok_count,
+            "errors": run.error_count,
+            "ttft_ms": run.ttft_p50_ms,
+            "decode_tps": run.decode_tps_p50,
+            "e2e_ms": run.e2e_p50_ms,
+            "throughput_tps": run.throughput_tps,
+        }
+        for run in recent
+    ]
+
+
+def _roofline(endpoint: Endpoint, points: list[dict[str, Any]]) -> dict[str, Any] | None:
+    ceiling = endpoint.roofline_tps()
+    if ceiling is None:
+        return None
+    measured = percentile([p["decode_tps"] for p in points if p["decode_tps"] is not None], 0.5)
+    return {
+        "ceiling_tps": ceiling,
+        "measured_tps": measured,
+        "efficiency": measured / ceiling if measured is not None else None,
+        "hardware": endpoint.hardware,
+        "chips": endpoint.chips,
+        "chip_bandwidth_tbps": endpoint.chip_bandwidth_tbps,
+        "active_params_b": endpoint.active_params_b,
+        "bytes_per_param": endpoint.bytes_per_param,
+    }

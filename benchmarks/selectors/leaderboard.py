@@ -1,0 +1,232 @@
+"""The leaderboard: one row per endpoint from Run summaries in a window (never from samples)."""
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
+
+from providers.models import Endpoint
+
+from ..models import Run, Workload
+from .aggregates import Percentile
+from .filters import BoardFilters
+from .pricing import cost_per_request, estimated_input_tokens
+from .rows import BoardRow, mark_ties, sort_rows
+from .scope import (
+    base_workload,
+    concurrency_q,
+    long_workload,
+    resolve_vantage,
+    window_runs,
+)
+
+__all__ = ["BoardFilters", "BoardRow", "leaderboard"]
+
+
+def _spread(prefix: str, column: str) -> dict[str, Percentile]:
+    return {f"{prefix}_{q}": Percentile(column, int(q[1:]) / 100) for q in ("p25", "p50", "p75")}
+
+
+def leaderboard(filters: BoardFilters) -> list[BoardRow]:
+    """Rows sorted and ranked by `filters.sort`, ties marked; endpoints without data last."""
+    vantage = resolve_vantage(filters.vantage)
+    runs = window_runs(
+        vantage=vantage, window_hours=filters.window_hours, tod_bucket=filters.tod_bucket
+    )
+    primary, workload = _primary(runs, filters)
+    stats = {row["endpoint_id"]: row for row in _primary_stats(primary)}
+    by_concurrency = _concurrency_stats(runs)
+    prefill = _prefill_stats(runs)
+
+    endpoints = (
+        Endpoint.objects.select_related("provider")
+        .filter(Q(id__in=stats.keys()) | Q(enabled=True, provider__enabled=True))
+        .annotate(**_last_run(primary_workloads=_workload_ids(filters, workload), vantage=vantage))
+    )
+    rows = [
+        _row(
+            endpoint,
+            stats.get(endpoint.id),
+            by_concurrency.get(endpoint.id, {}),
+            prefill.get(endpoint.id),
+            workload,
+        )
+        for endpoint in endpoints
+    ]
+    rows = sort_rows(rows, filters.sort)
+    mark_ties(rows, filters.sort)
+    return rows
+
+
+def _primary(runs: QuerySet[Run], filters: BoardFilters) -> tuple[QuerySet[Run], Workload | None]:
+    """The runs behind the main columns, and their workload when there is exactly one."""
+    if filters.workload:
+        workload = Workload.objects.filter(slug=filters.workload).first()
+        return runs.filter(concurrency_q(filters.concurrency), workload=workload), workload
+    if filters.concurrency is not None:
+        return runs.filter(concurrency_q(filters.concurrency), workload__context_tokens=0), None
+    workload = base_workload()
+    return (runs.filter(workload=workload) if workload else runs.none()), workload
+
+
+def _workload_ids(filters: BoardFilters, workload: Workload | None) -> list[int]:
+    if workload:
+        return [workload.id]
+    ids = Workload.objects.filter(context_tokens=0)
+    if filters.concurrency == "peak":
+        ids = ids.filter(concurrency=0)
+    return list(ids.values_list("id", flat=True))
+
+
+def _primary_stats(primary: QuerySet[Run]) -> Iterable[dict[str, Any]]:
+    return (
+        primary.order_by()
+        .values("endpoint_id")
+        .annotate(
+            runs=Count("id"),
+            ok=Sum("ok_count"),
+            errors=Sum("error_count"),
+            last_slot=Max("slot"),
+            input_tokens=Percentile("input_tokens", 0.5),
+            output_tokens=Percentile("output_tokens_p50", 0.5),
+            **_spread("ttft", "ttft_p50_ms"),
+            **_spread("decode", "decode_tps_p50"),
+            **_spread("e2e", "e2e_p50_ms"),
+        )
+    )
+
+
+def _concurrency_stats(runs: QuerySet[Run]) -> dict[int, dict[str, Any]]:
+    """Per endpoint: per-user decode at concurrency 1, 10 and peak; aggregate throughput."""
+    grouped = (
+        runs.filter(workload__context_tokens=0)
+        .order_by()
+        .values("endpoint_id", "concurrency", "workload__concurrency")
+        .annotate(
+            decode=Percentile("decode_tps_p50", 0.5),
+            throughput=Percentile("throughput_tps", 0.5),
+        )
+    )
+    result: dict[int, dict[str, Any]] = {}
+    for group in grouped:
+        slot = result.setdefault(group["endpoint_id"], {})
+        if group["workload__concurrency"] == 0:
+            slot["decode_tps_peak"] = group["decode"]
+        elif group["concurrency"] in (1, 10):
+            slot[f"decode_tps_c{group['concurrency']}"] = group["decode"]
+        # Aggregate throughput is most telling at the highest concurrency measured.
+        if group["throughput"] is not None and group["concurrency"] >= slot.get("_tc", 0):
+            slot["_tc"] = group["concurrency"]
+            slot["throughput_tps"] = group["throughput"]
+            slot["throughput_concurrency"] = group["concurrency"]
+    for slot in result.values():
+        slot.pop("_tc", None)
+    return result
+
+
+def _prefill_stats(runs: QuerySet[Run]) -> dict[int, dict[str, Any]]:
+    """Prefill cost: long-context TTFT − base TTFT of the same endpoint, vantage and slot."""
+    base, long = base_workload(), long_workload()
+    if base is None or long is None:
+        return {}
+    base_ttft = Run.objects.filter(
+        endpoint=OuterRef("endpoint"),
+        vantage=OuterRef("vantage"),
+        slot=OuterRef("slot"),
+        workload=base,
+    ).values("ttft_p50_ms")[:1]
+    grouped = (
+        runs.filter(workload=long, ttft_p50_ms__isnull=False)
+        .annotate(delta=F("ttft_p50_ms") - Subquery(base_ttft))
+        .order_by()
+        .values("endpoint_id")
+        .annotate(**_spread("prefill", "delta"))
+    )
+    return {
+        g["endpoint_id"]: {
+            "prefill_cost_ms": g["prefill_p50"],
+            "prefill_cost_p25_ms": g["prefill_p25"],
+            "prefill_cost_p75_ms": g["prefill_p75"],
+            "prefill_context_tokens": long.context_tokens,
+        }
+        for g in grouped
+        if g["prefill_p50"] is not None
+    }
+
+
+def _last_run(*, primary_workloads: list[int], vantage: Any) -> dict[str, Subquery]:
+    """The newest run of the board's workloads from this vantage, any age (index run_series)."""
+    latest = Run.objects.filter(
+        endpoint=OuterRef("pk"), workload_id__in=primary_workloads, vantage=vantage
+    ).order_by("-slot")
+    return {
+        "last_slot": Subquery(latest.values("slot")[:1]),
+        "last_status": Subquery(latest.values("status")[:1]),
+    }
+
+
+def _status(endpoint: Endpoint, error_rate: float | None) -> str:
+    if not (endpoint.enabled and endpoint.provider.enabled):
+        return "disabled"
+    if not endpoint.provider.key_configured:
+        return "no key"
+    if endpoint.last_status is None:
+        return "no runs yet"
+    if endpoint.last_status == "failed":
+        return "failing"
+    if endpoint.last_status in ("queued", "running"):
+        return "running"
+    if endpoint.last_status == "partial" or (error_rate or 0) >= 0.2:
+        return "errors"
+    return "ok"
+
+
+def _row(
+    endpoint: Endpoint,
+    stats: dict[str, Any] | None,
+    concurrency: dict[str, Any],
+    prefill: dict[str, Any] | None,
+    workload: Workload | None,
+) -> BoardRow:
+    stats = stats or {}
+    samples = (stats.get("ok") or 0) + (stats.get("errors") or 0)
+    error_rate = (stats.get("errors") or 0) / samples if samples else None
+    price_in, price_out = endpoint.price_input_per_mtok, endpoint.price_output_per_mtok
+    input_tokens, estimated = stats.get("input_tokens"), False
+    if input_tokens is None and workload is not None:
+        input_tokens, estimated = estimated_input_tokens(workload), True
+    row = BoardRow(
+        endpoint_id=endpoint.id,
+        slug=endpoint.slug,
+        label=endpoint.display_name or endpoint.model,
+        model=endpoint.model,
+        provider=endpoint.provider.name,
+        simulated=endpoint.provider.simulated,
+        status=_status(endpoint, error_rate),
+        runs=stats.get("runs") or 0,
+        samples=samples,
+        errors=stats.get("errors") or 0,
+        error_rate=error_rate,
+        price_in_per_mtok=float(price_in) if price_in is not None else None,
+        price_out_per_mtok=float(price_out) if price_out is not None else None,
+        input_tokens=input_tokens,
+        input_tokens_estimated=estimated,
+        output_tokens=stats.get("output_tokens"),
+        roofline_tps=endpoint.roofline_tps(),
+        last_run_at=endpoint.last_slot,
+        last_run_status=endpoint.last_status,
+        **{f"{m}_{q}{u}": stats.get(f"{s}_{q}") for m, s, u in _MEDIANS for q in _QS},
+        **(prefill or {}),
+        **concurrency,
+    )
+    row.cost_per_request_usd = cost_per_request(
+        input_tokens=row.input_tokens,
+        output_tokens=row.output_tokens,
+        price_in_per_mtok=price_in,
+        price_out_per_mtok=price_out,
+    )
+    return row
+
+
+_MEDIANS = (("ttft", "ttft", "_ms"), ("decode_tps", "decode", ""), ("e2e", "e2e", "_ms"))
+_QS = ("p25", "p50", "p75")

@@ -1,0 +1,149 @@
+"""BoardRow: one endpoint on the leaderboard, and the tie marking between neighbouring rows."""
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from .filters import SORT_KEYS
+
+# Sort key -> (attribute of the median, attributes of its interval) for keys that have one.
+INTERVALS: dict[str, tuple[str, str]] = {
+    "ttft": ("ttft_p25_ms", "ttft_p75_ms"),
+    "decode": ("decode_tps_p25", "decode_tps_p75"),
+    "e2e": ("e2e_p25_ms", "e2e_p75_ms"),
+    "prefill": ("prefill_cost_p25_ms", "prefill_cost_p75_ms"),
+}
+SORT_ATTRS: dict[str, str] = {
+    "ttft": "ttft_p50_ms",
+    "decode": "decode_tps_p50",
+    "e2e": "e2e_p50_ms",
+    "prefill": "prefill_cost_ms",
+    "decode_c1": "decode_tps_c1",
+    "decode_c10": "decode_tps_c10",
+    "decode_peak": "decode_tps_peak",
+    "throughput": "throughput_tps",
+    "price_in": "price_in_per_mtok",
+    "price_out": "price_out_per_mtok",
+    "cost": "cost_per_request_usd",
+    "errors": "error_rate",
+    "samples": "samples",
+    "last_run": "last_run_at",
+    "name": "label",
+}
+
+
+@dataclass(slots=True)
+class BoardRow:
+    """One endpoint. Medians are of per-run medians over the window; p25–p75 is their spread.
+
+    Times in ms, speeds in output tokens/s per user (decode_tps_*) or in aggregate
+    (throughput_tps: all users of a run together), prices in USD per 1M tokens.
+    """
+
+    endpoint_id: int
+    slug: str
+    label: str
+    model: str
+    provider: str
+    simulated: bool
+    status: str
+    runs: int = 0
+    samples: int = 0
+    errors: int = 0
+    error_rate: float | None = None
+    ttft_p25_ms: float | None = None
+    ttft_p50_ms: float | None = None
+    ttft_p75_ms: float | None = None
+    decode_tps_p25: float | None = None
+    decode_tps_p50: float | None = None
+    decode_tps_p75: float | None = None
+    e2e_p25_ms: float | None = None
+    e2e_p50_ms: float | None = None
+    e2e_p75_ms: float | None = None
+    prefill_cost_ms: float | None = None
+    prefill_cost_p25_ms: float | None = None
+    prefill_cost_p75_ms: float | None = None
+    prefill_context_tokens: int | None = None
+    decode_tps_c1: float | None = None
+    decode_tps_c10: float | None = None
+    decode_tps_peak: float | None = None
+    throughput_tps: float | None = None
+    throughput_concurrency: int | None = None
+    price_in_per_mtok: float | None = None
+    price_out_per_mtok: float | None = None
+    input_tokens: float | None = None
+    input_tokens_estimated: bool = False
+    output_tokens: float | None = None
+    cost_per_request_usd: float | None = None
+    roofline_tps: float | None = None
+    last_run_at: datetime | None = None
+    last_run_status: str | None = None
+    rank: int | None = None
+    tie: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_data(self) -> bool:
+        return self.runs > 0
+
+    @property
+    def roofline_efficiency(self) -> float | None:
+        """Measured single-user decode ÷ the memory-bandwidth ceiling (0–1, can exceed 1)."""
+        if self.roofline_tps and self.decode_tps_p50:
+            return self.decode_tps_p50 / self.roofline_tps
+        return None
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["last_run_at"] = self.last_run_at.isoformat() if self.last_run_at else None
+        data["roofline_efficiency"] = self.roofline_efficiency
+        data.pop("extra")
+        return data
+
+
+def sort_rows(rows: list[BoardRow], sort: str) -> list[BoardRow]:
+    """Best first by the sort key (or reversed with "-key"); rows without a value go last."""
+    key = sort.removeprefix("-")
+    attr = SORT_ATTRS[key]
+    reverse = sort.startswith("-") == SORT_KEYS[key]  # descending when "worse first" is wanted
+
+    def value(row: BoardRow) -> Any:
+        v = getattr(row, attr)
+        return v.lower() if isinstance(v, str) else v
+
+    present = [row for row in rows if value(row) is not None]
+    missing = [row for row in rows if value(row) is None]
+    present.sort(key=value, reverse=reverse)
+    missing.sort(key=lambda row: row.label.lower())
+    return present + missing
+
+
+def mark_ties(rows: list[BoardRow], sort: str) -> None:
+    """Rank rows; a row whose interval overlaps the row above's is a tie and shares its rank.
+
+    Only median columns have an interval (p25–p75 of per-run medians); other columns rank
+    plainly. Rows with no value for the sort column get no rank.
+    """
+    key = sort.removeprefix("-")
+    bounds = INTERVALS.get(key)
+    above: BoardRow | None = None
+    for position, row in enumerate(rows, start=1):
+        if getattr(row, SORT_ATTRS[key]) is None:
+            row.rank, row.tie = None, False
+            continue
+        row.tie = bool(bounds and above is not None and _overlap(above, row, bounds))
+        row.rank = above.rank if row.tie and above is not None else position
+        above = row
+
+
+def _overlap(a: BoardRow, b: BoardRow, bounds: tuple[str, str]) -> bool:
+    low, high = bounds
+    a_low, a_high, b_low, b_high = (
+        getattr(a, low),
+        getattr(a, high),
+        getattr(b, low),
+        getattr(b, high),
+    )
+    if None in (a_low, a_high, b_low, b_high):
+        return False
+    return a_low <= b_high and b_low <= a_high

@@ -1,0 +1,146 @@
+/* tokspeed chart helpers: formatting, colours and two small Chart.js plugins. */
+(function () {
+  "use strict";
+
+  const COLORS = {
+    ttft: "#e8590c",
+    decode: "#0c8599",
+    throughput: "#5f3dc4",
+    muted: "#98a2b3",
+    grid: "#eef0f3",
+    frontier: "#c92a2a",
+  };
+  // One colour per endpoint on comparison charts.
+  const SERIES = ["#3b5bdb", "#e8590c", "#0c8599", "#ae3ec9", "#2b8a3e", "#f08c00", "#c2255c", "#1098ad"];
+
+  function data(id) {
+    const node = document.getElementById(id);
+    return node ? JSON.parse(node.textContent) : null;
+  }
+
+  function ms(v) {
+    if (v === null || v === undefined) return "—";
+    if (Math.abs(v) < 1000) return Math.round(v) + " ms";
+    const s = v / 1000;
+    return (Math.abs(s) < 10 ? s.toFixed(2) : Math.abs(s) < 100 ? s.toFixed(1) : Math.round(s)) + " s";
+  }
+  function tps(v) {
+    if (v === null || v === undefined) return "—";
+    return Math.abs(v) < 100 ? v.toFixed(1) : Math.round(v).toLocaleString("en-US");
+  }
+  function seconds(v) {
+    if (v === null || v === undefined) return "—";
+    if (v < 10) return v.toFixed(2) + " s";
+    if (v < 120) return v.toFixed(1) + " s";
+    return Math.floor(v / 60) + " min " + Math.round(v % 60) + " s";
+  }
+  function usd(v) {
+    if (v === null || v === undefined) return "—";
+    return "$" + (v >= 0.1 || v === 0 ? v.toFixed(2) : v.toFixed(3));
+  }
+  function when(iso) {
+    const d = typeof iso === "number" ? new Date(iso) : new Date(iso);
+    const pad = (n) => String(n).padStart(2, "0");
+    return `${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}`;
+  }
+  function alpha(hex, a) {
+    const n = parseInt(hex.slice(1), 16);
+    return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${a})`;
+  }
+
+  // Vertical reference lines on the x axis, e.g. the 1 s and 10 s thresholds of the agent loop.
+  const referenceLines = {
+    id: "referenceLines",
+    afterDatasetsDraw(chart, _args, options) {
+      const scale = chart.scales[options.axis || "x"];
+      if (!scale || !options.lines) return;
+      const { ctx, chartArea } = chart;
+      ctx.save();
+      for (const line of options.lines) {
+        if (line.value < scale.min || line.value > scale.max) continue;
+        const x = scale.getPixelForValue(line.value);
+        ctx.strokeStyle = line.color || "#495057";
+        ctx.setLineDash([5, 4]);
+        ctx.lineWidth = 1.5;
+        ctx.beginPath();
+        ctx.moveTo(x, chartArea.top);
+        ctx.lineTo(x, chartArea.bottom);
+        ctx.stroke();
+        ctx.setLineDash([]);
+        ctx.fillStyle = line.color || "#495057";
+        ctx.font = "12px system-ui, sans-serif";
+        ctx.textAlign = "left";
+        ctx.fillText(line.label, x + 4, chartArea.top + 12);
+      }
+      ctx.restore();
+    },
+  };
+
+  // p25–p75 whiskers over bars: options.ranges[datasetIndex][i] = [low, high].
+  const whiskers = {
+    id: "whiskers",
+    afterDatasetsDraw(chart, _args, options) {
+      if (!options.ranges) return;
+      const { ctx } = chart;
+      const horizontal = chart.options.indexAxis === "y";
+      const valueScale = horizontal ? chart.scales.x : chart.scales.y;
+      ctx.save();
+      ctx.strokeStyle = options.color || "#343a40";
+      ctx.lineWidth = 1.5;
+      options.ranges.forEach((ranges, datasetIndex) => {
+        const meta = chart.getDatasetMeta(datasetIndex);
+        if (!ranges || meta.hidden) return;
+        meta.data.forEach((bar, i) => {
+          const range = ranges[i];
+          if (!range || range[0] === null || range[1] === null) return;
+          const a = valueScale.getPixelForValue(range[0]);
+          const b = valueScale.getPixelForValue(range[1]);
+          const mid = horizontal ? bar.y : bar.x;
+          const cap = 4;
+          ctx.beginPath();
+          if (horizontal) {
+            ctx.moveTo(a, mid); ctx.lineTo(b, mid);
+            ctx.moveTo(a, mid - cap); ctx.lineTo(a, mid + cap);
+            ctx.moveTo(b, mid - cap); ctx.lineTo(b, mid + cap);
+          } else {
+            ctx.moveTo(mid, a); ctx.lineTo(mid, b);
+            ctx.moveTo(mid - cap, a); ctx.lineTo(mid + cap, a);
+            ctx.moveTo(mid - cap, b); ctx.lineTo(mid + cap, b);
+          }
+          ctx.stroke();
+        });
+      });
+      ctx.restore();
+    },
+  };
+
+  function setup() {
+    if (!window.Chart) return false;
+    Chart.register(referenceLines, whiskers);
+    Chart.defaults.font.family = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+    Chart.defaults.font.size = 12;
+    Chart.defaults.color = "#475467";
+    Chart.defaults.borderColor = COLORS.grid;
+    Chart.defaults.maintainAspectRatio = false;
+    Chart.defaults.animation = false; // charts are read, not watched; also keeps screenshots stable
+    Chart.defaults.plugins.legend.labels.boxWidth = 12;
+    return true;
+  }
+
+  // A linear time axis (no date adapter needed): values are epoch milliseconds, labels in UTC.
+  function timeAxis(title) {
+    return {
+      type: "linear",
+      title: { display: !!title, text: title },
+      ticks: { maxTicksLimit: 8, callback: (v) => when(v) },
+    };
+  }
+
+  function make(canvasId, config) {
+    const canvas = document.getElementById(canvasId);
+    if (!canvas) return null;
+    return new Chart(canvas, config);
+  }
+
+  window.TS = { COLORS, SERIES, data, ms, tps, seconds, usd, when, alpha, setup, timeAxis, make };
+})();

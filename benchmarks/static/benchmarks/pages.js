@@ -1,0 +1,310 @@
+/* Page scripts: each page embeds its data with json_script; this draws its charts. */
+(function () {
+  "use strict";
+  const T = window.TS;
+  const C = T.COLORS;
+
+  function boardBars(canvasId, rows, metric, color, format) {
+    const values = rows.map((r) => r[metric][1]);
+    return T.make(canvasId, {
+      type: "bar",
+      data: {
+        labels: rows.map((r) => r.label + (r.simulated ? " (sim)" : "")),
+        datasets: [{ label: metric, data: values, backgroundColor: T.alpha(color, 0.75), borderRadius: 3 }],
+      },
+      options: {
+        indexAxis: "y",
+        plugins: {
+          legend: { display: false },
+          whiskers: { ranges: [rows.map((r) => [r[metric][0], r[metric][2]])] },
+          tooltip: { callbacks: { label: (c) => {
+            const r = rows[c.dataIndex][metric];
+            return `${format(r[1])} (p25–p75 ${format(r[0])}–${format(r[2])})`;
+          } } },
+        },
+        scales: { x: { beginAtZero: true, ticks: { callback: (v) => format(v) } } },
+      },
+    });
+  }
+
+  function leaderboard() {
+    const rows = T.data("board-data") || [];
+    if (!rows.length) return;
+    boardBars("chart-board-ttft", rows, "ttft", C.ttft, T.ms);
+    boardBars("chart-board-decode", rows, "decode", C.decode, T.tps);
+  }
+
+  // A per-run median line with an optional band (p10–p90 of the run's requests).
+  function historyChart(canvasId, runs, bands, key, color, format, title) {
+    const pts = runs.map((r) => ({ x: Date.parse(r.slot), y: r[key], id: r.id }));
+    const datasets = [];
+    const haveBand = bands && bands.some((b) => b);
+    if (haveBand) {
+      datasets.push({ label: "p10", data: runs.map((r, i) => ({ x: Date.parse(r.slot), y: bands[i] ? bands[i].low : null })),
+        borderColor: "transparent", pointRadius: 0, fill: false, spanGaps: true });
+      datasets.push({ label: "p90", data: runs.map((r, i) => ({ x: Date.parse(r.slot), y: bands[i] ? bands[i].high : null })),
+        borderColor: "transparent", backgroundColor: T.alpha(color, 0.15), pointRadius: 0, fill: "-1", spanGaps: true });
+    }
+    datasets.push({ label: title, data: pts, borderColor: color, backgroundColor: color, pointRadius: 3, tension: 0.2, spanGaps: true });
+    return T.make(canvasId, {
+      type: "line",
+      data: { datasets },
+      options: {
+        plugins: { legend: { display: false }, tooltip: { callbacks: {
+          title: (items) => T.when(items[0].parsed.x) + " UTC",
+          label: (c) => `${c.dataset.label}: ${format(c.parsed.y)}`,
+        } } },
+        scales: { x: T.timeAxis(), y: { beginAtZero: true, ticks: { callback: (v) => format(v) } } },
+        onClick: (_e, els) => {
+          const el = els.find((e) => datasets[e.datasetIndex].data[e.index].id);
+          if (el) window.location.href = `/runs/${datasets[el.datasetIndex].data[el.index].id}/`;
+        },
+      },
+    });
+  }
+
+  function todChart(canvasId, profile) {
+    return T.make(canvasId, {
+      type: "bar",
+      data: {
+        labels: profile.map((b) => `${b.label} (${b.runs})`),
+        datasets: [
+          { label: "TTFT p50 (ms)", data: profile.map((b) => b.ttft_ms.p50), backgroundColor: T.alpha(C.ttft, 0.75), yAxisID: "y" },
+          { label: "Decode p50 (tok/s)", data: profile.map((b) => b.decode_tps.p50), backgroundColor: T.alpha(C.decode, 0.75), yAxisID: "y1" },
+        ],
+      },
+      options: {
+        plugins: { whiskers: { ranges: [
+          profile.map((b) => [b.ttft_ms.p25, b.ttft_ms.p75]),
+          profile.map((b) => [b.decode_tps.p25, b.decode_tps.p75]),
+        ] } },
+        scales: {
+          y: { beginAtZero: true, position: "left", title: { display: true, text: "TTFT" }, ticks: { callback: (v) => T.ms(v) } },
+          y1: { beginAtZero: true, position: "right", grid: { drawOnChartArea: false }, title: { display: true, text: "tok/s" } },
+        },
+      },
+    });
+  }
+
+  function contextChart(canvasId, context) {
+    const pairs = context.pairs || [];
+    const tokens = context.context_tokens ? ` (+${Math.round(context.context_tokens / 1000)}k tokens)` : "";
+    return T.make(canvasId, {
+      type: "line",
+      data: { datasets: [
+        { label: "Base TTFT", data: pairs.map((p) => ({ x: Date.parse(p.slot), y: p.base_ttft_ms })), borderColor: C.ttft, backgroundColor: C.ttft, pointRadius: 3, spanGaps: true },
+        { label: "Long-context TTFT" + tokens, data: pairs.map((p) => ({ x: Date.parse(p.slot), y: p.long_ttft_ms })), borderColor: "#862e9c", backgroundColor: "#862e9c", pointRadius: 3, spanGaps: true },
+      ] },
+      options: {
+        scales: { x: T.timeAxis(), y: { beginAtZero: true, ticks: { callback: (v) => T.ms(v) } } },
+        plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${T.ms(c.parsed.y)}` } } },
+      },
+    });
+  }
+
+  function concurrencyChart(canvasId, curve) {
+    return T.make(canvasId, {
+      type: "line",
+      data: { datasets: [
+        { label: "Decode per user (tok/s)", data: curve.map((c) => ({ x: c.concurrency, y: c.decode_tps_per_user })), borderColor: C.decode, backgroundColor: C.decode, yAxisID: "y", pointRadius: 4 },
+        { label: "Aggregate throughput (tok/s)", data: curve.map((c) => ({ x: c.concurrency, y: c.throughput_tps })), borderColor: C.throughput, backgroundColor: C.throughput, borderDash: [6, 4], yAxisID: "y1", pointRadius: 4, spanGaps: true },
+      ] },
+      options: {
+        scales: {
+          x: { type: "logarithmic", title: { display: true, text: "requests in flight" }, ticks: { callback: (v) => ([1, 2, 5, 10, 20, 50, 100, 200, 500].includes(v) ? v : "") } },
+          y: { beginAtZero: true, title: { display: true, text: "per user" } },
+          y1: { beginAtZero: true, position: "right", grid: { drawOnChartArea: false }, title: { display: true, text: "aggregate" } },
+        },
+      },
+    });
+  }
+
+  function rooflineChart(canvasId, roofline) {
+    return T.make(canvasId, {
+      type: "bar",
+      data: {
+        labels: ["Measured decode (per user)", "Memory-bandwidth ceiling"],
+        datasets: [{ data: [roofline.measured_tps, roofline.ceiling_tps], backgroundColor: [T.alpha(C.decode, 0.8), T.alpha(C.muted, 0.6)] }],
+      },
+      options: { indexAxis: "y", plugins: { legend: { display: false } }, scales: { x: { beginAtZero: true, title: { display: true, text: "tok/s" } } } },
+    });
+  }
+
+  function endpoint() {
+    const h = T.data("history-data");
+    if (!h) return;
+    historyChart("chart-history-ttft", h.runs, h.bands.ttft, "ttft_ms", C.ttft, T.ms, "TTFT p50");
+    historyChart("chart-history-decode", h.runs, h.bands.decode, "decode_tps", C.decode, T.tps, "Decode p50");
+    todChart("chart-tod", h.tod_profile);
+    contextChart("chart-context", h.context);
+    concurrencyChart("chart-concurrency", h.concurrency);
+    if (h.roofline) rooflineChart("chart-roofline", h.roofline);
+  }
+
+  function run() {
+    const rows = T.data("waterfall-data") || [];
+    if (!rows.length) return;
+    const phases = [
+      ["connect", "Connect", "#868e96"],
+      ["headers", "Waiting for headers", "#74c0fc"],
+      ["first_token", "To first token", C.ttft],
+      ["decode", "Decode", C.decode],
+      ["failed", "Until the error", "#c92a2a"],
+    ];
+    T.make("chart-waterfall", {
+      type: "bar",
+      data: {
+        labels: rows.map((r) => `#${r.index}${r.ok ? "" : " ✕ " + r.error}`),
+        datasets: phases.map(([key, label, color]) => ({
+          label, data: rows.map((r) => r[key]), backgroundColor: T.alpha(color, 0.85), borderSkipped: false, barPercentage: 0.8,
+        })),
+      },
+      options: {
+        indexAxis: "y",
+        scales: { x: { beginAtZero: true, title: { display: true, text: "ms since the request was sent" }, ticks: { callback: (v) => T.ms(v) } }, y: { stacked: true } },
+        plugins: { tooltip: { callbacks: { label: (c) => {
+          const v = c.raw; return v ? `${c.dataset.label}: ${T.ms(v[0])} → ${T.ms(v[1])} (${T.ms(v[1] - v[0])})` : "";
+        } } } },
+      },
+    });
+  }
+
+  function price() {
+    const d = T.data("price-data");
+    if (!d) return;
+    let axis = d.y;
+    const spec = { decode: ["decode_tps_p50", "Decode tok/s per user", T.tps], ttft: ["ttft_p50_ms", "TTFT p50", T.ms] };
+    const priced = d.points.filter((p) => p.price_out !== null);
+    function datasets() {
+      const [key] = spec[axis];
+      const bySlug = Object.fromEntries(priced.map((p) => [p.slug, p]));
+      const frontier = d.frontiers[axis].map((s) => bySlug[s]).filter(Boolean);
+      return [
+        { type: "line", label: "Cheapest-and-fastest frontier", data: frontier.map((p) => ({ x: p.price_out, y: p[key] })), borderColor: C.frontier, borderDash: [6, 4], pointRadius: 0, fill: false, order: 2 },
+        { type: "scatter", label: "Endpoints", data: priced.map((p) => ({ x: p.price_out, y: p[key], label: p.label, sim: p.simulated })),
+          backgroundColor: priced.map((p) => (d.frontiers[axis].includes(p.slug) ? C.frontier : "#3b5bdb")), pointRadius: 6, pointHoverRadius: 8, order: 1 },
+      ];
+    }
+    const labels = {
+      id: "pointLabels",
+      afterDatasetsDraw(chart) {
+        const meta = chart.getDatasetMeta(1);
+        const ctx = chart.ctx;
+        ctx.save();
+        ctx.font = "11px system-ui, sans-serif";
+        ctx.fillStyle = "#344054";
+        meta.data.forEach((pt, i) => {
+          const raw = chart.data.datasets[1].data[i];
+          ctx.fillText(raw.label + (raw.sim ? " (sim)" : ""), pt.x + 8, pt.y + 4);
+        });
+        ctx.restore();
+      },
+    };
+    const chart = T.make("chart-price", {
+      data: { datasets: datasets() },
+      plugins: [labels],
+      options: {
+        scales: {
+          x: { title: { display: true, text: "USD per 1M output tokens" }, beginAtZero: true, ticks: { callback: (v) => T.usd(v) } },
+          y: { title: { display: true, text: spec[axis][1] }, beginAtZero: true, ticks: { callback: (v) => spec[axis][2](v) } },
+        },
+        plugins: { tooltip: { callbacks: { label: (c) => `${c.raw.label || "frontier"}: ${T.usd(c.parsed.x)}, ${spec[axis][2](c.parsed.y)}` } } },
+      },
+    });
+    document.querySelectorAll("[data-y]").forEach((button) => {
+      button.addEventListener("click", (event) => {
+        event.preventDefault();
+        axis = button.dataset.y;
+        chart.data.datasets = datasets();
+        chart.options.scales.y.title.text = spec[axis][1];
+        chart.options.scales.y.ticks.callback = (v) => spec[axis][2](v);
+        chart.update();
+        document.querySelectorAll("[data-y]").forEach((b) => b.classList.toggle("primary", b === button));
+        document.getElementById("price-title").textContent = axis === "ttft" ? "TTFT p50 (ms, lower is better)" : "Decode tok/s p50 per user (higher is better)";
+        const url = new URL(window.location.href);
+        url.searchParams.set("y", axis);
+        window.history.replaceState(null, "", url);
+      });
+    });
+  }
+
+  function agentBars(canvasId, projections, thresholds) {
+    const max = Math.max(...projections.map((p) => p.wall_worst_s || p.wall_s));
+    return T.make(canvasId, {
+      type: "bar",
+      data: {
+        labels: projections.map((p) => p.label + (p.simulated ? " (sim)" : "")),
+        datasets: [
+          { label: "Waiting for first tokens", data: projections.map((p) => p.waiting_s), backgroundColor: T.alpha(C.ttft, 0.8) },
+          { label: "Decoding", data: projections.map((p) => p.decoding_s), backgroundColor: T.alpha(C.decode, 0.8) },
+          { label: "Tools", data: projections.map((p) => p.tool_total_s), backgroundColor: T.alpha(C.muted, 0.7) },
+        ],
+      },
+      options: {
+        indexAxis: "y",
+        scales: {
+          x: { stacked: true, beginAtZero: true, suggestedMax: Math.max(max * 1.05, thresholds.attention * 1.15), title: { display: true, text: "seconds" } },
+          y: { stacked: true },
+        },
+        plugins: {
+          referenceLines: { lines: [
+            { value: thresholds.immediate, label: `${thresholds.immediate} s: immediate`, color: "#2b8a3e" },
+            { value: thresholds.attention, label: `${thresholds.attention} s: holds attention`, color: "#e67700" },
+          ] },
+          tooltip: { callbacks: { footer: (items) => "Total " + T.seconds(projections[items[0].dataIndex].wall_s) } },
+        },
+      },
+    });
+  }
+
+  function agentLoop() {
+    const projections = T.data("agent-data") || [];
+    if (projections.length) agentBars("chart-agent-loop", projections, T.data("agent-thresholds"));
+  }
+
+  function compare() {
+    const histories = T.data("compare-histories");
+    if (!histories) return;
+    const color = (i) => T.SERIES[i % T.SERIES.length];
+    const name = (h) => h.endpoint.label + (h.endpoint.simulated ? " (sim)" : "");
+    const lines = (key) => histories.map((h, i) => ({
+      label: name(h), data: h.runs.map((r) => ({ x: Date.parse(r.slot), y: r[key] })),
+      borderColor: color(i), backgroundColor: color(i), pointRadius: 2, spanGaps: true, tension: 0.2,
+    }));
+    const timeOpts = (format) => ({ scales: { x: T.timeAxis(), y: { beginAtZero: true, ticks: { callback: (v) => format(v) } } } });
+    T.make("chart-cmp-ttft", { type: "line", data: { datasets: lines("ttft_ms") }, options: timeOpts(T.ms) });
+    T.make("chart-cmp-decode", { type: "line", data: { datasets: lines("decode_tps") }, options: timeOpts(T.tps) });
+    const buckets = histories[0].tod_profile.map((b) => b.label);
+    const todBars = (metric) => histories.map((h, i) => ({ label: name(h), data: h.tod_profile.map((b) => b[metric].p50), backgroundColor: T.alpha(color(i), 0.8) }));
+    T.make("chart-cmp-tod-ttft", { type: "bar", data: { labels: buckets, datasets: todBars("ttft_ms") }, options: { scales: { y: { beginAtZero: true, ticks: { callback: (v) => T.ms(v) } } } } });
+    T.make("chart-cmp-tod-decode", { type: "bar", data: { labels: buckets, datasets: todBars("decode_tps") }, options: { scales: { y: { beginAtZero: true } } } });
+    T.make("chart-cmp-context", {
+      type: "bar",
+      data: { labels: histories.map(name), datasets: [
+        { label: "Base TTFT", data: histories.map((h) => (h.context.base_ttft_ms ? h.context.base_ttft_ms.p50 : null)), backgroundColor: T.alpha(C.ttft, 0.8) },
+        { label: "Long-context TTFT", data: histories.map((h) => (h.context.long_ttft_ms ? h.context.long_ttft_ms.p50 : null)), backgroundColor: T.alpha("#862e9c", 0.8) },
+      ] },
+      options: { scales: { y: { beginAtZero: true, ticks: { callback: (v) => T.ms(v) } } } },
+    });
+    const conc = [];
+    histories.forEach((h, i) => {
+      conc.push({ label: name(h) + " per user", data: h.concurrency.map((c) => ({ x: c.concurrency, y: c.decode_tps_per_user })), borderColor: color(i), backgroundColor: color(i), yAxisID: "y" });
+      conc.push({ label: name(h) + " aggregate", data: h.concurrency.map((c) => ({ x: c.concurrency, y: c.throughput_tps })), borderColor: color(i), backgroundColor: color(i), borderDash: [6, 4], yAxisID: "y1", spanGaps: true });
+    });
+    T.make("chart-cmp-concurrency", { type: "line", data: { datasets: conc }, options: { scales: {
+      x: { type: "logarithmic", title: { display: true, text: "requests in flight" } },
+      y: { beginAtZero: true, title: { display: true, text: "per user tok/s" } },
+      y1: { beginAtZero: true, position: "right", grid: { drawOnChartArea: false }, title: { display: true, text: "aggregate tok/s" } },
+    } } });
+    const projections = T.data("compare-projections") || [];
+    if (projections.length) agentBars("chart-cmp-agent", projections, T.data("compare-thresholds"));
+  }
+
+  const PAGES = { leaderboard, endpoint, run, price, "agent-loop": agentLoop, compare };
+
+  document.addEventListener("DOMContentLoaded", () => {
+    if (!T.setup()) return;
+    const init = PAGES[document.body.dataset.page];
+    if (init) init();
+  });
+})();

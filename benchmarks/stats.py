@@ -1,0 +1,125 @@
+"""A run's summary from its samples: percentiles of every metric, error counts, throughput.
+
+The summary dict (stored in Run.summary) looks like::
+
+    {"samples": 5, "ok": 4, "errors": 1,
+     "errors_by_category": {"rate_limited": 1}, "outcomes": {"truncated": 1},
+     "tokens_source": {"usage": 4},
+     "ttft_ms": {"p10": 598.1, "p50": 612.0, "p90": 640.2, "p99": 644.8, "n": 4},
+     ... one such entry for every metric in METRICS that any ok sample has ...,
+     "wall_s": 41.2, "throughput_tps": 68.3}
+
+Percentiles use linear interpolation between closest ranks (numpy's default) over successful
+samples only: error samples never enter speed statistics (DESIGN.md §4).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+# Every numeric field of DESIGN.md §4 that a sample carries (e2e_ms is total_ms).
+METRICS: tuple[str, ...] = (
+    "connect_ms",
+    "ttfb_ms",
+    "first_event_ms",
+    "ttft_ms",
+    "ttfa_ms",
+    "last_token_ms",
+    "total_ms",
+    "e2e_ms",
+    "output_tokens",
+    "reasoning_tokens",
+    "input_tokens",
+    "cached_tokens",
+    "decode_tps",
+    "tpot_ms",
+    "itl_p50_ms",
+    "itl_p90_ms",
+    "itl_p99_ms",
+    "itl_max_ms",
+    "chunks",
+    "tokens_per_chunk",
+)
+PERCENTILES = (10, 50, 90, 99)
+_TIMINGS = ("connect_ms", "ttfb_ms", "first_event_ms", "ttft_ms", "last_token_ms", "total_ms")
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0–100) of ascending values, linear between closest ranks."""
+    if not sorted_values:
+        raise ValueError("percentile of no values")
+    position = (len(sorted_values) - 1) * q / 100
+    low, high = math.floor(position), math.ceil(position)
+    fraction = position - low
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * fraction
+
+
+def describe(values: Iterable[float | None]) -> dict[str, float] | None:
+    """p50/p90/p99 and n of the values that are not None; None when there are none."""
+    present = sorted(float(v) for v in values if v is not None)
+    if not present:
+        return None
+    summary: dict[str, float] = {f"p{q}": percentile(present, q) for q in PERCENTILES}
+    summary["n"] = len(present)
+    return summary
+
+
+def summarize(samples: Sequence[Any], *, concurrency: int = 1) -> dict[str, Any]:
+    """Summary of one run. `concurrency` groups samples into rounds (index // concurrency).
+
+    wall_s sums each round's span (earliest start to latest end); throughput_tps is the output
+    tokens of successful samples divided by that wall time: aggregate, not per-user, speed.
+    """
+    ok = [s for s in samples if not s.error_category]
+    errors = Counter(s.error_category for s in samples if s.error_category)
+    outcomes = Counter(getattr(s, "outcome", "") for s in ok if getattr(s, "outcome", ""))
+    sources = Counter(getattr(s, "tokens_source", "") or "unknown" for s in ok)
+    wall_s = _wall_s(samples, concurrency=concurrency)
+    tokens = sum(s.output_tokens or 0 for s in ok)
+    summary: dict[str, Any] = {
+        "samples": len(samples),
+        "ok": len(ok),
+        "errors": sum(errors.values()),
+        "errors_by_category": dict(sorted(errors.items())),
+        "outcomes": dict(sorted(outcomes.items())),
+        "tokens_source": dict(sorted(sources.items())),
+        "wall_s": wall_s,
+        "throughput_tps": tokens / wall_s if wall_s and ok else None,
+    }
+    for name in METRICS:
+        described = describe(getattr(s, name, None) for s in ok)
+        if described is not None:
+            summary[name] = described
+    return summary
+
+
+def median(summary: dict[str, Any], metric: str) -> float | None:
+    """The p50 of `metric` in a summary made by summarize(), or None."""
+    described = summary.get(metric)
+    return described["p50"] if isinstance(described, dict) else None
+
+
+def _wall_s(samples: Sequence[Any], *, concurrency: int) -> float | None:
+    rounds: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    for position, sample in enumerate(samples):
+        span = _span(sample)
+        if span is not None:
+            index = getattr(sample, "index", position)
+            rounds[index // max(concurrency, 1)].append(span)
+    if not rounds:
+        return None
+    return sum(max(e for _, e in spans) - min(s for s, _ in spans) for spans in rounds.values())
+
+
+def _span(sample: Any) -> tuple[float, float] | None:
+    """(start, end) in epoch seconds; an error sample ends at its last measured moment."""
+    started = getattr(sample, "started_at", None)
+    if started is None:
+        return None
+    offsets = [getattr(sample, name, None) for name in _TIMINGS]
+    end_ms = max((o for o in offsets if o is not None), default=0.0)
+    start = started.timestamp()
+    return start, start + end_ms / 1000

@@ -1,0 +1,292 @@
+"""Measure one streamed request (DESIGN.md §4): send, stamp every network read, classify.
+
+Clock discipline: t0 is read just before the request goes to httpx. Every chunk of the body
+carries the stamp its bytes got on arrival (benchmarks/transport.py), and each SSE event decoded
+from that chunk gets that stamp. Between arrival and stamp there is nothing; between stamp and
+parsing there may be anything, since parsing no longer moves the clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from time import perf_counter_ns
+from typing import Any
+
+import httpx
+
+from providers.base import Adapter, EndpointConfig, ErrorCategory, StreamError
+from providers.errors import classify_status, classify_transport
+from providers.registry import get_adapter
+from providers.sse import SSEDecoder
+
+from .measurement import Limits, Measurement
+from .recorder import Recorder
+from .transport import StampedStream, StampingTransport
+
+# How much of an error body is read and classified.
+_ERROR_BODY_BYTES = 64 * 1024
+# After the end marker, how long the rest of the body (e.g. the chunked terminator) may take
+# before the connection is dropped instead of being returned to the pool for reuse.
+_DRAIN_GRACE_NS = 250_000_000
+_SENSITIVE_HEADER_WORDS = ("key", "auth", "token", "secret")
+
+
+def make_client(*, limits: Limits, max_connections: int) -> httpx.AsyncClient:
+    """One client for many requests: a pool of `max_connections` stamping connections.
+
+    Size the pool to the burst (no request may wait for a connection, or it would wait inside
+    its own TTFT). No proxies from the environment and no redirects: we time the endpoint itself.
+    """
+    if max_connections < 1:
+        raise ValueError("max_connections must be at least 1")
+    pool = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+    return httpx.AsyncClient(
+        transport=StampingTransport(limits=pool),
+        timeout=httpx.Timeout(
+            connect=limits.connect_timeout_s,
+            read=limits.idle_timeout_s,  # backstop; the data-idle watchdog below is the real one
+            write=limits.idle_timeout_s,
+            pool=limits.deadline_s,
+        ),
+        follow_redirects=False,
+        trust_env=False,
+    )
+
+
+@dataclass(slots=True)
+class PreparedRequest:
+    """A request built (body encoded) before the clock starts."""
+
+    request: httpx.Request
+    adapter: Adapter
+    secrets: tuple[str, ...]
+    trace: _Trace
+
+
+class _Trace:
+    """httpcore trace hook: when the TCP connect started and when TCP (+TLS) was ready."""
+
+    __slots__ = ("recorder",)
+
+    def __init__(self) -> None:
+        self.recorder: Recorder | None = None
+
+    async def __call__(self, name: str, info: dict[str, Any]) -> None:
+        recorder = self.recorder
+        if recorder is None:
+            return
+        if name == "connection.connect_tcp.started":
+            recorder.connect_start_ns = perf_counter_ns()
+        elif name in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            recorder.connect_end_ns = perf_counter_ns()
+
+
+def secrets_of(config: EndpointConfig) -> tuple[str, ...]:
+    """Values that must never appear in a stored message: the key and key-like headers."""
+    values = [config.api_key or ""]
+    for name, value in config.extra_headers.items():
+        if any(word in name.lower() for word in _SENSITIVE_HEADER_WORDS):
+            values.append(value)
+    return tuple(value for value in values if value)
+
+
+def prepare_request(
+    client: httpx.AsyncClient, config: EndpointConfig, *, prompt: str, max_tokens: int
+) -> PreparedRequest:
+    """Build the protocol's streaming request; raises ValueError for an unknown protocol."""
+    adapter = get_adapter(config.protocol)
+    spec = adapter.build_request(config, prompt=prompt, max_tokens=max_tokens)
+    trace = _Trace()
+    request = client.build_request(
+        spec.method, spec.url, headers=spec.headers, json=spec.json, extensions={"trace": trace}
+    )
+    return PreparedRequest(request, adapter, secrets_of(config), trace)
+
+
+async def measure_request(
+    client: httpx.AsyncClient,
+    config: EndpointConfig,
+    *,
+    prompt: str,
+    max_tokens: int,
+    limits: Limits,
+) -> Measurement:
+    """Stream one request and measure it. Provider and transport errors become the sample's
+    error_category (with every timing taken before the error); they are never raised."""
+    prepared = prepare_request(client, config, prompt=prompt, max_tokens=max_tokens)
+    return await execute(client, prepared, limits=limits)
+
+
+class _Watchdog:
+    """Data-idle timer and wall-clock deadline, checked lazily: per event the stream only
+    updates `recorder.last_data_ns`; the timer wakes up when the earliest limit could be due."""
+
+    __slots__ = ("scope", "recorder", "idle_ns", "deadline_at_ns", "reason", "handle", "loop")
+
+    def __init__(self, scope: asyncio.Timeout, recorder: Recorder, limits: Limits) -> None:
+        self.scope = scope
+        self.recorder = recorder
+        self.idle_ns = int(limits.idle_timeout_s * 1e9)
+        self.deadline_at_ns = recorder.t0_ns + int(limits.deadline_s * 1e9)
+        self.reason = ""
+        self.loop = asyncio.get_running_loop()
+        self.handle = self.loop.call_later(min(limits.idle_timeout_s, limits.deadline_s), self)
+
+    def __call__(self) -> None:
+        recorder = self.recorder
+        now = perf_counter_ns()
+        if recorder.ended:
+            due, reason = recorder.end_ns + _DRAIN_GRACE_NS, "drain"
+        else:
+            idle_due = recorder.last_data_ns + self.idle_ns
+            due, reason = min((idle_due, "idle"), (self.deadline_at_ns, "deadline"))
+        if now >= due:
+            self.reason = reason
+            self.scope.reschedule(self.loop.time())  # cancels the stream at once
+        else:
+            self.handle = self.loop.call_later((due - now) / 1e9, self)
+
+    def cancel(self) -> None:
+        self.handle.cancel()
+
+
+async def execute(
+    client: httpx.AsyncClient, prepared: PreparedRequest, *, limits: Limits
+) -> Measurement:
+    """Send a prepared request and measure it (see measure_request)."""
+    started_at = datetime.now(UTC)
+    recorder = Recorder(prepared.adapter, started_at=started_at, t0_ns=perf_counter_ns())
+    prepared.trace.recorder = recorder
+    watchdog: _Watchdog | None = None
+    try:
+        async with asyncio.timeout(None) as scope:
+            watchdog = _Watchdog(scope, recorder, limits)
+            # The clock starts here: t0 was read just above, and the request goes out now.
+            response = await client.send(prepared.request, stream=True)
+            try:
+                await _read_response(response, recorder, prepared.adapter, limits)
+            finally:
+                await response.aclose()
+    except TimeoutError:
+        reason = watchdog.reason if watchdog else ""
+        if reason != "drain" and not recorder.ended:
+            _timed_out(recorder, reason, limits)
+    except httpx.HTTPError as exc:
+        if not recorder.ended:
+            category = classify_transport(exc, after_first_token=bool(recorder.ttft_ns))
+            detail = str(exc) or "no details"
+            recorder.fail(category, f"{type(exc).__name__}: {detail}", at_ns=perf_counter_ns())
+    finally:
+        if watchdog is not None:
+            watchdog.cancel()
+    return recorder.result(secrets=prepared.secrets)
+
+
+def _timed_out(recorder: Recorder, reason: str, limits: Limits) -> None:
+    category = ErrorCategory.STREAM_BROKEN if recorder.ttft_ns else ErrorCategory.TIMEOUT
+    if reason == "idle":
+        message = f"no data event for {limits.idle_timeout_s:g} s (idle timeout)"
+    elif reason == "deadline":
+        message = f"deadline of {limits.deadline_s:g} s exceeded"
+    else:
+        message = "timed out"
+    recorder.fail(category, message, at_ns=perf_counter_ns())
+
+
+async def _read_response(
+    response: httpx.Response, recorder: Recorder, adapter: Adapter, limits: Limits
+) -> None:
+    stream = response.extensions.get("network_stream")
+    stamped = isinstance(stream, StampedStream)
+    recorder.headers_ns = stream.read_ns if stamped else perf_counter_ns()
+    recorder.http_status = response.status_code
+    headers = response.headers
+    sim_id = headers.get("x-sim-request-id")
+    recorder.simulated = sim_id is not None
+    recorder.request_id = sim_id or headers.get("x-request-id") or headers.get("request-id") or ""
+    chunks = response.aiter_raw()
+    if not 200 <= response.status_code < 300:
+        body = await _read_some(chunks)
+        recorder.end_ns = perf_counter_ns()
+        _http_error(recorder, adapter, response, body)
+        return
+    content_type = headers.get("content-type", "")
+    if content_type and "text/event-stream" not in content_type.lower():
+        body = await _read_some(chunks)
+        recorder.end_ns = perf_counter_ns()
+        snippet = body[:200].decode("utf-8", "replace")
+        recorder.fail(
+            classify_status(None),
+            f"expected an event stream, got {content_type}: {snippet}",
+            at_ns=recorder.end_ns,
+        )
+        return
+
+    feed = SSEDecoder().feed
+    on_event = recorder.on_event
+    max_bytes = limits.max_bytes
+    received = 0
+    async for chunk in chunks:
+        # The stamp of the network read that delivered this chunk; nothing happens before it.
+        ns = stream.read_ns if stamped else perf_counter_ns()
+        received += len(chunk)
+        if received > max_bytes:
+            recorder.fail(
+                ErrorCategory.STREAM_BROKEN,
+                f"response larger than the cap of {max_bytes} bytes",
+                at_ns=ns,
+            )
+            return
+        for event in feed(chunk):
+            on_event(event, ns)
+            if recorder.stopped:
+                break
+        if recorder.stopped:
+            break
+    else:
+        # EOF. Gemini has no end marker: a close after the finish chunk is its normal end, and
+        # the stream's content ended with its last data event (the close only confirms it).
+        if adapter.ends_on_close and recorder.finished:
+            recorder.end_ns = recorder.last_data_ns
+        else:
+            recorder.fail(
+                ErrorCategory.STREAM_BROKEN,
+                f"stream closed without its end marker after {received} bytes",
+                at_ns=stream.read_ns if stamped else perf_counter_ns(),
+            )
+        return
+    if recorder.ended and not recorder.error_category:
+        # Read the rest (normally just the chunked terminator) so the connection can be reused.
+        async for chunk in chunks:
+            received += len(chunk)
+            if received > max_bytes:
+                break
+
+
+async def _read_some(chunks: Any) -> bytes:
+    body = bytearray()
+    async for chunk in chunks:
+        body += chunk
+        if len(body) >= _ERROR_BODY_BYTES:
+            break
+    return bytes(body[:_ERROR_BODY_BYTES])
+
+
+def _http_error(
+    recorder: Recorder, adapter: Adapter, response: httpx.Response, body: bytes
+) -> None:
+    try:
+        error = adapter.classify_http_error(response.status_code, response.headers, body)
+    except Exception as exc:  # noqa: BLE001 - a parser bug must not lose the sample
+        error = StreamError(
+            classify_status(response.status_code),
+            f"HTTP {response.status_code} (body not understood: {type(exc).__name__})",
+        )
+    recorder.fail(
+        error.category, error.message, at_ns=recorder.end_ns, retry_after_s=error.retry_after_s
+    )
+
+
+__all__ = ["PreparedRequest", "execute", "make_client", "measure_request", "prepare_request"]

@@ -1,0 +1,47 @@
+"""Celery tasks: thin interfaces that take IDs and call one function.
+
+`tick` runs on the central queue ("tokspeed") every minute (beat); `execute_run` runs on the
+queue of the run's vantage. Both are idempotent (unique keys in the database), so acks_late is
+safe: a message redelivered after a worker died finds its rows and does nothing twice.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.conf import settings
+
+from . import dispatch, runner
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(name="benchmarks.tasks.tick", ignore_result=True)
+def tick() -> None:
+    report = dispatch.tick()
+    if report.enqueued or report.skipped or report.stale or report.errors:
+        log.info(
+            "tick: %d runs enqueued, %d missed slots skipped, %d stale runs ended, errors: %s",
+            len(report.enqueued),
+            report.skipped,
+            report.stale,
+            report.errors or "none",
+        )
+
+
+@shared_task(
+    name="benchmarks.tasks.execute_run",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=None,  # bounded: a busy run ends, or goes silent and is taken over or failed
+    ignore_result=True,
+)
+def execute_run(self, run_id: int) -> None:
+    outcome = runner.execute(run_id, worker=self.request.hostname or "")
+    if outcome == runner.BUSY:
+        # Another worker holds a fresh lease (e.g. a broker redelivered a long run): check
+        # again once that lease could have expired.
+        raise self.retry(countdown=settings.TOKSPEED_RUN_LEASE_S)
+    log.info("run %s: %s", run_id, outcome)

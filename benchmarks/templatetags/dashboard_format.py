@@ -1,0 +1,86 @@
+"""Number formatting for the dashboard: ms, tok/s, dollars, percentages, query strings."""
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django import template
+
+register = template.Library()
+DASH = "—"
+
+
+@register.filter
+def ms(value: float | None) -> str:
+    """612 ms · 1.24 s · 12.4 s · 124 s."""
+    if value is None:
+        return DASH
+    if abs(value) < 1000:
+        return f"{value:.0f} ms"
+    seconds = value / 1000
+    if abs(seconds) < 10:
+        return f"{seconds:.2f} s"
+    if abs(seconds) < 100:
+        return f"{seconds:.1f} s"
+    return f"{seconds:,.0f} s"
+
+
+@register.filter
+def seconds(value: float | None) -> str:
+    """Seconds with sensible precision: 0.84 s · 12.3 s · 4 min 10 s."""
+    if value is None:
+        return DASH
+    if value < 10:
+        return f"{value:.2f} s"
+    if value < 120:
+        return f"{value:.1f} s"
+    minutes, rest = divmod(round(value), 60)
+    return f"{minutes} min {rest} s"
+
+
+@register.filter
+def tps(value: float | None) -> str:
+    """Tokens per second: 71.3 · 752 · 1,204."""
+    if value is None:
+        return DASH
+    return f"{value:.1f}" if abs(value) < 100 else f"{value:,.0f}"
+
+
+@register.filter
+def usd(value: float | None) -> str:
+    """Prices per 1M tokens: $0.60 · $15.00 · $0.075."""
+    if value is None:
+        return DASH
+    return f"${value:,.2f}" if value >= 0.1 or value == 0 else f"${value:.3f}"
+
+
+@register.filter
+def usd_small(value: float | None) -> str:
+    """The cost of one request, three significant figures: $0.0312 · $0.000420."""
+    if value is None:
+        return DASH
+    if value == 0:
+        return "$0"
+    return f"${value:.3g}" if value >= 0.001 else f"${value:.2e}"
+
+
+@register.filter
+def pct(value: float | None) -> str:
+    """A fraction as a percentage: 0.025 → 2.5 %."""
+    if value is None:
+        return DASH
+    return f"{value * 100:.0f} %" if value >= 0.1 or value == 0 else f"{value * 100:.1f} %"
+
+
+@register.filter
+def tokens(value: float | None) -> str:
+    if value is None:
+        return DASH
+    return f"{value / 1000:.1f}k" if value >= 10_000 else f"{value:,.0f}"
+
+
+@register.simple_tag
+def query(params: dict[str, str], **changes: Any) -> str:
+    """A query string from `params` with `changes` applied (empty values drop the parameter)."""
+    merged = {**params, **{k: "" if v is None else str(v) for k, v in changes.items()}}
+    pairs = [(k, v) for k, v in merged.items() if v != ""]
+    return "?" + urlencode(pairs) if pairs else "?"

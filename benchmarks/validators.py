@@ -1,0 +1,40 @@
+"""Validation of schedule settings (times of day in UTC, or an interval)."""
+
+from datetime import time
+
+from django.core.exceptions import ValidationError
+
+MIN_INTERVAL_MINUTES = 1
+
+
+def parse_time_of_day(value: object) -> time:
+    """One "HH:MM" string (UTC) → a time; a clear ValidationError for anything else."""
+    if not isinstance(value, str):
+        raise ValidationError(f'Times of day are "HH:MM" strings (UTC), not {value!r}.')
+    hours, sep, minutes = value.strip().partition(":")
+    if not sep or not hours.isdigit() or not minutes.isdigit() or len(minutes) != 2:
+        raise ValidationError(f'"{value}" is not a time of day: use "HH:MM" (UTC), e.g. "02:00".')
+    hour, minute = int(hours), int(minutes)
+    if not (0 <= hour < 24 and 0 <= minute < 60):
+        raise ValidationError(f'"{value}" is not a time of day: hours 00–23, minutes 00–59.')
+    return time(hour, minute)
+
+
+def parse_times_of_day(values: object) -> list[time]:
+    """A list of "HH:MM" strings → sorted, distinct times."""
+    if not isinstance(values, list):
+        raise ValidationError('Times of day must be a list of "HH:MM" strings, e.g. ["02:00"].')
+    return sorted({parse_time_of_day(value) for value in values})
+
+
+def validate_schedule_timing(times_of_day: object, interval_minutes: int | None) -> None:
+    """A schedule fires at times of day or every N minutes: exactly one of the two."""
+    has_times = bool(times_of_day)
+    if has_times and interval_minutes:
+        raise ValidationError("Give times of day or an interval, not both.")
+    if not has_times and not interval_minutes:
+        raise ValidationError("Give times of day (UTC) or an interval in minutes.")
+    if has_times:
+        parse_times_of_day(times_of_day)
+    elif interval_minutes < MIN_INTERVAL_MINUTES:
+        raise ValidationError(f"The interval must be at least {MIN_INTERVAL_MINUTES} minute.")

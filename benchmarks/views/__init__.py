@@ -1,0 +1,1 @@
+"""Dashboard pages: one small module per page; all read through benchmarks.selectors."""

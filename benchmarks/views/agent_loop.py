@@ -1,0 +1,43 @@
+"""Agent-loop page ("/agent-loop/"): projected wall time of N serial calls per endpoint."""
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from ..forms import AgentLoopForm, FilterForm
+from ..selectors import agent_loop
+from ..selectors.filters import BoardFilters
+from ..selectors.leaderboard import leaderboard
+from .access import dashboard_view
+from .empty import empty_state
+
+FIELDS = ("workload", "tod", "window", "vantage")
+
+
+@dashboard_view
+def agent_loop_page(request: HttpRequest) -> HttpResponse:
+    filters = BoardFilters.from_query(request.GET)
+    form = AgentLoopForm.from_query(request.GET)
+    context = {
+        "filters": filters,
+        "form": form,
+        "filter_form": FilterForm(filters, fields=FIELDS),
+        "thresholds": {"immediate": agent_loop.IMMEDIATE_S, "attention": agent_loop.ATTENTION_S},
+        "params": filters.as_query(),
+        "projections": [],
+    }
+    if not form.is_valid():
+        # A calculator input out of range: 400, the page still usable, the field named.
+        context["bad_fields"] = list(form.errors)
+        return render(request, "benchmarks/agent_loop.html", context, status=400)
+    calls, tokens, tool_s = (form.cleaned_data[k] for k in ("calls", "tokens", "tool_s"))
+    projections = agent_loop.project(
+        leaderboard(filters), calls=calls, tokens_per_call=tokens, tool_s=tool_s
+    )
+    context.update(
+        calls=calls,
+        tokens=tokens,
+        tool_s=tool_s,
+        projections=projections,
+        empty=empty_state(has_data=bool(projections)),
+    )
+    return render(request, "benchmarks/agent_loop.html", context)

@@ -1,0 +1,65 @@
+"""Compare page ("/compare/?e=slug&e=slug"): two to four endpoints on every chart."""
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from providers.models import Endpoint
+
+from ..forms import COMPARE_MAX, COMPARE_MIN, FilterForm, parse_compare
+from ..selectors import agent_loop
+from ..selectors.filters import BoardFilters
+from ..selectors.history import endpoint_history
+from ..selectors.leaderboard import leaderboard
+from .access import dashboard_view
+
+FIELDS = ("workload", "window", "vantage")
+
+
+@dashboard_view
+def compare_page(request: HttpRequest) -> HttpResponse:
+    chosen = parse_compare(request.GET)
+    filters = BoardFilters.from_query(request.GET)
+    context = {
+        "filters": filters,
+        "form": FilterForm(filters, fields=FIELDS),
+        "chosen": chosen,
+        "keep_e": [ep.slug for ep in chosen],
+        "all_endpoints": Endpoint.objects.select_related("provider").order_by(
+            "provider__name", "model"
+        ),
+        "min": COMPARE_MIN,
+        "max": COMPARE_MAX,
+        "ready": len(chosen) >= COMPARE_MIN,
+    }
+    if context["ready"]:
+        slugs = [ep.slug for ep in chosen]
+        rows = {row.slug: row for row in leaderboard(filters) if row.slug in slugs}
+        ordered = [rows[slug] for slug in slugs if slug in rows]
+        histories = [
+            endpoint_history(
+                ep,
+                workload=filters.workload,
+                vantage=filters.vantage,
+                window_hours=filters.window_hours,
+            )
+            for ep in chosen
+        ]
+        context.update(
+            rows=ordered,
+            histories=histories,
+            projections=agent_loop.project(
+                ordered,
+                calls=agent_loop.DEFAULT_CALLS,
+                tokens_per_call=agent_loop.DEFAULT_TOKENS_PER_CALL,
+                tool_s=agent_loop.DEFAULT_TOOL_S,
+            ),
+            thresholds={
+                "immediate": agent_loop.IMMEDIATE_S,
+                "attention": agent_loop.ATTENTION_S,
+            },
+            defaults={
+                "calls": agent_loop.DEFAULT_CALLS,
+                "tokens": agent_loop.DEFAULT_TOKENS_PER_CALL,
+            },
+        )
+    return render(request, "benchmarks/compare.html", context)

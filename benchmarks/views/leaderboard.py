@@ -1,0 +1,72 @@
+"""Leaderboard page ("/"): one row per endpoint, sortable, ties marked, filters in GET."""
+
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from ..buckets import BUCKETS
+from ..forms import FilterForm
+from ..selectors.filters import DEFAULT_SORT, SORT_KEYS, BoardFilters
+from ..selectors.leaderboard import leaderboard
+from ..selectors.rows import BoardRow
+from .access import dashboard_view
+from .empty import empty_state
+
+
+def sort_links(filters: BoardFilters) -> tuple[dict[str, str], dict[str, str]]:
+    """For each sortable column: the URL that sorts by it (best first, then reversed) and the
+    current direction arrow."""
+    params = filters.as_query()
+    urls, arrows = {}, {}
+    for key, lower_is_better in SORT_KEYS.items():
+        active = filters.sort_key == key
+        target = f"-{key}" if active and not filters.sort.startswith("-") else key
+        urls[key] = "?" + urlencode({**params, "sort": target})
+        if active:
+            ascending = lower_is_better != filters.sort.startswith("-")
+            arrows[key] = "▲" if ascending else "▼"
+    return urls, arrows
+
+
+def chart_rows(rows: list[BoardRow]) -> list[dict]:
+    """Medians with their p25–p75 for the side-by-side TTFT and decode charts."""
+    return [
+        {
+            "slug": row.slug,
+            "label": row.label,
+            "provider": row.provider,
+            "simulated": row.simulated,
+            "ttft": [row.ttft_p25_ms, row.ttft_p50_ms, row.ttft_p75_ms],
+            "decode": [row.decode_tps_p25, row.decode_tps_p50, row.decode_tps_p75],
+        }
+        for row in rows
+        if row.has_data
+    ]
+
+
+@dashboard_view
+def leaderboard_page(request: HttpRequest) -> HttpResponse:
+    filters = BoardFilters.from_query(request.GET)
+    rows = leaderboard(filters)
+    urls, arrows = sort_links(filters)
+    has_data = any(row.has_data for row in rows)
+    return render(
+        request,
+        "benchmarks/leaderboard.html",
+        {
+            "filters": filters,
+            "form": FilterForm(filters),
+            "rows": rows,
+            "chart_rows": chart_rows(rows),
+            "sort_urls": urls,
+            "sort_arrows": arrows,
+            "empty": empty_state(has_data=has_data),
+            "params": filters.as_query(),
+            "sort_keep": {"sort": filters.sort} if filters.sort != DEFAULT_SORT else {},
+            "tod_label": BUCKETS.get(filters.tod_bucket),
+            "long_context": next(
+                (r.prefill_context_tokens for r in rows if r.prefill_context_tokens), None
+            ),
+        },
+    )

@@ -1,0 +1,63 @@
+"""Speed × price page ("/price/"): decode speed (or TTFT) against output price, with the
+cheapest-and-fastest frontier."""
+
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from ..forms import FilterForm
+from ..selectors.filters import BoardFilters
+from ..selectors.leaderboard import leaderboard
+from ..selectors.pricing import pareto_frontier
+from .access import dashboard_view
+from .empty import empty_state
+
+AXES = {"decode": ("decode_tps_p50", True), "ttft": ("ttft_p50_ms", False)}
+FIELDS = ("workload", "concurrency", "tod", "window", "vantage")
+
+
+@dashboard_view
+def price_page(request: HttpRequest) -> HttpResponse:
+    filters = BoardFilters.from_query(request.GET)
+    y_axis = request.GET.get("y", "decode")
+    if y_axis not in AXES:
+        raise ValidationError({"y": [f"y: choose decode or ttft (got {y_axis!r})."]})
+    rows = [row for row in leaderboard(filters) if row.has_data]
+    points = [
+        {
+            "slug": row.slug,
+            "label": row.label,
+            "provider": row.provider,
+            "simulated": row.simulated,
+            "price_out": row.price_out_per_mtok,
+            "price_in": row.price_in_per_mtok,
+            "decode_tps_p50": row.decode_tps_p50,
+            "ttft_p50_ms": row.ttft_p50_ms,
+            "cost": row.cost_per_request_usd,
+        }
+        for row in rows
+    ]
+    frontiers = {
+        axis: [
+            p["slug"]
+            for p in pareto_frontier(points, price="price_out", speed=attr, higher_is_better=higher)
+        ]
+        for axis, (attr, higher) in AXES.items()
+    }
+    unpriced = [p for p in points if p["price_out"] is None]
+    return render(
+        request,
+        "benchmarks/price.html",
+        {
+            "filters": filters,
+            "form": FilterForm(filters, fields=FIELDS),
+            "keep": {"y": y_axis} if y_axis != "decode" else {},
+            "y_axis": y_axis,
+            "points": sorted(points, key=lambda p: (p["price_out"] is None, p["price_out"] or 0)),
+            "frontier": frontiers[y_axis],
+            "chart": {"points": points, "frontiers": frontiers, "y": y_axis},
+            "unpriced": unpriced,
+            "empty": empty_state(has_data=bool(points)),
+            "params": filters.as_query(),
+        },
+    )

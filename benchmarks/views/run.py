@@ -1,0 +1,51 @@
+"""Run page ("/runs/<id>/"): the one page that reads samples — a waterfall per request."""
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from ..models import Run, Sample
+from .access import dashboard_view
+
+# A peak-concurrency run can be large; the waterfall stays readable up to this many requests.
+MAX_SAMPLES = 500
+
+
+def waterfall(sample: Sample) -> dict[str, Any]:
+    """One request's phases in ms from t0: connect, waiting for headers, to first token, decode."""
+    connect = sample.connect_ms or 0.0
+    headers = sample.ttfb_ms
+    first = sample.ttft_ms
+    end = sample.total_ms
+    return {
+        "index": sample.index,
+        "ok": sample.ok,
+        "error": sample.error_category,
+        "connect": [0.0, connect],
+        "headers": [connect, headers] if headers is not None else None,
+        "first_token": [headers, first] if headers is not None and first is not None else None,
+        "decode": [first, end] if first is not None and end is not None else None,
+        # An error ends the request wherever it was: show the time until it, in its own colour.
+        "failed": [headers or connect, end] if not sample.ok and end is not None else None,
+    }
+
+
+@dashboard_view
+def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_object_or_404(
+        Run.objects.select_related("endpoint__provider", "workload", "vantage"), pk=run_id
+    )
+    samples = list(run.samples.order_by("index")[:MAX_SAMPLES])
+    return render(
+        request,
+        "benchmarks/run.html",
+        {
+            "run": run,
+            "samples": samples,
+            "truncated": run.samples.count() > MAX_SAMPLES
+            if len(samples) == MAX_SAMPLES
+            else False,
+            "waterfall": [waterfall(s) for s in samples],
+        },
+    )

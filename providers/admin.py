@@ -1,0 +1,70 @@
+"""Admin pages for providers and endpoints. The key itself is never shown: only its variable
+name and whether that variable is set in the server's environment."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from .models import Endpoint, Provider
+
+
+class EndpointInline(admin.TabularInline):
+    model = Endpoint
+    extra = 0
+    fields = (
+        "model",
+        "display_name",
+        "slug",
+        "price_input_per_mtok",
+        "price_output_per_mtok",
+        "enabled",
+    )
+    show_change_link = True
+
+
+@admin.register(Provider)
+class ProviderAdmin(admin.ModelAdmin):
+    list_display = (
+        "name",
+        "slug",
+        "protocol",
+        "base_url",
+        "enabled",
+        "simulated",
+        "key_status",
+        "endpoint_count",
+    )
+    list_filter = ("protocol", "enabled", "simulated")
+    search_fields = ("name", "slug", "base_url")
+    prepopulated_fields = {"slug": ("name",)}
+    inlines = [EndpointInline]
+
+    @admin.display(boolean=True, description="key configured")
+    def key_status(self, obj: Provider) -> bool:
+        return obj.key_configured
+
+    @admin.display(description="endpoints")
+    def endpoint_count(self, obj: Provider) -> int:
+        return obj.endpoints.count()
+
+
+@admin.register(Endpoint)
+class EndpointAdmin(admin.ModelAdmin):
+    list_display = (
+        "label",
+        "model",
+        "provider",
+        "price_input_per_mtok",
+        "price_output_per_mtok",
+        "price_note",
+        "enabled",
+        "is_simulated",
+    )
+    list_filter = ("enabled", "provider__simulated", "provider__protocol", "provider")
+    search_fields = ("model", "display_name", "slug", "provider__name")
+    list_select_related = ("provider",)
+    autocomplete_fields = ("provider",)
+
+    @admin.display(boolean=True, description="simulated", ordering="provider__simulated")
+    def is_simulated(self, obj: Endpoint) -> bool:
+        return obj.provider.simulated

@@ -1,0 +1,144 @@
+"""OpenAI Chat Completions and every OpenAI-compatible server (PROTOCOLS.md §2, §6)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .base import (
+    Delta,
+    End,
+    EndpointConfig,
+    ErrorCategory,
+    Finish,
+    Item,
+    RequestSpec,
+    SSEEvent,
+    StreamError,
+    Usage,
+)
+from .errors import clean_message
+from .wire import (
+    as_dict,
+    as_int,
+    headers_for,
+    http_error,
+    is_keepalive,
+    join_url,
+    load_object,
+    merge,
+)
+from .wire import stream_error as error_item
+
+# OpenAI reasoning models reject `max_tokens` (o-series, gpt-5 family), also behind a router
+# prefix such as OpenRouter's "openai/".
+_REASONING_MODEL = re.compile(r"^(?:[\w.-]+/)?(?:o\d|gpt-5)", re.IGNORECASE)
+
+FINISH_OUTCOMES = {
+    "length": ErrorCategory.TRUNCATED,
+    "model_length": ErrorCategory.TRUNCATED,
+    "max_tokens": ErrorCategory.TRUNCATED,
+    "content_filter": ErrorCategory.CONTENT_FILTERED,
+    "error": ErrorCategory.SERVER_ERROR,
+    "abort": ErrorCategory.STREAM_BROKEN,
+}
+# Providers name the reasoning text differently: vLLM/Ollama/OpenRouter/Groq/Cerebras
+# `reasoning`, DeepSeek/SGLang/llama.cpp/older vLLM `reasoning_content`, a few `reasoning_text`.
+# vLLM's transition releases send the same text under two names: take the first only.
+REASONING_KEYS = ("reasoning_content", "reasoning", "reasoning_text")
+
+
+def chat_usage(usage: Mapping[str, Any]) -> Usage:
+    """CompletionUsage, incl. DeepSeek's prompt_cache_hit_tokens."""
+    prompt_details = as_dict(usage.get("prompt_tokens_details"))
+    completion_details = as_dict(usage.get("completion_tokens_details"))
+    cached = as_int(prompt_details.get("cached_tokens"))
+    if cached is None:
+        cached = as_int(usage.get("prompt_cache_hit_tokens"))
+    return Usage(
+        input_tokens=as_int(usage.get("prompt_tokens")),
+        output_tokens=as_int(usage.get("completion_tokens")),
+        reasoning_tokens=as_int(completion_details.get("reasoning_tokens")),
+        cached_tokens=cached,
+    )
+
+
+class OpenAIChatAdapter:
+    name = "openai_chat"
+    ends_on_close = False
+
+    def build_request(self, config: EndpointConfig, *, prompt: str, max_tokens: int) -> RequestSpec:
+        field = config.max_tokens_field or (
+            "max_completion_tokens" if _REASONING_MODEL.match(config.model) else "max_tokens"
+        )
+        body: dict[str, Any] = {
+            "model": config.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            field: max_tokens,
+        }
+        if config.reasoning_effort:
+            body["reasoning_effort"] = config.reasoning_effort
+        auth = {"authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+        return RequestSpec(
+            method="POST",
+            url=join_url(config.base_url, "/chat/completions"),
+            headers=headers_for(config, auth),
+            json=merge(body, config.extra_body),
+        )
+
+    def parse(self, event: SSEEvent) -> list[Item]:
+        data = event.data
+        if is_keepalive(data):
+            return []
+        if data.strip() == "[DONE]":
+            return [End()]
+        obj = load_object(data)
+        if isinstance(obj, StreamError):
+            return [obj]
+        if obj.get("error") or obj.get("object") == "error":
+            return [error_item(obj)]
+        items: list[Item] = []
+        finish: Finish | None = None
+        for choice in obj.get("choices") or ():
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue  # n=1: other choices would double-count
+            delta = choice.get("delta")
+            if isinstance(delta, dict):
+                for key in REASONING_KEYS:
+                    reasoning = delta.get(key)
+                    if isinstance(reasoning, str) and reasoning:
+                        items.append(Delta(reasoning, reasoning=True))
+                        break
+                content = delta.get("content")
+            else:
+                content = choice.get("text")  # legacy completions-style chunk
+            if isinstance(content, str) and content:
+                items.append(Delta(content))
+            reason = choice.get("finish_reason")
+            if isinstance(reason, str) and reason:
+                finish = Finish(reason, FINISH_OUTCOMES.get(reason, ""))
+        # Usage may sit on its own choices:[] chunk, on the last content chunk, on every chunk
+        # (vLLM continuous stats) or under x_groq: look everywhere, later values win.
+        usage = obj.get("usage")
+        groq = as_dict(obj.get("x_groq"))
+        if not isinstance(usage, dict):
+            usage = groq.get("usage")
+        if isinstance(usage, dict):
+            items.append(chat_usage(usage))
+        if finish:
+            items.append(finish)
+        if isinstance(groq.get("error"), str) and groq["error"]:
+            message = clean_message(f"x_groq error: {groq['error']}")
+            items.append(StreamError(ErrorCategory.STREAM_BROKEN, message))
+        return items
+
+    def classify_http_error(
+        self, status: int, headers: Mapping[str, str], body: bytes
+    ) -> StreamError:
+        return http_error(status, headers, body)
+
+
+adapter = OpenAIChatAdapter()

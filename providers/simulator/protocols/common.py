@@ -1,0 +1,125 @@
+"""Shared pieces of the protocol modules: request summary, validation helpers, SSE framing."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+# Error kinds every protocol renders in its own shape (see each module's ERRORS table).
+ERROR_KINDS = (
+    "bad_request",
+    "auth_missing",
+    "auth_invalid",
+    "not_found",
+    "rate_limited",
+    "server_error",
+    "overloaded",
+)
+
+
+class BadRequest(ValueError):
+    """The request body is not one the protocol accepts; the message goes into the 400 body."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedRequest:
+    model: str
+    prompt_chars: int
+    max_tokens: int | None  # None when the request set no limit
+    include_usage: bool  # the client asked for usage (or the protocol always sends it)
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """An HTTP error answer: status, JSON body bytes and extra headers."""
+
+    status: int
+    body: bytes
+    headers: dict[str, str]
+
+
+def dumps(obj: Any) -> bytes:
+    """Compact JSON bytes, as the OpenAI and Anthropic APIs send them."""
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def sse(data: bytes, nl: bytes, event: bytes = b"") -> bytes:
+    """One SSE event: optional `event:` line, one `data:` line, blank line; `nl` is LF or CRLF."""
+    if event:
+        return b"event: " + event + nl + b"data: " + data + nl + nl
+    return b"data: " + data + nl + nl
+
+
+def require_model(body: dict[str, Any]) -> str:
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise BadRequest("you must provide a model parameter")
+    return model
+
+
+def require_stream(body: dict[str, Any]) -> None:
+    if body.get("stream") is not True:
+        raise BadRequest("this simulator only serves streamed responses: set stream to true")
+
+
+def optional_limit(body: dict[str, Any], *keys: str, required: bool = False) -> int | None:
+    """The first of `keys` present in body as a positive integer (booleans are not numbers)."""
+    for key in keys:
+        if key in body and body[key] is not None:
+            value = body[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise BadRequest(f"{key} must be a positive integer, got {value!r}")
+            return value
+    if required:
+        raise BadRequest(f"{keys[0]}: field required")
+    return None
+
+
+def text_chars(content: Any, where: str) -> int:
+    """Characters of text in a message content: a string or a list of parts with `text`."""
+    if content is None:
+        return 0
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):
+        total = 0
+        for part in content:
+            if isinstance(part, str):
+                total += len(part)
+            elif isinstance(part, dict):
+                text = part.get("text")
+                total += len(text) if isinstance(text, str) else 0
+            else:
+                raise BadRequest(f"{where} parts must be objects")
+        return total
+    raise BadRequest(f"{where} must be a string or a list of parts")
+
+
+def prompt_tokens(chars: int) -> int:
+    """Input tokens as the simulator reports them: about four characters per token."""
+    return max(1, (chars + 3) // 4)
+
+
+class EncoderBase:
+    """Defaults shared by the protocol encoders; `nl` is the line terminator (LF or CRLF)."""
+
+    __slots__ = ("nl",)
+
+    def __init__(self, nl: bytes) -> None:
+        self.nl = nl
+
+    def start(self) -> bytes:
+        """Events sent right after the headers, before the first token."""
+        return b""
+
+    def begin(self, *, reasoning: bool, first: bool) -> bytes:
+        """Events that open a reasoning or answer part, sent with its first token."""
+        return b""
+
+    def end(self, *, reasoning: bool) -> bytes:
+        """Events that close a part."""
+        return b""
+
+    def comment(self, text: bytes = b"keep-alive") -> bytes:
+        return b": " + text + self.nl + self.nl

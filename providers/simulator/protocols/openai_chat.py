@@ -1,0 +1,171 @@
+"""OpenAI Chat Completions (PROTOCOLS.md §2): data-only chunks, usage chunk, `data: [DONE]`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .common import (
+    BadRequest,
+    EncoderBase,
+    ParsedRequest,
+    Rendered,
+    dumps,
+    optional_limit,
+    require_model,
+    require_stream,
+    sse,
+    text_chars,
+)
+
+NAME = "openai_chat"
+
+_OPENAI_ERRORS: dict[str, tuple[int, str, str | None, str]] = {
+    # kind: (status, type, code, default message)
+    "bad_request": (400, "invalid_request_error", None, "invalid request"),
+    "auth_missing": (
+        401,
+        "invalid_request_error",
+        None,
+        "You didn't provide an API key. You need to provide your API key in an Authorization "
+        "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+    ),
+    "auth_invalid": (
+        401,
+        "invalid_request_error",
+        "invalid_api_key",
+        "Incorrect API key provided. This is the tokspeed simulator.",
+    ),
+    "not_found": (404, "invalid_request_error", "model_not_found", "model not found"),
+    "rate_limited": (
+        429,
+        "requests",
+        "rate_limit_exceeded",
+        "Rate limit reached for requests on this simulated model. Please try again later.",
+    ),
+    "server_error": (
+        500,
+        "server_error",
+        None,
+        "The server had an error while processing your request. Sorry about that!",
+    ),
+    "overloaded": (
+        503,
+        "service_unavailable_error",
+        "server_is_overloaded",
+        "The server is overloaded or not ready yet.",
+    ),
+}
+
+
+def openai_error(kind: str, message: str | None, *, request_id: str) -> Rendered:
+    """An OpenAI-style error body `{"error": {message, type, param, code}}` (§2.5)."""
+    status, type_, code, default = _OPENAI_ERRORS[kind]
+    body = {"error": {"message": message or default, "type": type_, "param": None, "code": code}}
+    return Rendered(status, dumps(body), {"x-request-id": request_id})
+
+
+error = openai_error
+
+
+def parse(body: dict[str, Any], path_model: str | None = None) -> ParsedRequest:
+    model = require_model(body)
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest("messages must be a non-empty array")
+    chars = 0
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise BadRequest(f"messages[{index}] must be an object with a role")
+        chars += text_chars(message.get("content"), f"messages[{index}].content")
+    require_stream(body)
+    options = body.get("stream_options")
+    if options is not None and not isinstance(options, dict):
+        raise BadRequest("stream_options must be an object")
+    include_usage = bool(options and options.get("include_usage") is True)
+    limit = optional_limit(body, "max_completion_tokens", "max_tokens")
+    return ParsedRequest(model, chars, limit, include_usage)
+
+
+class Encoder(EncoderBase):
+    """Pre-serialised chunk pieces; `delta()` only concatenates bytes."""
+
+    __slots__ = (
+        "_head",
+        "_tail",
+        "_text_head",
+        "_reason_head",
+        "_delta_tail",
+        "_usage",
+        "_prompt_tokens",
+    )
+
+    def __init__(
+        self,
+        *,
+        request_id: str,
+        model: str,
+        created: int,
+        prompt_tokens: int,
+        include_usage: bool,
+        nl: bytes,
+    ) -> None:
+        super().__init__(nl)
+        self._prompt_tokens = prompt_tokens
+        self._usage = include_usage
+        self._head = (
+            b'data: {"id":"chatcmpl-' + request_id.encode() + b'","object":"chat.completion.chunk"'
+            b',"created":'
+            + str(created).encode()
+            + b',"model":'
+            + dumps(model)
+            + b',"system_fingerprint":"fp_tokspeed_sim","choices":[{"index":0,"delta":'
+        )
+        self._tail = (
+            b',"logprobs":null,"finish_reason":null}]'
+            + (b',"usage":null' if include_usage else b"")
+            + b"}"
+            + nl
+            + nl
+        )
+        self._text_head = self._head + b'{"content":"'
+        self._reason_head = self._head + b'{"reasoning_content":"'
+        self._delta_tail = b'"}' + self._tail
+
+    def begin(self, *, reasoning: bool, first: bool) -> bytes:
+        if not first:
+            return b""
+        return self._head + b'{"role":"assistant","content":"","refusal":null}' + self._tail
+
+    def delta(self, text: bytes, reasoning: bool, tokens: int) -> bytes:
+        return (self._reason_head if reasoning else self._text_head) + text + self._delta_tail
+
+    def finish(self, *, truncated: bool, output_tokens: int, reasoning_tokens: int) -> bytes:
+        prompt_tokens = self._prompt_tokens
+        reason = b'"length"' if truncated else b'"stop"'
+        usage_null = b',"usage":null' if self._usage else b""
+        out = self._head + b'{},"logprobs":null,"finish_reason":' + reason + b"}]" + usage_null
+        out += b"}" + self.nl + self.nl
+        if self._usage:
+            usage = {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": output_tokens,
+                "total_tokens": prompt_tokens + output_tokens,
+                "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+                "completion_tokens_details": {
+                    "reasoning_tokens": reasoning_tokens,
+                    "audio_tokens": 0,
+                    "accepted_prediction_tokens": 0,
+                    "rejected_prediction_tokens": 0,
+                },
+            }
+            head = self._head[: -len(b'[{"index":0,"delta":')]
+            out += head + b'[],"usage":' + dumps(usage) + b"}" + self.nl + self.nl
+        return out + sse(b"[DONE]", self.nl)
+
+    def error_event(self) -> bytes:
+        _, type_, code, message = _OPENAI_ERRORS["server_error"]
+        body = {"error": {"message": message, "type": type_, "param": None, "code": code}}
+        return sse(dumps(body), self.nl)
+
+    def malformed(self) -> bytes:
+        return self._text_head + b"unterminated" + self.nl + self.nl

@@ -1,0 +1,154 @@
+"""Helpers shared by the protocol adapters: JSON payloads, error bodies, request assembly."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from .base import EndpointConfig, ErrorCategory, StreamError
+from .errors import (
+    classify_status,
+    clean_message,
+    parse_rate_limit_reset,
+    parse_retry_after,
+    should_retry_header,
+)
+
+
+def is_keepalive(data: str) -> bool:
+    """Relays sometimes send keep-alives as data (`data: : keep-alive`, empty `data:`)."""
+    stripped = data.strip()
+    return not stripped or stripped[0] == ":"
+
+
+def load_object(data: str) -> dict[str, Any] | StreamError:
+    """The event's JSON object, or a stream_broken error for undecodable data."""
+    try:
+        obj = json.loads(data)
+    except ValueError:
+        return StreamError(
+            ErrorCategory.STREAM_BROKEN,
+            clean_message(f"malformed JSON in data event: {data}", limit=200),
+        )
+    if not isinstance(obj, dict):
+        return StreamError(
+            ErrorCategory.STREAM_BROKEN,
+            clean_message(f"data event is not an object: {data}", limit=200),
+        )
+    return obj
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one (parsers ignore odd shapes)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_int(value: Any) -> int | None:
+    """A token count, or None when absent or not a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
+
+
+def error_fields(obj: Any) -> tuple[str | None, str | None, str]:
+    """(type, code, message) of any provider's error JSON.
+
+    Shapes: OpenAI/compat `{"error": {"message","type","code"}}`; Anthropic
+    `{"type":"error","error":{"type","message"}}`; Gemini `{"error":{"code":429,"status",
+    "message","details":[{"reason"}]}}`; old vLLM flat `{"object":"error",...}`; OpenAI Responses
+    flat `{"type":"error","code","message"}`; FastAPI `{"detail": ...}`; `{"error": "text"}`.
+    """
+    if not isinstance(obj, dict):
+        return None, None, str(obj)
+    err = obj.get("error")
+    if isinstance(err, str):
+        return None, None, err
+    if not isinstance(err, dict):
+        if "detail" in obj and "type" not in obj:
+            return "validation_error", None, str(obj["detail"])
+        err = obj
+    error_type = err.get("type") if isinstance(err.get("type"), str) else None
+    if error_type == "error":
+        error_type = None  # the Responses API's flat event type, not an error kind
+    if isinstance(err.get("status"), str):
+        error_type = err["status"]  # Gemini: RESOURCE_EXHAUSTED, INVALID_ARGUMENT...
+    code = err.get("code")
+    code = str(code) if isinstance(code, str | int) and not isinstance(code, bool) else None
+    for detail in err.get("details") or ():
+        # Gemini reports an invalid key as INVALID_ARGUMENT with reason API_KEY_INVALID.
+        if isinstance(detail, dict) and isinstance(detail.get("reason"), str):
+            code = detail["reason"]
+            break
+    nested = err.get("details") if isinstance(err.get("details"), dict) else None
+    if nested and isinstance(nested.get("error_code"), str):
+        code = nested["error_code"]  # Anthropic spend limit
+    message = err.get("message")
+    return error_type, code, message if isinstance(message, str) else ""
+
+
+def stream_error(obj: Any, *, status: int | None = None) -> StreamError:
+    """A StreamError for an error object that arrived inside the stream (HTTP 200)."""
+    error_type, code, message = error_fields(obj)
+    category = classify_status(status, error_type, code, message)
+    label = error_type or code or "error"
+    return StreamError(category, clean_message(f"{label}: {message}" if message else label))
+
+
+def http_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
+    """Classify a non-2xx answer with a JSON or non-JSON body, keeping retry-after."""
+    text = body.decode("utf-8", "replace")
+    try:
+        obj: Any = json.loads(text)
+    except ValueError:
+        obj = None
+    if obj is None:
+        error_type, code, message = None, None, text
+    else:
+        error_type, code, message = error_fields(obj)
+    category = classify_status(
+        status, error_type, code, message, should_retry=should_retry_header(headers)
+    )
+    retry_after = parse_retry_after(headers)
+    if retry_after is None and category == ErrorCategory.RATE_LIMITED:
+        retry_after = _gemini_retry_delay(obj) or parse_rate_limit_reset(headers)
+    label = " ".join(part for part in (f"HTTP {status}", error_type or code) if part)
+    message = clean_message(f"{label}: {message}" if message.strip() else label)
+    return StreamError(category, message, retry_after_s=retry_after, http_status=status)
+
+
+def _gemini_retry_delay(obj: Any) -> float | None:
+    """Gemini's RetryInfo detail: `{"retryDelay": "30s"}`."""
+    err = obj.get("error") if isinstance(obj, dict) else None
+    details = err.get("details") if isinstance(err, dict) else None
+    for detail in details if isinstance(details, list) else ():
+        delay = detail.get("retryDelay") if isinstance(detail, dict) else None
+        if isinstance(delay, str) and delay.endswith("s"):
+            try:
+                return float(delay[:-1])
+            except ValueError:
+                return None
+    return None
+
+
+def merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` updated by `extra`, merging nested objects (e.g. extra stream_options keys)."""
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def headers_for(config: EndpointConfig, auth: Mapping[str, str]) -> dict[str, str]:
+    """JSON + SSE headers, the protocol's auth headers, then the provider's extra headers."""
+    headers = {"content-type": "application/json", "accept": "text/event-stream"}
+    headers.update(auth)
+    headers.update(config.extra_headers)
+    return headers
+
+
+def join_url(base_url: str, path: str) -> str:
+    return base_url.rstrip("/") + path

@@ -1,0 +1,371 @@
+"""measure_request / measure_burst over real sockets, checked against the simulator's truth.
+
+The simulator records, with the same CLOCK_MONOTONIC, when it handed each event to the kernel;
+the client's stamps must come after those and close to them. Bounds here are tolerant (a busy
+2-core machine); bench/accuracy.py holds the tight figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from benchmarks.measure import (
+    Limits,
+    Measurement,
+    make_client,
+    measure_burst,
+    measure_request,
+    run_burst,
+)
+from providers.base import EndpointConfig, ErrorCategory
+from providers.simulator.profiles import DEFAULT_RETRY_AFTER_S
+from providers.simulator.process import SimulatorHandle
+
+PROTOCOLS = ("openai_chat", "openai_responses", "anthropic_messages", "gemini")
+KEY = "sk-tokspeed-test-key-0123456789abcdef"
+LIMITS = Limits(connect_timeout_s=2, idle_timeout_s=5, deadline_s=30)
+# How far after the simulator's send time the client may stamp an event on a loaded test box.
+LATE_MS = 40.0
+
+
+def config_for(sim: SimulatorHandle, protocol: str, model: str, **extra: Any) -> EndpointConfig:
+    base = sim.openai_base if protocol.startswith("openai") else sim.base_url
+    return EndpointConfig(base_url=base, protocol=protocol, model=model, api_key=KEY, **extra)
+
+
+def measure(config: EndpointConfig, *, limits: Limits = LIMITS, max_tokens: int = 500):
+    async def main() -> Measurement:
+        async with make_client(limits=limits, max_connections=1) as client:
+            return await measure_request(
+                client, config, prompt="Say something.", max_tokens=max_tokens, limits=limits
+            )
+
+    return asyncio.run(main())
+
+
+def offset_ms(truth_ns: int, m: Measurement) -> float:
+    return (truth_ns - m.t0_ns) / 1e6
+
+
+def assert_close_after(client_ms: float | None, truth_ms: float) -> None:
+    assert client_ms is not None
+    assert truth_ms - 0.01 <= client_ms <= truth_ms + LATE_MS, (client_ms, truth_ms)
+
+
+def token_events(truth: dict[str, Any], kinds: tuple[str, ...] = ("text", "reasoning")) -> list:
+    return [e for e in truth["events"] if e["kind"] in kinds and e["tokens"]]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_it_measures_each_protocol_close_to_the_simulators_truth(
+    simulator: SimulatorHandle, protocol: str
+) -> None:
+    m = measure(config_for(simulator, protocol, "sim-fast+tokens=300"))
+    truth = simulator.truth(m.request_id)
+
+    assert m.ok and m.http_status == 200 and m.simulated
+    assert_close_after(m.ttfb_ms, offset_ms(truth["headers_ns"], m))
+    assert_close_after(m.ttft_ms, offset_ms(truth["first_token_ns"], m))
+    assert m.ttfa_ms == m.ttft_ms  # no reasoning: the first token is an answer token
+    assert_close_after(m.last_token_ms, offset_ms(truth["last_token_ns"], m))
+    assert_close_after(m.total_ms, offset_ms(truth["end_ns"], m))
+    assert m.ttfb_ms <= m.first_event_ms <= m.ttft_ms <= m.last_token_ms <= m.total_ms
+    assert m.connect_ms is not None and 0 < m.connect_ms < m.ttfb_ms
+    assert (m.output_tokens, m.tokens_source) == (truth["output_tokens"], "usage")
+    assert m.chunks == len(token_events(truth))
+    assert m.tokens_per_chunk == pytest.approx(truth["output_tokens"] / m.chunks)
+    # decode_tps by the §4 formula, once from the simulator's send times, once from ours.
+    true_tps = truth["output_tokens"] / ((truth["end_ns"] - truth["first_token_ns"]) / 1e9)
+    assert m.decode_tps == pytest.approx(true_tps, rel=0.25)
+    assert m.tpot_ms == pytest.approx(
+        (m.last_token_ms - m.ttft_ms) / (m.output_tokens - 1), rel=1e-9
+    )
+    assert 0 <= m.itl_p50_ms <= m.itl_p90_ms <= m.itl_p99_ms <= m.itl_max_ms
+    assert m.output_chars > 0 and len(m.output_sha256) == 64
+    assert m.finish_reason and not m.outcome and not m.error_message
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_it_times_reasoning_and_answer_tokens_separately(
+    simulator: SimulatorHandle, protocol: str
+) -> None:
+    m = measure(config_for(simulator, protocol, "sim-reasoning+tokens=80+ttft=30+tps=800"))
+    truth = simulator.truth(m.request_id)
+    first_answer = token_events(truth, ("text",))[0]["t_ns"]
+
+    assert m.ok
+    assert_close_after(m.ttft_ms, offset_ms(truth["first_token_ns"], m))
+    assert_close_after(m.ttfa_ms, offset_ms(first_answer, m))
+    assert m.ttfa_ms > m.ttft_ms
+    assert m.reasoning_tokens == truth["reasoning_tokens"] > 0
+    assert m.output_tokens == truth["output_tokens"]
+
+
+def test_it_reuses_a_kept_alive_connection_and_reports_no_connect_time(
+    simulator: SimulatorHandle,
+) -> None:
+    config = config_for(simulator, "openai_chat", "sim-fast+tokens=20")
+
+    async def main() -> list[Measurement]:
+        async with make_client(limits=LIMITS, max_connections=1) as client:
+            return [
+                await measure_request(client, config, prompt="x", max_tokens=50, limits=LIMITS)
+                for _ in range(2)
+            ]
+
+    first, second = asyncio.run(main())
+    assert first.ok and second.ok
+    assert first.connect_ms > 0
+    assert second.connect_ms == 0.0
+
+
+@pytest.mark.parametrize(
+    ("fault", "category", "status"),
+    [
+        ("429", ErrorCategory.RATE_LIMITED, 429),
+        ("500", ErrorCategory.SERVER_ERROR, 500),
+        ("529", ErrorCategory.OVERLOADED, None),
+        ("401", ErrorCategory.AUTH, None),
+        ("not_sse", ErrorCategory.SERVER_ERROR, 200),
+    ],
+)
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_it_classifies_answers_that_are_not_streams(
+    simulator: SimulatorHandle, protocol: str, fault: str, category: str, status: int | None
+) -> None:
+    m = measure(config_for(simulator, protocol, f"sim-fast+fault={fault}"))
+    truth = simulator.truth(m.request_id)
+
+    assert m.error_category == category
+    assert m.http_status == truth["status"] and (status is None or m.http_status == status)
+    assert m.ttfb_ms is not None and m.total_ms is not None and m.ttft_ms is None
+    assert m.decode_tps is None and m.output_tokens is None
+    if fault == "429":
+        assert m.retry_after_s == DEFAULT_RETRY_AFTER_S
+    assert KEY not in m.error_message and KEY not in json.dumps(m.as_dict())
+
+
+@pytest.mark.parametrize(
+    ("fault", "categories"),
+    [
+        ("drop", {ErrorCategory.STREAM_BROKEN}),
+        ("malformed", {ErrorCategory.STREAM_BROKEN}),
+        # Anthropic's mid-stream error is overloaded_error; the others a server error.
+        ("error_event", {ErrorCategory.SERVER_ERROR, ErrorCategory.OVERLOADED}),
+    ],
+)
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_it_keeps_timings_measured_before_a_mid_stream_fault(
+    simulator: SimulatorHandle, protocol: str, fault: str, categories: set[str]
+) -> None:
+    m = measure(config_for(simulator, protocol, f"sim-fast+tokens=40+fault={fault}"))
+    truth = simulator.truth(m.request_id)
+
+    assert m.error_category in categories, m.error_message
+    assert_close_after(m.ttft_ms, offset_ms(truth["first_token_ns"], m))
+    assert m.first_event_ms is not None and m.last_token_ms >= m.ttft_ms
+    assert m.total_ms >= m.last_token_ms
+    assert m.chunks > 0 and m.output_chars > 0
+    # Speed figures never come from a broken request.
+    assert m.decode_tps is None and m.tpot_ms is None and m.itl_p50_ms is None
+    assert m.http_status == 200
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_it_ignores_keep_alive_comments(simulator: SimulatorHandle, protocol: str) -> None:
+    m = measure(config_for(simulator, protocol, "sim-fast+tokens=60+ttft=150+fault=comments"))
+    truth = simulator.truth(m.request_id)
+    first_comment = next(e["t_ns"] for e in truth["events"] if e["kind"] == "comment")
+
+    assert m.ok and m.output_tokens == truth["output_tokens"]
+    assert first_comment < truth["first_token_ns"]  # comments came while it "prefilled"
+    assert_close_after(m.ttft_ms, offset_ms(truth["first_token_ns"], m))
+    assert m.first_event_ms > offset_ms(first_comment, m)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_it_estimates_tokens_when_usage_is_missing(
+    simulator: SimulatorHandle, protocol: str
+) -> None:
+    m = measure(config_for(simulator, protocol, "sim-fast+tokens=200+fault=no_usage"))
+    truth = simulator.truth(m.request_id)
+
+    assert m.ok and m.tokens_source == "estimate"
+    assert m.output_tokens == pytest.approx(truth["output_tokens"], rel=0.4)
+    assert m.decode_tps is not None
+
+
+def test_it_gives_up_on_a_stalled_stream_after_the_idle_timeout(
+    simulator: SimulatorHandle,
+) -> None:
+    limits = Limits(connect_timeout_s=2, idle_timeout_s=0.4, deadline_s=30)
+    m = measure(
+        config_for(simulator, "openai_chat", "sim-fast+tokens=40+fault=stall"), limits=limits
+    )
+    truth = simulator.truth(m.request_id)
+
+    assert m.error_category == ErrorCategory.STREAM_BROKEN
+    assert "idle" in m.error_message
+    assert_close_after(m.ttft_ms, offset_ms(truth["first_token_ns"], m))
+    # Given up one idle period after the last data event, not at the deadline.
+    assert 400 <= m.total_ms - m.last_token_ms < 400 + 300
+
+
+def test_it_reports_a_timeout_when_no_token_comes_in_time(simulator: SimulatorHandle) -> None:
+    limits = Limits(connect_timeout_s=2, idle_timeout_s=0.3, deadline_s=30)
+    m = measure(config_for(simulator, "anthropic_messages", "sim-fast+ttft=3000"), limits=limits)
+
+    assert m.error_category == ErrorCategory.TIMEOUT
+    assert m.ttft_ms is None and m.http_status == 200
+    assert 300 <= m.total_ms < 300 + 300
+
+
+def test_it_stops_at_the_wall_clock_deadline(simulator: SimulatorHandle) -> None:
+    limits = Limits(connect_timeout_s=2, idle_timeout_s=5, deadline_s=0.5)
+    m = measure(config_for(simulator, "gemini", "sim-gpu+ttft=50+tokens=2000"), limits=limits)
+
+    assert m.error_category == ErrorCategory.STREAM_BROKEN
+    assert "deadline" in m.error_message
+    assert m.ttft_ms is not None and 500 <= m.total_ms < 500 + 300
+
+
+def test_it_caps_the_bytes_it_reads(simulator: SimulatorHandle) -> None:
+    limits = Limits(connect_timeout_s=2, idle_timeout_s=5, deadline_s=30, max_bytes=4000)
+    m = measure(config_for(simulator, "openai_chat", "sim-fast+tokens=1000"), limits=limits)
+
+    assert m.error_category == ErrorCategory.STREAM_BROKEN
+    assert "4000 bytes" in m.error_message
+    assert m.ttft_ms is not None and m.decode_tps is None
+
+
+def test_it_reports_an_unreachable_host_as_a_timeout_without_raising() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound but not listening: connection refused
+        config = EndpointConfig(
+            base_url=f"http://127.0.0.1:{port}/v1", protocol="openai_chat", model="m", api_key=KEY
+        )
+        m = measure(config)
+
+    assert m.error_category == ErrorCategory.TIMEOUT
+    assert "Connect" in m.error_message
+    assert m.connect_ms is None and m.ttfb_ms is None and m.http_status is None
+
+
+# --- a hand-written server, for what the simulator cannot do --------------------------------
+
+
+async def with_server(
+    handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+    body: Callable[[str], Awaitable[Measurement]],
+) -> Measurement:
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", handler)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # noqa: SLF001 - aiohttp exposes no getter
+    try:
+        return await body(f"http://127.0.0.1:{port}/v1")
+    finally:
+        await runner.cleanup()
+
+
+def measure_against(handler: Any, limits: Limits = LIMITS) -> Measurement:
+    async def body(base_url: str) -> Measurement:
+        config = EndpointConfig(base_url=base_url, protocol="openai_chat", model="m", api_key=KEY)
+        async with make_client(limits=limits, max_connections=1) as client:
+            return await measure_request(client, config, prompt="x", max_tokens=5, limits=limits)
+
+    return asyncio.run(with_server(handler, body))
+
+
+def test_it_does_not_let_keep_alive_comments_reset_the_idle_timer() -> None:
+    async def one_token_then_comments(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+        await response.prepare(request)
+        chunk = {"choices": [{"index": 0, "delta": {"content": "Hi"}}]}
+        await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        for _ in range(200):  # 10 s of keep-alives, far past the idle limit
+            await asyncio.sleep(0.05)
+            await response.write(b": keep-alive\n\n")
+        return response
+
+    limits = Limits(connect_timeout_s=2, idle_timeout_s=0.5, deadline_s=30)
+    m = measure_against(one_token_then_comments, limits)
+
+    assert m.error_category == ErrorCategory.STREAM_BROKEN and "idle" in m.error_message
+    assert 500 <= m.total_ms - m.ttft_ms < 500 + 300
+
+
+def test_it_never_puts_the_key_in_an_error_message() -> None:
+    async def echo_the_key(request: web.Request) -> web.Response:
+        body = {"error": {"message": f"Bad key {request.headers['authorization']}", "type": "x"}}
+        return web.json_response(body, status=401)
+
+    m = measure_against(echo_the_key)
+
+    assert m.error_category == ErrorCategory.AUTH
+    assert "Bad key" in m.error_message
+    assert KEY not in m.error_message and KEY not in json.dumps(m.as_dict())
+
+
+# --- bursts ------------------------------------------------------------------------------
+
+
+def test_it_releases_a_burst_together_and_sums_its_throughput(simulator: SimulatorHandle) -> None:
+    config = config_for(simulator, "openai_chat", "sim-fast+tokens=100")
+    done: list[int] = []
+    burst = run_burst(
+        config,
+        prompts=[f"prompt {i}" for i in range(32)],
+        max_tokens=200,
+        limits=LIMITS,
+        on_done=lambda i, _m: done.append(i),
+    )
+
+    assert len(burst.samples) == 32 and all(m.ok for m in burst.samples)
+    assert sorted(done) == list(range(32))
+    starts = [m.t0_ns for m in burst.samples]
+    assert (max(starts) - min(starts)) / 1e6 < 25  # all sent within a few ms of each other
+    assert len({m.request_id for m in burst.samples}) == 32
+    tokens = sum(m.output_tokens for m in burst.samples)
+    assert burst.throughput_tps == pytest.approx(tokens / burst.wall_s)
+    longest = max(m.t0_ns / 1e9 + m.total_ms / 1000 for m in burst.samples) - min(starts) / 1e9
+    assert longest <= burst.wall_s < longest + 0.5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("concurrency", [128, 256])
+def test_it_runs_a_burst_of_hundreds_of_streams_from_one_loop(
+    simulator: SimulatorHandle, concurrency: int
+) -> None:
+    config = config_for(simulator, "anthropic_messages", "sim-fast+tokens=50+tps=500")
+
+    async def main():
+        async with make_client(limits=LIMITS, max_connections=concurrency) as client:
+            return await measure_burst(
+                client,
+                config,
+                prompts=["p"] * concurrency,
+                max_tokens=100,
+                limits=LIMITS,
+            )
+
+    burst = asyncio.run(main())
+
+    assert [m.error_category for m in burst.samples] == [""] * concurrency
+    assert all(m.output_tokens == 50 and m.connect_ms > 0 for m in burst.samples)
+    truth = simulator.truth(burst.samples[-1].request_id)
+    assert_close_after(
+        burst.samples[-1].ttft_ms, offset_ms(truth["first_token_ns"], burst.samples[-1])
+    )
+    assert burst.throughput_tps > 0

@@ -1,0 +1,209 @@
+"""Executing runs in this process against the real simulator, with a real PostgreSQL.
+
+Samples are written by the runner's writer thread on its own connection, so these tests use
+committed data (transactional_db).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from statistics import median
+
+import pytest
+from django.test import override_settings
+from django.utils import timezone
+
+from benchmarks import runner
+from benchmarks.models import Run, RunStatus, Sample, Vantage, Workload
+from benchmarks.sample_writer import SampleWriter
+from providers.config import endpoint_config
+from providers.models import Endpoint, Provider
+from tests.celery_helpers import broker, filesystem_options, queued_tasks
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def fs_broker(tmp_path: Path):
+    with broker("filesystem://", filesystem_options(tmp_path)):
+        yield tmp_path
+
+
+def make_run(
+    simulator, model: str, *, concurrency: int = 1, repetitions: int = 2, key_env: str = "", **run
+) -> Run:
+    provider, _ = Provider.objects.get_or_create(
+        slug=f"sim-{key_env or 'open'}",
+        defaults={
+            "name": "Sim",
+            "protocol": "openai_chat",
+            "base_url": simulator.openai_base,
+            "api_key_env": key_env,
+            "simulated": True,
+        },
+    )
+    endpoint = Endpoint.objects.create(
+        provider=provider, slug=f"e-{Endpoint.objects.count()}", model=model
+    )
+    workload, _ = Workload.objects.get_or_create(
+        slug="t-run", defaults={"name": "t", "max_output_tokens": 500}
+    )
+    vantage, _ = Vantage.objects.get_or_create(slug="here", defaults={"label": "h", "queue": "h"})
+    return Run.objects.create(
+        endpoint=endpoint,
+        workload=workload,
+        vantage=vantage,
+        slot=timezone.now(),
+        concurrency=concurrency,
+        repetitions=repetitions,
+        **run,
+    )
+
+
+def spy_request_ids(monkeypatch) -> dict[int, str]:
+    """Sample index → the simulator's request id, as handed to the writer."""
+    seen: dict[int, str] = {}
+    put = SampleWriter.put
+
+    def recording(self, index, measurement):
+        seen[index] = measurement.request_id
+        put(self, index, measurement)
+
+    monkeypatch.setattr(SampleWriter, "put", recording)
+    return seen
+
+
+def test_it_stores_what_the_simulator_sent_and_a_summary(simulator, fs_broker, monkeypatch) -> None:
+    run = make_run(simulator, "sim-fast+tokens=60+ttft=80", concurrency=2, repetitions=2)
+    request_ids = spy_request_ids(monkeypatch)
+
+    assert runner.execute(run.id, worker="test@here") == RunStatus.DONE
+
+    run.refresh_from_db()
+    samples = list(run.samples.all())
+    assert [s.index for s in samples] == [0, 1, 2, 3]
+    for sample in samples:
+        truth = simulator.truth(request_ids[sample.index])
+        assert sample.ok and sample.output_tokens == truth["output_tokens"] == 60
+        assert sample.tokens_source == "usage"
+        # Offsets from the headers cancel t0: client and server must agree within a few ms.
+        sent_ms = (truth["first_token_ns"] - truth["headers_ns"]) / 1e6
+        assert sample.ttft_ms - sample.ttfb_ms == pytest.approx(sent_ms, abs=15)
+        assert sample.ttft_ms >= 80
+    assert run.status == RunStatus.DONE and run.failure_reason == ""
+    assert (run.ok_count, run.error_count, run.attempts) == (4, 0, 1)
+    assert run.ttft_p50_ms == pytest.approx(median(s.ttft_ms for s in samples))
+    assert run.decode_tps_p50 == pytest.approx(median(s.decode_tps for s in samples))
+    assert run.output_tokens_p50 == 60 and run.summary["ttft_ms"]["n"] == 4
+    # Aggregate: all ok tokens over the time the two rounds of two streams were in flight.
+    walls = []
+    for first in (0, 2):
+        pair = samples[first : first + 2]
+        start = min(s.started_at for s in pair)
+        end = max(s.started_at + timedelta(milliseconds=s.total_ms) for s in pair)
+        walls.append((end - start).total_seconds())
+    assert run.throughput_tps == pytest.approx(4 * 60 / sum(walls), rel=1e-3)
+    assert run.input_tokens == samples[0].input_tokens and run.client_version.startswith("tokspeed")
+    assert run.worker == "test@here" and run.finished_at >= run.started_at
+    assert queued_tasks(fs_broker) == [
+        {"queue": "tokspeed", "task": "alerts.evaluate_after_run", "args": [run.id]}
+    ]
+
+
+def test_it_resumes_with_only_the_samples_it_lacks(simulator, fs_broker, monkeypatch) -> None:
+    long_ago = timezone.now() - timedelta(hours=1)
+    run = make_run(
+        simulator,
+        "sim-fast+tokens=30",
+        concurrency=2,
+        repetitions=2,
+        status=RunStatus.RUNNING,
+        heartbeat_at=long_ago,
+        started_at=long_ago,
+        attempts=1,
+    )
+    # The lost worker stored index 0 and 2 (one of each round) before it died.
+    kept = [
+        Sample.objects.create(run=run, index=i, started_at=long_ago, ttft_ms=1234.0, total_ms=2e3)
+        for i in (0, 2)
+    ]
+    request_ids = spy_request_ids(monkeypatch)
+
+    assert runner.execute(run.id) == RunStatus.DONE
+
+    samples = {s.index: s for s in run.samples.all()}
+    assert sorted(samples) == [0, 1, 2, 3]
+    assert [(samples[k.index].id, samples[k.index].ttft_ms) for k in kept] == [
+        (k.id, 1234.0) for k in kept
+    ]
+    assert sorted(request_ids) == [1, 3]  # each round re-sent at full width, only 1 and 3 kept
+    run.refresh_from_db()
+    assert run.attempts == 2 and run.ok_count == 4 and run.started_at == long_ago
+
+
+def test_it_fails_a_run_whose_key_is_not_set(simulator, fs_broker, monkeypatch) -> None:
+    monkeypatch.delenv("TOKSPEED_TEST_UNSET_KEY", raising=False)
+    run = make_run(simulator, "sim-fast", key_env="TOKSPEED_TEST_UNSET_KEY")
+
+    assert runner.execute(run.id) == RunStatus.FAILED
+
+    run.refresh_from_db()
+    assert "TOKSPEED_TEST_UNSET_KEY is not set" in run.failure_reason
+    assert run.samples.count() == 0 and run.finished_at is not None
+    assert runner.execute(run.id) == runner.ENDED  # a redelivery does nothing
+
+
+@pytest.mark.parametrize(
+    ("fault", "category"),
+    [("429", "rate_limited"), ("500", "server_error"), ("drop", "stream_broken")],
+)
+def test_it_stores_provider_errors_as_samples(simulator, fs_broker, fault, category) -> None:
+    run = make_run(simulator, f"sim-fast+tokens=40+fault={fault}", repetitions=2)
+
+    assert runner.execute(run.id) == RunStatus.FAILED
+
+    run.refresh_from_db()
+    assert [s.error_category for s in run.samples.all()] == [category, category]
+    assert run.summary["errors_by_category"] == {category: 2} and run.ok_count == 0
+    assert run.failure_reason == f"All 2 requests failed (2 × {category})."
+    assert run.ttft_p50_ms is None  # errors never enter speed statistics
+
+
+def test_it_marks_a_run_with_some_errors_partial(simulator, fs_broker) -> None:
+    run = make_run(
+        simulator, "sim-fast+tokens=20", repetitions=3, status=RunStatus.RUNNING, attempts=1
+    )
+    Sample.objects.create(
+        run=run, index=0, started_at=timezone.now(), error_category="overloaded", http_status=529
+    )
+
+    assert runner.execute(run.id) == RunStatus.PARTIAL
+
+    run.refresh_from_db()
+    assert (run.ok_count, run.error_count) == (2, 1)
+    assert run.failure_reason == "1 of 3 requests failed (1 × overloaded)."
+
+
+def test_it_leaves_a_run_to_the_worker_holding_a_fresh_lease(simulator, fs_broker) -> None:
+    run = make_run(
+        simulator, "sim-fast", status=RunStatus.RUNNING, heartbeat_at=timezone.now(), attempts=1
+    )
+    assert runner.execute(run.id) == runner.BUSY
+    run.refresh_from_db()
+    assert run.attempts == 1 and run.samples.count() == 0
+    assert runner.execute(10**9) == runner.MISSING
+
+
+@override_settings(TOKSPEED_RUN_LEASE_S=1)
+def test_it_stops_when_another_worker_took_the_run_over(simulator, fs_broker) -> None:
+    run = make_run(simulator, "sim-fast+tokens=20+ttft=400", repetitions=4)
+    assert runner.claim_run(run.id, worker="old").outcome == "claimed"
+    Run.objects.filter(id=run.id).update(attempts=2)  # a newer attempt owns it now
+    run.refresh_from_db()
+
+    with pytest.raises(runner.LeaseLost):
+        runner.measure_missing(run, endpoint_config(run.endpoint), attempt=1)
+
+    assert run.samples.count() < 4  # it stopped early instead of finishing the run
+    assert Run.objects.get(id=run.id).status == RunStatus.RUNNING  # left to the new owner
