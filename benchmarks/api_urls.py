@@ -1,7 +1,7 @@
 """REST API v1, mounted at /api/v1/ (tokspeed/urls.py)."""
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 from rest_framework.routers import DefaultRouter
 
@@ -32,11 +32,6 @@ urlpatterns = [
         "docs/",
         SpectacularSwaggerView.as_view(url_name="api-schema", **_public),
         name="api-docs",
-    ),
-    path(
-        "redoc/",
-        SpectacularRedocView.as_view(url_name="api-schema", **_public),
-        name="api-redoc",
     ),
     *router.urls,
 ]

@@ -12,7 +12,8 @@ import httpx
 from providers.base import EndpointConfig
 
 from .measurement import Limits, Measurement
-from .stream import execute, make_client, prepare_request
+from .stream import execute, prepare_request
+from .transport import make_client
 
 
 @dataclass(slots=True)

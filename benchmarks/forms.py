@@ -52,7 +52,7 @@ class AgentLoopForm(forms.Form):
     calls = forms.IntegerField(
         label="Serial calls", min_value=1, max_value=10_000, initial=agent_loop.DEFAULT_CALLS
     )
-    tokens = forms.IntegerField(
+    tokens_per_call = forms.IntegerField(
         label="Output tokens per call",
         min_value=1,
         max_value=1_000_000,

@@ -4,14 +4,15 @@
         m = await measure_request(client, config, prompt=p, max_tokens=2048, limits=limits)
         burst = await measure_burst(client, config, prompts=ps, max_tokens=2048, limits=limits)
 
-Pieces: measurement.py (Measurement, Limits, SAMPLE_FIELDS), transport.py (sockets that stamp
-arrivals), stream.py (one request), recorder.py (events → fields), timing.py (the arithmetic),
-burst.py (N at once).
+Pieces: measurement.py (Measurement, Limits, SAMPLE_FIELDS), netstream.py (sockets that stamp
+arrivals), transport.py (the client and its pool), stream.py (one request), recorder.py
+(events → fields), timing.py (the arithmetic), burst.py (N at once).
 """
 
 from .burst import BurstResult, measure_burst, run_burst, throughput
 from .measurement import SAMPLE_FIELDS, Limits, Measurement
-from .stream import execute, make_client, measure_request, prepare_request
+from .stream import execute, measure_request, prepare_request
+from .transport import make_client
 
 __all__ = [
     "SAMPLE_FIELDS",

@@ -25,7 +25,7 @@ from providers.base import EndpointConfig
 from providers.config import MissingKey, endpoint_config
 
 from .finish import finish_run
-from .measure import Limits, make_client, measure_burst
+from .measure import Limits, Measurement, make_client, measure_burst
 from .models import Run, RunStatus
 from .prompts import build_prompt
 from .sample_writer import SampleWriter
@@ -136,31 +136,47 @@ def measure_missing(run: Run, config: EndpointConfig, *, attempt: int) -> None:
     todo = rounds_to_measure(run)
     if not todo:
         return
+    # Everything from the database is read here: no ORM access inside the event loop.
+    shape = Shape(
+        prompt=run.workload.prompt,
+        context_tokens=run.context_tokens,
+        max_tokens=run.workload.max_output_tokens,
+        concurrency=run.concurrency,
+    )
     heartbeat_s = max(settings.TOKSPEED_RUN_LEASE_S / 3, 0.2)
     with SampleWriter(run_id=run.id, attempt=attempt, heartbeat_s=heartbeat_s) as writer:
-        asyncio.run(_measure_rounds(run, config, todo, writer))
+        asyncio.run(_measure_rounds(shape, config, todo, writer))
         lost = writer.lost
     if lost:
         raise LeaseLost
 
 
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What each round sends."""
+
+    prompt: str
+    context_tokens: int
+    max_tokens: int
+    concurrency: int
+
+
 async def _measure_rounds(
-    run: Run, config: EndpointConfig, todo: list[tuple[int, set[int]]], writer: SampleWriter
+    shape: Shape, config: EndpointConfig, todo: list[tuple[int, set[int]]], writer: SampleWriter
 ) -> None:
     limits = Limits.from_settings()
-    workload = run.workload
-    async with make_client(limits=limits, max_connections=run.concurrency) as client:
+    async with make_client(limits=limits, max_connections=shape.concurrency) as client:
         for round_no, missing in todo:
             if writer.lost:
                 raise LeaseLost
-            first = round_no * run.concurrency
+            first = round_no * shape.concurrency
             # Prompts are built before the burst: nothing but streaming while clocks run.
             prompts = [
-                build_prompt(prompt=workload.prompt, context_tokens=run.context_tokens)
-                for _ in range(run.concurrency)
+                build_prompt(prompt=shape.prompt, context_tokens=shape.context_tokens)
+                for _ in range(shape.concurrency)
             ]
 
-            def on_done(position: int, measurement, first=first, missing=missing) -> None:
+            def on_done(position: int, measurement: Measurement, first=first, missing=missing):
                 if first + position in missing:
                     writer.put(first + position, measurement)
 
@@ -168,7 +184,7 @@ async def _measure_rounds(
                 client,
                 config,
                 prompts=prompts,
-                max_tokens=workload.max_output_tokens,
+                max_tokens=shape.max_tokens,
                 limits=limits,
                 on_done=on_done,
             )

@@ -1,7 +1,7 @@
 """Measure one streamed request (DESIGN.md §4): send, stamp every network read, classify.
 
 Clock discipline: t0 is read just before the request goes to httpx. Every chunk of the body
-carries the stamp its bytes got on arrival (benchmarks/transport.py), and each SSE event decoded
+carries the stamp its bytes got on arrival (benchmarks/netstream.py), and each SSE event decoded
 from that chunk gets that stamp. Between arrival and stamp there is nothing; between stamp and
 parsing there may be anything, since parsing no longer moves the clock.
 """
@@ -22,8 +22,8 @@ from providers.registry import get_adapter
 from providers.sse import SSEDecoder
 
 from .measurement import Limits, Measurement
+from .netstream import StampedStream
 from .recorder import Recorder
-from .transport import StampedStream, StampingTransport
 
 # How much of an error body is read and classified.
 _ERROR_BODY_BYTES = 64 * 1024
@@ -31,28 +31,6 @@ _ERROR_BODY_BYTES = 64 * 1024
 # before the connection is dropped instead of being returned to the pool for reuse.
 _DRAIN_GRACE_NS = 250_000_000
 _SENSITIVE_HEADER_WORDS = ("key", "auth", "token", "secret")
-
-
-def make_client(*, limits: Limits, max_connections: int) -> httpx.AsyncClient:
-    """One client for many requests: a pool of `max_connections` stamping connections.
-
-    Size the pool to the burst (no request may wait for a connection, or it would wait inside
-    its own TTFT). No proxies from the environment and no redirects: we time the endpoint itself.
-    """
-    if max_connections < 1:
-        raise ValueError("max_connections must be at least 1")
-    pool = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-    return httpx.AsyncClient(
-        transport=StampingTransport(limits=pool),
-        timeout=httpx.Timeout(
-            connect=limits.connect_timeout_s,
-            read=limits.idle_timeout_s,  # backstop; the data-idle watchdog below is the real one
-            write=limits.idle_timeout_s,
-            pool=limits.deadline_s,
-        ),
-        follow_redirects=False,
-        trust_env=False,
-    )
 
 
 @dataclass(slots=True)
@@ -289,4 +267,4 @@ def _http_error(
     )
 
 
-__all__ = ["PreparedRequest", "execute", "make_client", "measure_request", "prepare_request"]
+__all__ = ["PreparedRequest", "execute", "measure_request", "prepare_request"]

@@ -1,282 +1,233 @@
-"""An httpx client whose sockets stamp the clock the moment bytes arrive.
+"""The httpx client measurements use: a transport over stamping connections.
 
-httpx (through httpcore) reads the socket via a "network backend". This one is a thin asyncio
-Protocol: `data_received` runs inside the event loop's socket callback, right after the kernel
-handed the bytes over, and reads `time.perf_counter_ns()` before anything else. The stamp travels
-with the bytes; when httpcore later calls `read()`, the stream exposes it as `read_ns`. So the
-time of an SSE event is the time its last byte reached the process, not the time the measuring
-task got round to parsing it: under a burst of 256 streams the difference is many milliseconds.
+httpx lets a client plug in its own transport; this one speaks HTTP/1.1 (benchmarks/http11.py)
+over the connections of benchmarks/netstream.py, whose every read carries its arrival time.
+Why not httpcore's pool: it re-scans every connection for every request it queues and every
+response it closes (cubic per burst: ~10⁶ checks at 128 streams, seconds of CPU spent after t0,
+inside the TTFT of the requests waiting), its locks yield to the event loop several times per
+request, and h11 costs more per chunk than this whole module. Idle connections wait here in a
+per-origin stack: O(1) to take one, O(1) to give one back.
 
-It also costs less CPU per read than the generic anyio backend (one buffer, no task groups).
+The client honours httpx's "trace" request extension for connect timing (the same event names
+as httpcore), sends `Accept-Encoding: identity` (aiter_raw must see the event stream as sent)
+and uses no proxies and no redirects: we time the endpoint itself.
 """
 
 from __future__ import annotations
 
 import asyncio
-import socket
 import ssl
-from collections import deque
-from collections.abc import Iterable
-from time import perf_counter_ns
+from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import cache
 from typing import Any
 
-import httpcore
 import httpx
 
-# Stop reading from the socket while this much arrived data waits for its reader (back-pressure).
-_HIGH_WATER = 1 << 20
+from . import http11
+from .measurement import Limits
+from .netstream import Connection, open_connection
+
+Trace = Callable[[str, dict[str, Any]], Awaitable[None]]
+_Origin = tuple[str, str, int]
 
 
-class _StampingProtocol(asyncio.Protocol):
-    """Buffers (bytes, arrival ns) pairs and wakes the reader."""
+@cache
+def _ssl_context() -> ssl.SSLContext:
+    """httpx's default verification (certifi); loading the CA bundle takes ~0.2 s, so once."""
+    context = httpx.create_ssl_context()
+    context.set_alpn_protocols(["http/1.1"])
+    return context
 
-    __slots__ = (
-        "transport",
-        "chunks",
-        "buffered",
-        "eof_ns",
-        "error",
-        "_waiter",
-        "_paused",
-        "_drain_waiter",
-        "_write_paused",
-    )
 
-    def __init__(self) -> None:
-        self.transport: asyncio.Transport | None = None
-        self.chunks: deque[tuple[bytes, int]] = deque()
-        self.buffered = 0
-        self.eof_ns = 0  # when the peer closed (0 while open)
-        self.error: BaseException | None = None
-        self._waiter: asyncio.Future[None] | None = None
-        self._paused = False
-        self._drain_waiter: asyncio.Future[None] | None = None
-        self._write_paused = False
+class _Body(httpx.AsyncByteStream):
+    """The response body, one piece per network read; `conn.read_ns` stamps each piece."""
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+    def __init__(
+        self,
+        pool: StampingTransport,
+        origin: _Origin,
+        conn: Connection,
+        head: http11.ResponseHead,
+        first: bytes,
+        read_timeout: float | None,
+    ) -> None:
+        self._pool, self._origin, self._conn, self._head = pool, origin, conn, head
+        self._first = first  # body bytes that came with the head (same arrival stamp)
+        self._timeout = read_timeout
+        self._complete = head.framing == "none" and not first
+        self._released = False
 
-    def data_received(self, data: bytes) -> None:
-        # The clock first: this is the earliest moment user space sees these bytes.
-        self.chunks.append((data, perf_counter_ns()))
-        self.buffered += len(data)
-        if self.buffered > _HIGH_WATER and not self._paused and self.transport is not None:
-            self._paused = True
-            self.transport.pause_reading()
-        self._wake()
-
-    def eof_received(self) -> bool:
-        self.eof_ns = perf_counter_ns()
-        self._wake()
-        return False  # let the transport close itself
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.eof_ns:
-            self.eof_ns = perf_counter_ns()
-        self.error = exc
-        self._wake()
-        if self._drain_waiter is not None and not self._drain_waiter.done():
-            self._drain_waiter.set_result(None)
-
-    def pause_writing(self) -> None:
-        self._write_paused = True
-
-    def resume_writing(self) -> None:
-        self._write_paused = False
-        if self._drain_waiter is not None and not self._drain_waiter.done():
-            self._drain_waiter.set_result(None)
-
-    def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
-
-    async def wait_readable(self, timeout: float | None) -> None:
-        loop = asyncio.get_running_loop()
-        waiter = self._waiter = loop.create_future()
-        timer = loop.call_later(timeout, _expire, waiter) if timeout is not None else None
-        try:
-            await waiter
-        finally:
-            if timer is not None:
-                timer.cancel()
-            self._waiter = None
-
-    async def drain(self, timeout: float | None) -> None:
-        if not self._write_paused:
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        framing, conn, timeout = self._head.framing, self._conn, self._timeout
+        if framing == "none":
+            self._complete = True
             return
-        loop = asyncio.get_running_loop()
-        waiter = self._drain_waiter = loop.create_future()
-        timer = loop.call_later(timeout, _expire, waiter) if timeout is not None else None
-        try:
-            await waiter
-        finally:
-            if timer is not None:
-                timer.cancel()
-            self._drain_waiter = None
-
-    def resume_if_drained(self) -> None:
-        if self._paused and self.buffered <= _HIGH_WATER // 2 and self.transport is not None:
-            self._paused = False
-            self.transport.resume_reading()
-
-
-def _expire(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_exception(TimeoutError())
-
-
-class StampedStream(httpcore.AsyncNetworkStream):
-    """A connection; after each `read()`, `read_ns` is when the returned bytes arrived."""
-
-    __slots__ = ("_protocol", "_transport", "read_ns")
-
-    def __init__(self, protocol: _StampingProtocol, transport: asyncio.Transport) -> None:
-        self._protocol = protocol
-        self._transport = transport
-        self.read_ns = 0
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        protocol = self._protocol
-        if not protocol.chunks and not protocol.eof_ns:
-            try:
-                await protocol.wait_readable(timeout)
-            except TimeoutError as exc:
-                raise httpcore.ReadTimeout("no data from the server in time") from exc
-        if protocol.chunks:
-            data, self.read_ns = protocol.chunks.popleft()
-            if len(data) > max_bytes:
-                protocol.chunks.appendleft((data[max_bytes:], self.read_ns))
-                data = data[:max_bytes]
-            protocol.buffered -= len(data)
-            protocol.resume_if_drained()
-            return data
-        self.read_ns = protocol.eof_ns
-        if protocol.error is not None:
-            raise httpcore.ReadError(str(protocol.error) or type(protocol.error).__name__)
-        return b""
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        if not buffer:
-            return
-        if self._transport.is_closing():
-            raise httpcore.WriteError("connection closed by the server")
-        self._transport.write(buffer)
-        try:
-            await self._protocol.drain(timeout)
-        except TimeoutError as exc:
-            raise httpcore.WriteTimeout("the server did not accept the request in time") from exc
+        chunked = http11.ChunkedDecoder() if framing == "chunked" else None
+        remaining = self._head.length
+        data, self._first = self._first, b""
+        while True:
+            if data:
+                if chunked is not None:
+                    payload = chunked.feed(data)
+                    if chunked.done:
+                        self._complete = not chunked.leftover
+                elif framing == "length":
+                    payload, extra = data[:remaining], data[remaining:]
+                    remaining -= len(payload)
+                    self._complete = not remaining and not extra
+                    if extra:
+                        remaining = 0
+                else:
+                    payload = data
+                if payload:
+                    yield payload
+                if (chunked is not None and chunked.done) or (framing == "length" and not remaining):
+                    return
+            elif framing == "length" and not remaining:
+                self._complete = True
+                return
+            data = await conn.receive(timeout)
+            if not data:
+                if framing == "close":
+                    return  # the body ends with the connection; not reusable
+                raise httpx.RemoteProtocolError(
+                    "peer closed connection without sending complete message body"
+                )
 
     async def aclose(self) -> None:
-        self._transport.close()
+        if not self._released:
+            self._released = True
+            reusable = self._complete and self._head.keep_alive
+            self._pool._give_back(self._origin, self._conn, reusable=reusable)
 
-    async def start_tls(
+
+class StampingTransport(httpx.AsyncBaseTransport):
+    """HTTP/1.1 over stamping connections; at most `max_connections` open, idle ones reused."""
+
+    def __init__(self, *, max_connections: int) -> None:
+        self._slots = asyncio.Semaphore(max_connections)
+        self._idle: dict[_Origin, list[Connection]] = {}  # most recently used last
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        if url.scheme not in ("http", "https"):
+            raise httpx.UnsupportedProtocol(f"unsupported URL scheme {url.scheme!r}")
+        host = url.raw_host.decode("ascii")
+        origin = (url.scheme, host, url.port or (443 if url.scheme == "https" else 80))
+        timeouts: dict[str, float | None] = request.extensions.get("timeout", {})
+        trace: Trace | None = request.extensions.get("trace")
+        await self._take_slot(timeouts.get("pool"))
+        conn: Connection | None = None
+        try:
+            conn = self._reusable(origin)
+            try:
+                head, first = await self._exchange(conn, origin, request, timeouts, trace)
+            except (httpx.RemoteProtocolError, httpx.WriteError):
+                if conn is None:
+                    raise
+                # The server closed the kept-alive connection as we reused it: once more, fresh.
+                conn.close()
+                conn = None
+                head, first = await self._exchange(None, origin, request, timeouts, trace)
+        except BaseException:
+            self._slots.release()
+            raise
+        return httpx.Response(
+            status_code=head.status,
+            headers=head.headers,
+            stream=_Body(self, origin, self._conn, head, first, timeouts.get("read")),
+            extensions={
+                "http_version": head.http_version,
+                "reason_phrase": head.reason,
+                "network_stream": self._conn,
+            },
+        )
+
+    async def _exchange(
         self,
-        ssl_context: ssl.SSLContext,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> StampedStream:
-        loop = asyncio.get_running_loop()
+        conn: Connection | None,
+        origin: _Origin,
+        request: httpx.Request,
+        timeouts: dict[str, float | None],
+        trace: Trace | None,
+    ) -> tuple[http11.ResponseHead, bytes]:
+        if conn is None:
+            conn = await self._connect(origin, timeouts.get("connect"), trace)
+        self._conn = conn
+        try:
+            await http11.send_request(conn, request, timeouts.get("write"))
+            return await http11.receive_head(
+                conn, method=request.method, timeout=timeouts.get("read")
+            )
+        except BaseException:
+            conn.close()
+            raise
+
+    async def _connect(self, origin: _Origin, timeout: float | None, trace: Trace | None):
+        scheme, host, port = origin
+        info = {"host": host, "port": port}
+        if trace is not None:
+            await trace("connection.connect_tcp.started", info)
+        conn = await open_connection(host, port, timeout)
+        if trace is not None:
+            await trace("connection.connect_tcp.complete", {**info, "return_value": conn})
+        if scheme == "https":
+            if trace is not None:
+                await trace("connection.start_tls.started", info)
+            conn = await conn.start_tls(_ssl_context(), host, timeout)
+            if trace is not None:
+                await trace("connection.start_tls.complete", {**info, "return_value": conn})
+        return conn
+
+    async def _take_slot(self, timeout: float | None) -> None:
+        if not self._slots.locked():
+            await self._slots.acquire()  # returns at once, without yielding
+            return
         try:
             async with asyncio.timeout(timeout):
-                tls_transport = await loop.start_tls(
-                    self._transport,
-                    self._protocol,
-                    ssl_context,
-                    server_hostname=server_hostname,
-                    ssl_handshake_timeout=timeout,
-                )
+                await self._slots.acquire()
         except TimeoutError as exc:
-            self._transport.close()
-            raise httpcore.ConnectTimeout("TLS handshake timed out") from exc
-        except (OSError, ssl.SSLError) as exc:
-            self._transport.close()
-            raise httpcore.ConnectError(str(exc)) from exc
-        if tls_transport is None:  # the peer closed during the handshake
-            raise httpcore.ConnectError("connection closed during the TLS handshake")
-        self._protocol.transport = tls_transport  # type: ignore[assignment]
-        return StampedStream(self._protocol, tls_transport)  # type: ignore[arg-type]
+            raise httpx.PoolTimeout("no free connection in the pool in time") from exc
 
-    def get_extra_info(self, info: str) -> Any:
-        if info == "is_readable":
-            # An idle keep-alive connection is "readable" only when the server closed it.
-            return bool(self._protocol.chunks or self._protocol.eof_ns)
-        if info == "client_addr":
-            return self._transport.get_extra_info("sockname")
-        if info == "server_addr":
-            return self._transport.get_extra_info("peername")
-        if info in ("ssl_object", "socket"):
-            return self._transport.get_extra_info(info)
+    def _reusable(self, origin: _Origin) -> Connection | None:
+        stack = self._idle.get(origin)
+        while stack:
+            conn = stack.pop()
+            if conn.idle_and_healthy:
+                return conn
+            conn.close()  # the server closed it (or sent something unasked) while idle
         return None
 
+    def _give_back(self, origin: _Origin, conn: Connection, *, reusable: bool) -> None:
+        self._slots.release()
+        if reusable and conn.idle_and_healthy:
+            self._idle.setdefault(origin, []).append(conn)
+        else:
+            conn.close()
 
-class StampingBackend(httpcore.AsyncNetworkBackend):
-    """httpcore network backend over asyncio Protocols (TCP; TLS via loop.start_tls)."""
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[tuple[int, int, Any]] | None = None,
-    ) -> StampedStream:
-        loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout(timeout):
-                transport, protocol = await loop.create_connection(
-                    _StampingProtocol,
-                    host,
-                    port,
-                    local_addr=(local_address, 0) if local_address else None,
-                    happy_eyeballs_delay=0.25,
-                )
-        except TimeoutError as exc:
-            raise httpcore.ConnectTimeout(f"connecting to {host}:{port} timed out") from exc
-        except OSError as exc:
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            for option in socket_options or ():
-                sock.setsockopt(*option)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return StampedStream(protocol, transport)
-
-    async def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,
-        socket_options: Iterable[tuple[int, int, Any]] | None = None,
-    ) -> StampedStream:
-        loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout(timeout):
-                transport, protocol = await loop.create_unix_connection(_StampingProtocol, path)
-        except TimeoutError as exc:
-            raise httpcore.ConnectTimeout(f"connecting to {path} timed out") from exc
-        except OSError as exc:
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        return StampedStream(protocol, transport)
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
+    async def aclose(self) -> None:
+        stacks, self._idle = self._idle, {}
+        for stack in stacks.values():
+            for conn in stack:
+                conn.close()
 
 
-class StampingTransport(httpx.AsyncHTTPTransport):
-    """httpx's own HTTP/1.1 transport with the stamping backend underneath (no proxies)."""
+def make_client(*, limits: Limits, max_connections: int) -> httpx.AsyncClient:
+    """One client for many requests: up to `max_connections` stamping connections.
 
-    def __init__(self, *, limits: httpx.Limits, retries: int = 0) -> None:
-        super().__init__(limits=limits, retries=retries)
-        # Rebuild the pool through httpcore's public constructor, with our backend.
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            http1=True,
-            http2=False,
-            retries=retries,
-            network_backend=StampingBackend(),
-        )
+    Size it to the burst, so that no request waits for a connection inside its own TTFT.
+    """
+    if max_connections < 1:
+        raise ValueError("max_connections must be at least 1")
+    return httpx.AsyncClient(
+        transport=StampingTransport(max_connections=max_connections),
+        headers={"accept-encoding": "identity"},
+        timeout=httpx.Timeout(
+            connect=limits.connect_timeout_s,
+            read=limits.idle_timeout_s,  # backstop; the data-idle watchdog is the real limit
+            write=limits.idle_timeout_s,
+            pool=limits.deadline_s,
+        ),
+        follow_redirects=False,
+        trust_env=False,
+    )

@@ -4,6 +4,9 @@ name and whether that variable is set in the server's environment."""
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db import models
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
 
 from .models import Endpoint, Provider
 
@@ -37,15 +40,19 @@ class ProviderAdmin(admin.ModelAdmin):
     list_filter = ("protocol", "enabled", "simulated")
     search_fields = ("name", "slug", "base_url")
     prepopulated_fields = {"slug": ("name",)}
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     inlines = [EndpointInline]
 
     @admin.display(boolean=True, description="key configured")
     def key_status(self, obj: Provider) -> bool:
         return obj.key_configured
 
-    @admin.display(description="endpoints")
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Provider]:
+        return super().get_queryset(request).annotate(n_endpoints=Count("endpoints"))
+
+    @admin.display(description="endpoints", ordering="n_endpoints")
     def endpoint_count(self, obj: Provider) -> int:
-        return obj.endpoints.count()
+        return obj.n_endpoints
 
 
 @admin.register(Endpoint)

@@ -64,6 +64,16 @@ def chat_usage(usage: Mapping[str, Any]) -> Usage:
     )
 
 
+def llamacpp_usage(timings: Mapping[str, Any]) -> Usage:
+    """llama.cpp's own counts when no usage was sent: prompt_n excludes the cached cache_n."""
+    prompt, cached = as_int(timings.get("prompt_n")), as_int(timings.get("cache_n"))
+    return Usage(
+        input_tokens=None if prompt is None else prompt + (cached or 0),
+        output_tokens=as_int(timings.get("predicted_n")),
+        cached_tokens=cached,
+    )
+
+
 class OpenAIChatAdapter:
     name = "openai_chat"
     ends_on_close = False
@@ -128,6 +138,8 @@ class OpenAIChatAdapter:
             usage = groq.get("usage")
         if isinstance(usage, dict):
             items.append(chat_usage(usage))
+        elif "predicted_n" in as_dict(obj.get("timings")):
+            items.append(llamacpp_usage(obj["timings"]))
         if finish:
             items.append(finish)
         if isinstance(groq.get("error"), str) and groq["error"]:

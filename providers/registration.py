@@ -57,18 +57,19 @@ def _endpoint(provider: Provider, known: KnownEndpoint, *, price_note: str = PRI
 def register_hosted(result: Registered) -> None:
     """Every hosted provider; enabled exactly when its key variable is set in this environment."""
     for known in HOSTED:
-        has_key = bool(os.environ.get(known.api_key_env, "").strip())
-        provider, created = Provider.objects.get_or_create(
+        provider, _ = Provider.objects.get_or_create(
             slug=known.slug,
             defaults={
                 "name": known.name,
                 "protocol": known.protocol,
                 "base_url": known.base_url,
                 "api_key_env": known.api_key_env,
-                "enabled": has_key,
+                "enabled": False,
             },
         )
-        if not created and provider.enabled != has_key:
+        # The variable named on the row (an admin may have renamed it) decides.
+        has_key = bool(os.environ.get(provider.api_key_env or known.api_key_env, "").strip())
+        if provider.enabled != has_key:
             provider.enabled = has_key
             provider.save(update_fields=["enabled"])
         (result.enabled if has_key else result.disabled).append(provider)
@@ -87,32 +88,34 @@ def discover_models(base_url: str) -> list[str]:
     return [i for i in ids if isinstance(i, str) and i][:LOCAL_MAX_MODELS]
 
 
-@transaction.atomic
 def register_local(
     known: KnownProvider, base_url: str, models: list[str], result: Registered
 ) -> None:
-    """A local server at `base_url` (validated: http(s), private only if allowed)."""
+    """A local server at `base_url` (validated: http(s), private only if allowed).
+
+    Without given models, asks the server's /models (before any database work).
+    """
     validate_base_url(base_url)
-    provider, _ = Provider.objects.update_or_create(
-        slug=known.slug,
-        defaults={
-            "name": known.name,
-            "protocol": known.protocol,
-            "base_url": base_url,
-            "api_key_env": known.api_key_env,
-            "enabled": True,
-        },
-    )
+    models = models or discover_models(base_url)
+    with transaction.atomic():
+        provider, _ = Provider.objects.update_or_create(
+            slug=known.slug,
+            defaults={
+                "name": known.name,
+                "protocol": known.protocol,
+                "base_url": base_url,
+                "api_key_env": known.api_key_env,
+                "enabled": True,
+            },
+        )
+        for model in models:
+            result.endpoints_created += _endpoint(provider, KnownEndpoint(model, model))
     result.enabled.append(provider)
-    if not models:
-        models = discover_models(base_url)
     if not models:
         result.notes.append(
             f"{known.name}: no models found at {base_url}/models; add one with "
             f"--local-model {known.slug}=MODEL or in the admin."
         )
-    for model in models:
-        result.endpoints_created += _endpoint(provider, KnownEndpoint(model, model))
 
 
 LOCAL_BY_SLUG = {p.slug: p for p in LOCAL}

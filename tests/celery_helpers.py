@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import kombu.pools
 from celery import current_app
 from django.db import connection
 
@@ -53,6 +54,8 @@ def broker(url: str, options: dict[str, Any] | None = None) -> Iterator[None]:
 
 
 def _switch(app: Any, url: str, options: dict[str, Any]) -> None:
+    # Producers are pooled per app and in kombu's global registry: drop both.
+    kombu.pools.reset()
     if app._pool is not None:
         app._pool.force_close_all()
         app._pool = None
@@ -152,8 +155,7 @@ class Worker:
         return "\n".join(self.lines)
 
 
-@contextmanager
-def worker(
+def start_worker(
     *,
     name: str,
     queues: list[str],
@@ -161,8 +163,8 @@ def worker(
     broker_dir: Path | None = None,
     pool: str = "solo",
     **settings: str,
-) -> Iterator[Worker]:
-    """A ready worker on `queues`, using this test's database; stopped on exit.
+) -> Worker:
+    """Start (without waiting) a worker on `queues` that uses this test's database.
 
     Extra keyword settings become environment variables (e.g. TOKSPEED_RUN_LEASE_S="1").
     """
@@ -175,11 +177,26 @@ def worker(
     }
     if broker_dir is not None:
         env["TOKSPEED_BROKER_DIR"] = str(broker_dir)
-    process = Worker(name=name, queues=queues, env=env, pool=pool)
+    return Worker(name=name, queues=queues, env=env, pool=pool)
+
+
+@contextmanager
+def workers(*started: Worker) -> Iterator[tuple[Worker, ...]]:
+    """Wait until every started worker is ready (they boot in parallel); stop them on exit."""
     try:
-        yield process.wait_ready()
+        for each in started:
+            each.wait_ready()
+        yield started
     finally:
-        process.stop()
+        for each in started:
+            each.stop()
+
+
+@contextmanager
+def worker(**options: Any) -> Iterator[Worker]:
+    """One ready worker (see start_worker), stopped on exit."""
+    with workers(start_worker(**options)) as (one,):
+        yield one
 
 
 def wait_for(predicate: Any, *, timeout: float, message: str, interval: float = 0.1) -> Any:

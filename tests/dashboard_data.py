@@ -152,6 +152,7 @@ def samples(
     run_: Run,
     *,
     count: int = 3,
+    start: int = 0,
     ttft_ms: float = 400.0,
     decode_tps: float = 80.0,
     tokens: int = 200,
@@ -159,7 +160,7 @@ def samples(
 ) -> list[Sample]:
     """Samples for the run page's waterfall: connect, headers, first token, decode."""
     made = []
-    for index in range(count):
+    for index in range(start, start + count):
         total = ttft_ms + tokens / decode_tps * 1000
         made.append(
             Sample.objects.create(
@@ -200,7 +201,7 @@ DEMO = (
         {
             "active_params_b": 70,
             "bytes_per_param": 2,
-            "chips": 1,
+            "chips": 8,
             "chip_bandwidth_tbps": 3.35,
             "hardware": "H100",
         },
@@ -267,5 +268,6 @@ def demo(*, slots: int = 9, with_samples: bool = True) -> dict[str, Endpoint]:
                     throughput_tps=tps * 0.3 * ep.peak_concurrency,
                 )
             if with_samples and i == len(when) - 1:
-                samples(base_run, count=5, ttft_ms=ttft, decode_tps=tps, tokens=400)
+                samples(base_run, count=4, ttft_ms=ttft, decode_tps=tps, tokens=400)
+                samples(base_run, count=1, start=4, ttft_ms=ttft, error_category="server_error")
     return made

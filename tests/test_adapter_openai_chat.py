@@ -198,3 +198,20 @@ def test_it_classifies_an_unsupported_parameter_as_bad_request() -> None:
     error = adapter.classify_http_error(400, {}, json.dumps(body).encode())
     assert error.category == ErrorCategory.BAD_REQUEST
     assert "Unsupported parameter" in error.message and error.http_status == 400
+
+
+def test_it_counts_tokens_from_llamacpp_timings_when_no_usage_is_sent() -> None:
+    timings = {
+        "cache_n": 4,
+        "prompt_n": 9,
+        "prompt_ms": 35.1,
+        "predicted_n": 42,
+        "predicted_ms": 500.0,
+    }
+    items = adapter.parse(chunk({}, finish="stop", timings=timings))
+    assert items == [Usage(input_tokens=13, output_tokens=42, cached_tokens=4), Finish("stop", "")]
+    # Reported usage wins over the server's timings when both are there.
+    both = adapter.parse(
+        chunk(choices=[], usage={"prompt_tokens": 13, "completion_tokens": 41}, timings=timings)
+    )
+    assert both == [Usage(13, 41, None, None)]

@@ -158,6 +158,7 @@ def test_it_tells_how_to_add_a_model_when_a_local_server_lists_none() -> None:
 def test_it_rejects_bad_local_flags_with_a_clear_error(args: list[str], message: str) -> None:
     with pytest.raises(CommandError, match=message):
         run("register_providers", *args)
+    assert not Provider.objects.exists()  # nothing registered on a bad flag
 
 
 @override_settings(TOKSPEED_ALLOW_PRIVATE_ENDPOINTS=False)

@@ -25,8 +25,8 @@ from benchmarks.measure import (
     run_burst,
 )
 from providers.base import EndpointConfig, ErrorCategory
-from providers.simulator.profiles import DEFAULT_RETRY_AFTER_S
 from providers.simulator.process import SimulatorHandle
+from providers.simulator.profiles import DEFAULT_RETRY_AFTER_S
 
 PROTOCOLS = ("openai_chat", "openai_responses", "anthropic_messages", "gemini")
 KEY = "sk-tokspeed-test-key-0123456789abcdef"

@@ -102,7 +102,7 @@ def test_it_narrows_the_board_with_filters(user_client):
         ("/compare/?e=wafer-llama-70b&e=nope", "e"),
         ("/compare/?e=a&e=b&e=c&e=d&e=f", "e"),
         ("/agent-loop/?calls=0", "calls"),
-        ("/agent-loop/?tokens=lots", "tokens"),
+        ("/agent-loop/?tokens_per_call=lots", "tokens_per_call"),
         ("/agent-loop/?tool_s=-1", "tool_s"),
     ],
 )
@@ -162,7 +162,7 @@ def test_it_projects_the_agent_loop_with_defaults_and_with_inputs(user_client):
     assert f'value="{DEFAULT_CALLS}"' in default and f'value="{DEFAULT_TOKENS_PER_CALL}"' in default
     rows = {r.slug: r for r in leaderboard(BoardFilters())}
     wafer = rows["wafer-llama-70b"]
-    html = user_client.get("/agent-loop/?calls=3&tokens=100&tool_s=2").content.decode()
+    html = user_client.get("/agent-loop/?calls=3&tokens_per_call=100&tool_s=2").content.decode()
     expected = 3 * (wafer.ttft_p50_ms / 1000 + 100 / wafer.decode_tps_p50) + 3 * 2
     row = html.split('data-slug="wafer-llama-70b"', 1)[1].split("</tr>", 1)[0]
     assert f"{expected:.2f} s" in row

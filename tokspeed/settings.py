@@ -201,7 +201,8 @@ SPECTACULAR_SETTINGS = {
     # Assets from drf-spectacular-sidecar's static files: the docs page loads nothing from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
+    # No badge from validator.swagger.io: the page talks to this server only.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "benchmarks.api.schema.add_error_responses",

@@ -7,10 +7,11 @@ from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
 
 from providers.models import Endpoint
 
+from ..costs import input_tokens_estimate
 from ..models import Run, Workload
 from .aggregates import Percentile
 from .filters import BoardFilters
-from .pricing import cost_per_request, estimated_input_tokens
+from .pricing import cost_per_request
 from .rows import BoardRow, mark_ties, sort_rows
 from .scope import (
     base_workload,
@@ -194,7 +195,7 @@ def _row(
     price_in, price_out = endpoint.price_input_per_mtok, endpoint.price_output_per_mtok
     input_tokens, estimated = stats.get("input_tokens"), False
     if input_tokens is None and workload is not None:
-        input_tokens, estimated = estimated_input_tokens(workload), True
+        input_tokens, estimated = input_tokens_estimate(workload), True
     row = BoardRow(
         endpoint_id=endpoint.id,
         slug=endpoint.slug,

@@ -3,9 +3,6 @@
 from decimal import Decimal
 from typing import Any
 
-from ..models import Workload
-from ..prompts import CHARS_PER_TOKEN, nonce_line
-
 MILLION = 1_000_000
 
 
@@ -25,12 +22,6 @@ def cost_per_request(
     return (
         (input_tokens or 0) * float(price_in_per_mtok) + output_tokens * float(price_out_per_mtok)
     ) / MILLION
-
-
-def estimated_input_tokens(workload: Workload) -> int:
-    """Prompt tokens of a workload's request when no provider reported them (chars ÷ 4)."""
-    chars = len(nonce_line()) + len(workload.prompt)
-    return round(chars / CHARS_PER_TOKEN) + workload.context_tokens
 
 
 def pareto_frontier(

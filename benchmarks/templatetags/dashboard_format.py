@@ -1,9 +1,11 @@
 """Number formatting for the dashboard: ms, tok/s, dollars, percentages, query strings."""
 
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
 from django import template
+from django.utils import timezone
 
 register = template.Library()
 DASH = "—"
@@ -84,3 +86,34 @@ def query(params: dict[str, str], **changes: Any) -> str:
     merged = {**params, **{k: "" if v is None else str(v) for k, v in changes.items()}}
     pairs = [(k, v) for k, v in merged.items() if v != ""]
     return "?" + urlencode(pairs) if pairs else "?"
+
+
+@register.filter
+def ms_range(low: float | None, high: float | None) -> str:
+    """A spread with one unit: 205–229 ms · 2.77–2.91 s."""
+    if low is None or high is None:
+        return DASH
+    if abs(high) < 1000:
+        return f"{low:.0f}–{high:.0f} ms"
+    digits = 2 if abs(high) < 10_000 else 1 if abs(high) < 100_000 else 0
+    return f"{low / 1000:.{digits}f}–{high / 1000:.{digits}f} s"
+
+
+@register.filter
+def tps_range(low: float | None, high: float | None) -> str:
+    if low is None or high is None:
+        return DASH
+    return f"{tps(low)}–{tps(high)}"
+
+
+@register.filter
+def ago(moment: datetime | None) -> str:
+    """Compact age: 12 min ago · 6 h ago · 3 d ago."""
+    if moment is None:
+        return DASH
+    minutes = max(0, int((timezone.now() - moment).total_seconds() // 60))
+    if minutes < 60:
+        return f"{minutes} min ago"
+    if minutes < 48 * 60:
+        return f"{minutes // 60} h ago"
+    return f"{minutes // (24 * 60)} d ago"

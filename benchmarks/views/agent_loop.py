@@ -29,13 +29,13 @@ def agent_loop_page(request: HttpRequest) -> HttpResponse:
         # A calculator input out of range: 400, the page still usable, the field named.
         context["bad_fields"] = list(form.errors)
         return render(request, "benchmarks/agent_loop.html", context, status=400)
-    calls, tokens, tool_s = (form.cleaned_data[k] for k in ("calls", "tokens", "tool_s"))
+    calls, tokens, tool_s = (form.cleaned_data[k] for k in ("calls", "tokens_per_call", "tool_s"))
     projections = agent_loop.project(
         leaderboard(filters), calls=calls, tokens_per_call=tokens, tool_s=tool_s
     )
     context.update(
         calls=calls,
-        tokens=tokens,
+        tokens_per_call=tokens,
         tool_s=tool_s,
         projections=projections,
         empty=empty_state(has_data=bool(projections)),

@@ -19,10 +19,10 @@ from typing import Any
 from aiohttp import web
 
 from .faults import HTTP_ERROR_FAULTS
-from .plan import make_plan
-from .profiles import BadModelOption, UnknownModel, parse_fault, parse_model
+from .plan import Plan, make_plan
+from .profiles import BadModelOption, Options, Profile, UnknownModel, parse_fault, parse_model
 from .protocols import PROTOCOLS, gemini
-from .protocols.common import BadRequest, Rendered
+from .protocols.common import BadRequest, ParsedRequest
 from .sim_routes import add_sim_routes
 from .stream import SimStream, Simulation
 from .truth import KIND, TruthRecord, TruthStore
@@ -76,131 +76,153 @@ async def _send(
     return response
 
 
-def _error_response(rendered: Rendered, *, retry_after_s: float | None) -> web.Response:
+class Refused(Exception):
+    """The request gets an HTTP error in its protocol's shape instead of a stream."""
+
+    def __init__(self, kind: str, message: str | None = None, retry_after_s: float | None = None):
+        super().__init__(kind)
+        self.kind = kind
+        self.message = message
+        self.retry_after_s = retry_after_s
+
+
+async def _accept(
+    request: web.Request, proto: ModuleType, record: TruthRecord
+) -> tuple[ParsedRequest, Profile, Options, str]:
+    """Authenticate and validate a request; raise Refused with the error it deserves."""
+    auth = _auth_error(request)
+    if auth:
+        raise Refused(auth)
+    try:
+        if proto is gemini and request.query.get("alt") != "sse":
+            raise BadRequest("this simulator only serves alt=sse streams")
+        if proto.NAME == "anthropic_messages" and "anthropic-version" not in request.headers:
+            raise BadRequest("anthropic-version: header is required")
+        try:
+            body = json.loads(await request.read())
+        except (ValueError, UnicodeDecodeError):
+            raise BadRequest("the request body is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise BadRequest("the request body must be a JSON object")
+        parsed = proto.parse(body, request.match_info.get("model"))
+        record.model = parsed.model
+        profile, options = parse_model(parsed.model)
+        fault = options.fault
+        if "x-sim-fault" in request.headers:
+            fault = parse_fault(request.headers["x-sim-fault"])
+    except (BadRequest, BadModelOption) as exc:
+        raise Refused("bad_request", str(exc)) from None
+    except UnknownModel as exc:
+        raise Refused("not_found", f"The model `{exc}` does not exist.") from None
+    record.fault = fault
+    if fault in HTTP_ERROR_FAULTS:
+        kind = HTTP_ERROR_FAULTS[fault]
+        raise Refused(kind, retry_after_s=options.retry_after_s if kind == "rate_limited" else None)
+    return parsed, profile, options, fault
+
+
+def _refusal(proto: ModuleType, refused: Refused, request_id: str) -> web.Response:
+    if proto is gemini:
+        rendered = gemini.error(
+            refused.kind,
+            refused.message,
+            request_id=request_id,
+            retry_after_s=refused.retry_after_s,
+        )
+    else:
+        rendered = proto.error(refused.kind, refused.message, request_id=request_id)
     response = web.Response(
         status=rendered.status, body=rendered.body, content_type="application/json"
     )
     response.headers.update(rendered.headers)
-    if retry_after_s is not None:
-        response.headers["retry-after"] = f"{retry_after_s:g}"
+    if refused.retry_after_s is not None:
+        response.headers["retry-after"] = f"{refused.retry_after_s:g}"
     return response
-
-
-def _render(proto: ModuleType, kind: str, message: str | None, rid: str, retry: float | None):
-    if proto is gemini:
-        return gemini.error(kind, message, request_id=rid, retry_after_s=retry)
-    return proto.error(kind, message, request_id=rid)
 
 
 def protocol_handler(proto: ModuleType) -> Callable[[web.Request], Any]:
     async def handle(request: web.Request) -> web.StreamResponse:
-        loop = asyncio.get_running_loop()
-        start = loop.time()
+        start = asyncio.get_running_loop().time()  # TTFT counts from here
         record = TruthRecord(os.urandom(8).hex(), proto.NAME, perf_counter_ns())
         request.app[TRUTH].add(record)
-        rid = record.request_id
-
-        async def fail(kind: str, message: str | None = None, retry: float | None = None):
-            rendered = _render(proto, kind, message, rid, retry)
-            return await _send(
-                request,
-                record,
-                _error_response(rendered, retry_after_s=retry),
-                "error",
-                "http_error",
-            )
-
-        auth = _auth_error(request)
-        if auth:
-            return await fail(auth)
-        path_model = request.match_info.get("model")
         try:
-            if proto is gemini and request.query.get("alt") != "sse":
-                raise BadRequest("this simulator only serves alt=sse streams")
-            if proto.NAME == "anthropic_messages" and "anthropic-version" not in request.headers:
-                raise BadRequest("anthropic-version: header is required")
-            try:
-                body = json.loads(await request.read())
-            except (ValueError, UnicodeDecodeError):
-                raise BadRequest("the request body is not valid JSON") from None
-            if not isinstance(body, dict):
-                raise BadRequest("the request body must be a JSON object")
-            parsed = proto.parse(body, path_model)
-            record.model = parsed.model
-            profile, options = parse_model(parsed.model)
-            fault = options.fault
-            if "x-sim-fault" in request.headers:
-                fault = parse_fault(request.headers["x-sim-fault"])
-        except BadRequest as exc:
-            return await fail("bad_request", str(exc))
-        except BadModelOption as exc:
-            return await fail("bad_request", str(exc))
-        except UnknownModel as exc:
-            return await fail("not_found", f"The model `{exc}` does not exist.")
-        record.fault = fault
-        if fault in HTTP_ERROR_FAULTS:
-            kind = HTTP_ERROR_FAULTS[fault]
-            return await fail(kind, retry=options.retry_after_s if kind == "rate_limited" else None)
+            parsed, profile, options, fault = await _accept(request, proto, record)
+        except Refused as refused:
+            response = _refusal(proto, refused, record.request_id)
+            return await _send(request, record, response, "error", "http_error")
         if fault == "not_sse":
             page = web.Response(status=200, body=NOT_SSE_BODY, content_type="text/html")
             return await _send(request, record, page, "body", "not_sse")
-
         sim = request.app[SIM]
         plan = make_plan(profile, options, parsed, fault=fault, controls=sim.controls)
         record.prompt_tokens = plan.prompt_tokens
-        nl = gemini.NL if proto is gemini or fault == "comments" else b"\n"
-        include_usage = parsed.include_usage and fault != "no_usage"
         encoder = proto.Encoder(
-            request_id=rid,
+            request_id=record.request_id,
             model=parsed.model,
             created=int(time.time()),
             prompt_tokens=plan.prompt_tokens,
-            include_usage=include_usage,
-            nl=nl,
+            include_usage=parsed.include_usage and fault != "no_usage",
+            nl=gemini.NL if proto is gemini or fault == "comments" else b"\n",
         )
-        response = web.StreamResponse(
-            status=200,
-            headers={
-                "content-type": "text/event-stream; charset=utf-8",
-                "cache-control": "no-cache",
-                "x-sim-request-id": rid,
-            },
-        )
-        response.enable_chunked_encoding()
-        record.status = 200
-        record.headers_ns = perf_counter_ns()
-        await response.prepare(request)  # StreamResponse sends its headers immediately
-        if request.transport is None or request.transport.is_closing():
-            record.outcome = "client_closed"
-            return response
-        stream = SimStream(
-            sim=sim,
-            plan=plan,
-            encoder=encoder,
-            transport=request.transport,
-            record=record,
-            start=start,
-            comments=fault == "comments",
-        )
-        stream.begin()
-        try:
-            result = await stream.done
-        finally:
-            stream.cancel()
-        if result is None:
-            return response
-        kind, tail = result
-        if kind == "error":
-            response.force_close()  # as real providers do after a mid-stream error event
-        t_ns = perf_counter_ns()
-        await response.write_eof(tail)  # last events and the chunked terminator in one write
-        record.add(t_ns, KIND[kind])
-        record.end_ns = t_ns
-        record.finish_reason = "length" if plan.truncated else "stop"
-        record.outcome = "complete" if kind == "end" else "error_event"
-        return response
+        return await _stream(request, record, sim, plan, encoder, start=start)
 
     return handle
+
+
+async def _stream(
+    request: web.Request,
+    record: TruthRecord,
+    sim: Simulation,
+    plan: Plan,
+    encoder: Any,
+    *,
+    start: float,
+) -> web.StreamResponse:
+    response = web.StreamResponse(
+        status=200,
+        headers={
+            "content-type": "text/event-stream; charset=utf-8",
+            "cache-control": "no-cache",
+            "x-sim-request-id": record.request_id,
+        },
+    )
+    response.enable_chunked_encoding()
+    record.status = 200
+    record.headers_ns = perf_counter_ns()
+    await response.prepare(request)  # a StreamResponse sends its headers at once
+    transport = request.transport
+    if transport is None or transport.is_closing():
+        record.outcome = "client_closed"
+        return response
+    stream = SimStream(
+        sim=sim,
+        plan=plan,
+        encoder=encoder,
+        transport=transport,
+        record=record,
+        start=start,
+        comments=plan.fault == "comments",
+    )
+    stream.begin()
+    try:
+        result = await stream.done
+    finally:
+        stream.cancel()  # no-op unless this handler was cancelled (the client went away)
+    if result is None:  # dropped on purpose, or the client went away
+        return response
+    kind, tail = result
+    if kind == "error":
+        response.force_close()  # real providers close the connection after an error event
+    t_ns = perf_counter_ns()
+    await response.write_eof(tail)  # the last events and the chunked terminator, one write
+    record.add(t_ns, KIND[kind])
+    record.end_ns = t_ns
+    if kind == "end":
+        record.finish_reason = "length" if plan.truncated else "stop"
+        record.outcome = "complete"
+    else:
+        record.outcome = "error_event"
+    return response
 
 
 async def _mark_simulated(request: web.Request, response: web.StreamResponse) -> None:

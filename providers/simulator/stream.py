@@ -14,6 +14,7 @@ import random
 from time import perf_counter_ns
 from typing import Any
 
+from .faults import MID_STREAM_FAULTS
 from .plan import Controls, Plan
 from .textgen import answer_source, reasoning_source
 from .ticker import Entry, Ticker
@@ -72,11 +73,12 @@ class SimStream:
         self._deadline = start + plan.ttft_s
         self._sent = 0
         self._events = 0
-        self._fault_pending = plan.fault in ("error_event", "drop", "stall", "malformed")
+        self._fault_pending = plan.fault in MID_STREAM_FAULTS
         self._ticker = sim.ticker
         self._handle: Entry | None = None
         self._keepalive: asyncio.TimerHandle | None = None
-        self._released = False
+        self._begun = False
+        self._over = False
         self._answer = answer_source()
         self._reasoning = reasoning_source()
 
@@ -85,29 +87,33 @@ class SimStream:
     def begin(self) -> None:
         """Called right after the headers went out: preamble events, then the first token."""
         self.sim.active += 1
-        payload = self.encoder.start()
+        self._begun = True
+        preamble = self.encoder.start()
         if self.comments:
-            payload = self.encoder.comment() + payload
-        if payload:
-            self._write(payload, _COMMENT if self.comments else _META)
+            self._write(self.encoder.comment() + preamble, _META if preamble else _COMMENT)
+        elif preamble:
+            self._write(preamble, _META)
         if self.comments:
             self._keepalive = self.loop.call_later(KEEPALIVE_EVERY_S, self._send_keepalive)
         self._handle = self._ticker.at(self._deadline, self._step)
 
     def cancel(self, outcome: str = "client_closed") -> None:
         """Stop whatever is scheduled (the client went away or the handler was cancelled)."""
-        if not self.done.done():
+        if not self._over:
             self.record.outcome = outcome
             self._finish(None)
 
     def _finish(self, result: tuple[str, bytes] | None) -> None:
+        if self._over:
+            return
+        self._over = True
         Ticker.cancel(self._handle)
         if self._keepalive is not None:
             self._keepalive.cancel()
         self._handle = self._keepalive = None
-        if not self._released:
-            self._released = True
+        if self._begun:
             self.sim.active -= 1
+        # A cancelled handler cancels the future it awaited: `done` may be settled already.
         if not self.done.done():
             self.done.set_result(result)
 

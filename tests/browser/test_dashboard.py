@@ -38,11 +38,11 @@ def test_it_draws_the_leaderboard_and_filters_change_it(logged_in, live_server):
     assert "simulated" in page.inner_text('#leaderboard tr[data-slug="sim-gpu"]')
     screenshot(page, "leaderboard")
 
-    samples_72h = page.inner_text('#leaderboard tr[data-slug="wafer-llama-70b"] td:nth-child(15)')
+    samples_72h = page.inner_text('#leaderboard tr[data-slug="wafer-llama-70b"] .c-samples')
     page.select_option("select[name=window]", "24h")
     page.click(".filters button[type=submit]")
     page.wait_for_url(re.compile(r"window=24h"))
-    samples_24h = page.inner_text('#leaderboard tr[data-slug="wafer-llama-70b"] td:nth-child(15)')
+    samples_24h = page.inner_text('#leaderboard tr[data-slug="wafer-llama-70b"] .c-samples')
     expected = leaderboard(BoardFilters(window_hours=24))
     assert int(samples_24h) == next(r.samples for r in expected if r.slug == "wafer-llama-70b")
     assert int(samples_24h) < int(samples_72h)
@@ -108,7 +108,7 @@ def test_it_answers_the_agent_loop_calculator(logged_in, live_server):
     screenshot(page, "agent-loop")
 
     page.fill("#id_calls", "4")
-    page.fill("#id_tokens", "150")
+    page.fill("#id_tokens_per_call", "150")
     page.fill("#id_tool_s", "1.5")
     page.click("#calculator button[type=submit]")
     page.wait_for_url(re.compile(r"calls=4"))

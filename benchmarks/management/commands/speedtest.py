@@ -139,9 +139,7 @@ class Command(BaseCommand):
                 progress.console.print(_row(str(first + offset), m))
 
         samples = asyncio.run(
-            self._measure(
-                config, options, limits, progress, show_round, state, concurrency, repeat
-            )
+            self._measure(config, options, limits, progress, show_round, state, concurrency, repeat)
         )
         summary = summarize(samples, concurrency=concurrency)
         summary.update(
@@ -212,9 +210,7 @@ class Command(BaseCommand):
                     "Give either an endpoint slug or --base-url/--protocol/--model, not both."
                 )
             try:
-                endpoint = Endpoint.objects.select_related("provider").get(
-                    slug=options["endpoint"]
-                )
+                endpoint = Endpoint.objects.select_related("provider").get(slug=options["endpoint"])
             except Endpoint.DoesNotExist:
                 raise CommandError(
                     f"Unknown endpoint {options['endpoint']!r} (see the admin or "

@@ -34,6 +34,10 @@
     if (v < 120) return v.toFixed(1) + " s";
     return Math.floor(v / 60) + " min " + Math.round(v % 60) + " s";
   }
+  // Short axis labels for seconds: 0.5 s · 10 s · 3.3 min.
+  function shortSeconds(v) {
+    return v < 60 ? `${+v.toPrecision(2)} s` : `${+(v / 60).toPrecision(2)} min`;
+  }
   function usd(v) {
     if (v === null || v === undefined) return "—";
     return "$" + (v >= 0.1 || v === 0 ? v.toFixed(2) : v.toFixed(3));
@@ -56,8 +60,8 @@
       if (!scale || !options.lines) return;
       const { ctx, chartArea } = chart;
       ctx.save();
-      for (const line of options.lines) {
-        if (line.value < scale.min || line.value > scale.max) continue;
+      options.lines.forEach((line, index) => {
+        if (line.value < scale.min || line.value > scale.max) return;
         const x = scale.getPixelForValue(line.value);
         ctx.strokeStyle = line.color || "#495057";
         ctx.setLineDash([5, 4]);
@@ -70,8 +74,9 @@
         ctx.fillStyle = line.color || "#495057";
         ctx.font = "12px system-ui, sans-serif";
         ctx.textAlign = "left";
-        ctx.fillText(line.label, x + 4, chartArea.top + 12);
-      }
+        // Above the plot, staggered so two close lines never print over each other or the bars.
+        ctx.fillText(line.label, x + 4, chartArea.top - 6 - (index % 2) * 14);
+      });
       ctx.restore();
     },
   };
@@ -83,13 +88,14 @@
       if (!options.ranges) return;
       const { ctx } = chart;
       const horizontal = chart.options.indexAxis === "y";
-      const valueScale = horizontal ? chart.scales.x : chart.scales.y;
       ctx.save();
       ctx.strokeStyle = options.color || "#343a40";
       ctx.lineWidth = 1.5;
       options.ranges.forEach((ranges, datasetIndex) => {
         const meta = chart.getDatasetMeta(datasetIndex);
         if (!ranges || meta.hidden) return;
+        // Each dataset's own value axis (a chart may have a second y axis).
+        const valueScale = chart.scales[horizontal ? meta.xAxisID : meta.yAxisID];
         meta.data.forEach((bar, i) => {
           const range = ranges[i];
           if (!range || range[0] === null || range[1] === null) return;
@@ -128,11 +134,27 @@
   }
 
   // A linear time axis (no date adapter needed): values are epoch milliseconds, labels in UTC.
-  function timeAxis(title) {
+  // Ticks fall on round UTC times (multiples of 6 h, 12 h, a day or a week since the epoch).
+  const HOUR = 3600 * 1000;
+  function timeAxis(xs) {
+    const finite = (xs || []).filter((x) => Number.isFinite(x));
+    const span = finite.length ? Math.max(...finite) - Math.min(...finite) : 0;
+    const step = span <= 36 * HOUR ? 6 * HOUR : span <= 4 * 24 * HOUR ? 12 * HOUR
+      : span <= 16 * 24 * HOUR ? 24 * HOUR : 7 * 24 * HOUR;
+    const label = (v) => (step >= 24 * HOUR ? when(v).slice(0, 5) : when(v));
     return {
       type: "linear",
-      title: { display: !!title, text: title },
-      ticks: { maxTicksLimit: 8, callback: (v) => when(v) },
+      ticks: { stepSize: step, autoSkip: true, maxRotation: 0, callback: label },
+      grid: { color: COLORS.grid },
+    };
+  }
+
+  // Log axis for "requests in flight": label only round numbers.
+  function concurrencyAxis() {
+    return {
+      type: "logarithmic",
+      title: { display: true, text: "requests in flight" },
+      ticks: { autoSkip: false, callback: (v) => ([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000].includes(v) ? v : "") },
     };
   }
 
@@ -142,5 +164,5 @@
     return new Chart(canvas, config);
   }
 
-  window.TS = { COLORS, SERIES, data, ms, tps, seconds, usd, when, alpha, setup, timeAxis, make };
+  window.TS = { COLORS, SERIES, data, ms, tps, seconds, shortSeconds, usd, when, alpha, setup, timeAxis, concurrencyAxis, make };
 })();

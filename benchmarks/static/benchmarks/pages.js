@@ -54,7 +54,7 @@
           title: (items) => T.when(items[0].parsed.x) + " UTC",
           label: (c) => `${c.dataset.label}: ${format(c.parsed.y)}`,
         } } },
-        scales: { x: T.timeAxis(), y: { beginAtZero: true, ticks: { callback: (v) => format(v) } } },
+        scales: { x: T.timeAxis(pts.map((p) => p.x)), y: { beginAtZero: true, ticks: { callback: (v) => format(v) } } },
         onClick: (_e, els) => {
           const el = els.find((e) => datasets[e.datasetIndex].data[e.index].id);
           if (el) window.location.href = `/runs/${datasets[el.datasetIndex].data[el.index].id}/`;
@@ -96,7 +96,7 @@
         { label: "Long-context TTFT" + tokens, data: pairs.map((p) => ({ x: Date.parse(p.slot), y: p.long_ttft_ms })), borderColor: "#862e9c", backgroundColor: "#862e9c", pointRadius: 3, spanGaps: true },
       ] },
       options: {
-        scales: { x: T.timeAxis(), y: { beginAtZero: true, ticks: { callback: (v) => T.ms(v) } } },
+        scales: { x: T.timeAxis(pairs.map((p) => Date.parse(p.slot))), y: { beginAtZero: true, ticks: { callback: (v) => T.ms(v) } } },
         plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${T.ms(c.parsed.y)}` } } },
       },
     });
@@ -111,7 +111,7 @@
       ] },
       options: {
         scales: {
-          x: { type: "logarithmic", title: { display: true, text: "requests in flight" }, ticks: { callback: (v) => ([1, 2, 5, 10, 20, 50, 100, 200, 500].includes(v) ? v : "") } },
+          x: T.concurrencyAxis(),
           y: { beginAtZero: true, title: { display: true, text: "per user" } },
           y1: { beginAtZero: true, position: "right", grid: { drawOnChartArea: false }, title: { display: true, text: "aggregate" } },
         },
@@ -200,12 +200,20 @@
         ctx.restore();
       },
     };
+    // Prices span decades (cents to tens of dollars): a log axis unless something is free.
+    const prices = priced.map((p) => p.price_out);
+    const logX = prices.length > 1 && Math.min(...prices) > 0 && Math.max(...prices) / Math.min(...prices) > 8;
     const chart = T.make("chart-price", {
+      type: "scatter",
       data: { datasets: datasets() },
       plugins: [labels],
       options: {
+        layout: { padding: { right: 90 } },
         scales: {
-          x: { title: { display: true, text: "USD per 1M output tokens" }, beginAtZero: true, ticks: { callback: (v) => T.usd(v) } },
+          x: logX
+            ? { type: "logarithmic", title: { display: true, text: "USD per 1M output tokens (log scale)" },
+                ticks: { callback: (v) => ([0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100].includes(+v.toPrecision(2)) ? T.usd(v) : "") } }
+            : { title: { display: true, text: "USD per 1M output tokens" }, beginAtZero: true, ticks: { callback: (v) => T.usd(v) } },
           y: { title: { display: true, text: spec[axis][1] }, beginAtZero: true, ticks: { callback: (v) => spec[axis][2](v) } },
         },
         plugins: { tooltip: { callbacks: { label: (c) => `${c.raw.label || "frontier"}: ${T.usd(c.parsed.x)}, ${spec[axis][2](c.parsed.y)}` } } },
@@ -228,30 +236,48 @@
     });
   }
 
+  const VERDICT_COLORS = { immediate: "#2b8a3e", "holds attention": "#f08c00", "background job": "#c92a2a" };
+
+  // Wall time per endpoint on a log axis, so the 1 s and 10 s lines stay readable whatever the
+  // range; colour = how it feels; whiskers = with the p25/p75 medians.
   function agentBars(canvasId, projections, thresholds) {
-    const max = Math.max(...projections.map((p) => p.wall_worst_s || p.wall_s));
+    const walls = projections.flatMap((p) => [p.wall_s, p.wall_best_s, p.wall_worst_s]).filter((v) => v > 0);
+    const low = Math.min(thresholds.immediate / 2, ...walls) * 0.8;
+    const high = Math.max(thresholds.attention * 2, ...walls) * 1.25;
     return T.make(canvasId, {
       type: "bar",
       data: {
         labels: projections.map((p) => p.label + (p.simulated ? " (sim)" : "")),
-        datasets: [
-          { label: "Waiting for first tokens", data: projections.map((p) => p.waiting_s), backgroundColor: T.alpha(C.ttft, 0.8) },
-          { label: "Decoding", data: projections.map((p) => p.decoding_s), backgroundColor: T.alpha(C.decode, 0.8) },
-          { label: "Tools", data: projections.map((p) => p.tool_total_s), backgroundColor: T.alpha(C.muted, 0.7) },
-        ],
+        datasets: [{
+          label: "Projected wall time",
+          data: projections.map((p) => p.wall_s),
+          backgroundColor: projections.map((p) => T.alpha(VERDICT_COLORS[p.verdict], 0.75)),
+          borderRadius: 3,
+        }],
       },
       options: {
         indexAxis: "y",
+        layout: { padding: { top: 30 } },
         scales: {
-          x: { stacked: true, beginAtZero: true, suggestedMax: Math.max(max * 1.05, thresholds.attention * 1.15), title: { display: true, text: "seconds" } },
-          y: { stacked: true },
+          x: {
+            type: "logarithmic", min: low, max: high,
+            title: { display: true, text: "seconds (log scale)" },
+            ticks: { autoSkip: false, maxRotation: 0, callback: (v) => ([0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000].includes(+v.toPrecision(2)) ? T.shortSeconds(v) : "") },
+          },
         },
         plugins: {
+          legend: { display: false },
+          whiskers: { ranges: [projections.map((p) => [p.wall_best_s, p.wall_worst_s])] },
           referenceLines: { lines: [
             { value: thresholds.immediate, label: `${thresholds.immediate} s: immediate`, color: "#2b8a3e" },
             { value: thresholds.attention, label: `${thresholds.attention} s: holds attention`, color: "#e67700" },
           ] },
-          tooltip: { callbacks: { footer: (items) => "Total " + T.seconds(projections[items[0].dataIndex].wall_s) } },
+          tooltip: { callbacks: {
+            label: (c) => {
+              const p = projections[c.dataIndex];
+              return `${T.seconds(p.wall_s)} (${p.verdict}): waiting ${T.seconds(p.waiting_s)}, decoding ${T.seconds(p.decoding_s)}, tools ${T.seconds(p.tool_total_s)}`;
+            },
+          } },
         },
       },
     });
@@ -271,7 +297,8 @@
       label: name(h), data: h.runs.map((r) => ({ x: Date.parse(r.slot), y: r[key] })),
       borderColor: color(i), backgroundColor: color(i), pointRadius: 2, spanGaps: true, tension: 0.2,
     }));
-    const timeOpts = (format) => ({ scales: { x: T.timeAxis(), y: { beginAtZero: true, ticks: { callback: (v) => format(v) } } } });
+    const xs = histories.flatMap((h) => h.runs.map((r) => Date.parse(r.slot)));
+    const timeOpts = (format) => ({ scales: { x: T.timeAxis(xs), y: { beginAtZero: true, ticks: { callback: (v) => format(v) } } } });
     T.make("chart-cmp-ttft", { type: "line", data: { datasets: lines("ttft_ms") }, options: timeOpts(T.ms) });
     T.make("chart-cmp-decode", { type: "line", data: { datasets: lines("decode_tps") }, options: timeOpts(T.tps) });
     const buckets = histories[0].tod_profile.map((b) => b.label);
@@ -292,7 +319,7 @@
       conc.push({ label: name(h) + " aggregate", data: h.concurrency.map((c) => ({ x: c.concurrency, y: c.throughput_tps })), borderColor: color(i), backgroundColor: color(i), borderDash: [6, 4], yAxisID: "y1", spanGaps: true });
     });
     T.make("chart-cmp-concurrency", { type: "line", data: { datasets: conc }, options: { scales: {
-      x: { type: "logarithmic", title: { display: true, text: "requests in flight" } },
+      x: T.concurrencyAxis(),
       y: { beginAtZero: true, title: { display: true, text: "per user tok/s" } },
       y1: { beginAtZero: true, position: "right", grid: { drawOnChartArea: false }, title: { display: true, text: "aggregate tok/s" } },
     } } });

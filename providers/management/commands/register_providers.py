@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from providers.catalogue import HOSTED
 from providers.registration import LOCAL_BY_SLUG, Registered, register_hosted, register_local
+from providers.validators import validate_base_url
 
 
 def _pairs(values: list[str], flag: str) -> dict[str, list[str]]:
@@ -51,15 +51,18 @@ class Command(BaseCommand):
         models = _pairs(options["local_model"], "--local-model")
         for name in models.keys() - urls.keys():
             raise CommandError(f"--local-model {name}=... needs --local-url {name}=URL too.")
-        result = Registered()
-        register_hosted(result)
+        # Check every flag before registering anything, so a typo changes nothing.
         for name, (url, *extra) in urls.items():
             if extra:
                 raise CommandError(f"--local-url given twice for {name}.")
             try:
-                register_local(LOCAL_BY_SLUG[name], url, models.get(name, []), result)
+                validate_base_url(url)
             except ValidationError as exc:
                 raise CommandError(f"--local-url {name}: {' '.join(exc.messages)}") from None
+        result = Registered()
+        register_hosted(result)
+        for name, (url, *_) in urls.items():
+            register_local(LOCAL_BY_SLUG[name], url, models.get(name, []), result)
         self._report(result)
 
     def _report(self, result: Registered) -> None:
@@ -68,11 +71,8 @@ class Command(BaseCommand):
         out.write(self.style.SUCCESS(f"Enabled: {names}"))
         if result.disabled:
             out.write("Disabled until their key variable is set:")
-            env = {p.slug: p.api_key_env for p in HOSTED}
             for provider in result.disabled:
-                out.write(
-                    f"  {provider.name}: set {env.get(provider.slug) or provider.api_key_env}"
-                )
+                out.write(f"  {provider.name}: set {provider.api_key_env}")
         out.write(f"Endpoints created: {result.endpoints_created} (prices are 2025 list prices).")
         for note in result.notes:
             out.write(self.style.WARNING(note))

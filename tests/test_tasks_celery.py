@@ -1,0 +1,211 @@
+"""Real Celery workers (subprocesses) execute runs against the simulator, on Redis and on the
+embedded filesystem broker, with the PostgreSQL test database.
+
+Worker starts cost seconds on a small machine, so each test checks several behaviours.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import redis
+from celery import current_app
+from django.core.management import call_command
+from django.utils import timezone
+
+from benchmarks import dispatch
+from benchmarks.models import Run, RunStatus, Schedule, Vantage, Workload
+from providers.models import Endpoint, Provider
+from tests.celery_helpers import (
+    broker,
+    filesystem_options,
+    start_worker,
+    wait_for,
+    worker,
+    workers,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+REDIS_URL = "redis://127.0.0.1:6379/13"  # a database of its own: no other test's messages
+ENDED = (RunStatus.DONE, RunStatus.PARTIAL, RunStatus.FAILED)
+
+
+@pytest.fixture
+def redis_broker():
+    client = redis.Redis.from_url(REDIS_URL)
+    client.delete("tokspeed")
+    with broker(REDIS_URL):
+        yield client
+    client.delete("tokspeed")
+
+
+def endpoint(simulator, model: str) -> Endpoint:
+    provider, _ = Provider.objects.get_or_create(
+        slug="sim",
+        defaults={
+            "name": "Sim",
+            "protocol": "openai_chat",
+            "base_url": simulator.openai_base,
+            "simulated": True,
+        },
+    )
+    made = Endpoint.objects.create(
+        provider=provider, slug=f"e{Endpoint.objects.count()}", model=model
+    )
+    Endpoint.objects.filter(id=made.id).update(created_at=timezone.now() - timedelta(days=1))
+    return made
+
+
+def vantage(slug: str) -> Vantage:
+    return Vantage.objects.create(slug=slug, label=slug, queue=f"{slug}-{uuid.uuid4().hex[:8]}")
+
+
+def schedule(vantage_: Vantage, workload: Workload, endpoints: list[Endpoint]) -> Schedule:
+    made = Schedule.objects.create(name=vantage_.slug, vantage=vantage_, interval_minutes=1)
+    made.workloads.set([workload])
+    made.endpoints.set(endpoints)
+    Schedule.objects.filter(id=made.id).update(created_at=timezone.now() - timedelta(days=1))
+    return made
+
+
+def wait_ended(runs: list[Run], *, timeout: float, workers=()) -> list[Run]:
+    ids = [run.id for run in runs]
+
+    def ended() -> list[Run] | None:
+        found = list(Run.objects.filter(id__in=ids, status__in=ENDED).order_by("id"))
+        return found if len(found) == len(ids) else None
+
+    def why() -> str:
+        states = list(Run.objects.filter(id__in=ids).values_list("id", "status"))
+        return f"runs not ended: {states}\n" + "\n".join(w.output()[-3000:] for w in workers)
+
+    return wait_for(ended, timeout=timeout, message=why, interval=0.2)
+
+
+def evaluations(client: redis.Redis) -> list[int]:
+    """Run ids of alerts.evaluate_after_run messages waiting on the central queue."""
+    found = []
+    for raw in client.lrange("tokspeed", 0, -1):
+        message = json.loads(raw)
+        if message["headers"]["task"] == "alerts.evaluate_after_run":
+            found.append(json.loads(base64.b64decode(message["body"]))[0][0])
+    return found
+
+
+def test_it_runs_scheduled_runs_on_redis_and_keeps_vantages_apart(simulator, redis_broker) -> None:
+    work = Workload.objects.create(slug="t-c", name="t", concurrency=2, repetitions=2)
+    good = endpoint(simulator, "sim-fast+tokens=50+ttft=100")
+    broken = endpoint(simulator, "sim-fast+tokens=50+fault=500")
+    here, there = vantage("here"), vantage("there")
+    schedule(here, work, [good, broken])
+    schedule(there, work, [good])
+
+    with workers(
+        start_worker(name="w-here", queues=[here.queue], broker_url=REDIS_URL),
+        start_worker(name="w-there", queues=[there.queue], broker_url=REDIS_URL),
+    ) as (w_here, w_there):
+        report = dispatch.tick()
+        assert len(report.enqueued) == 3
+        runs = wait_ended(list(Run.objects.all()), timeout=60, workers=[w_here, w_there])
+
+        by_key = {(r.endpoint_id, r.vantage_id): r for r in runs}
+        for key, hostname in [
+            ((good.id, here.id), w_here.hostname),
+            ((broken.id, here.id), w_here.hostname),
+            ((good.id, there.id), w_there.hostname),
+        ]:
+            assert by_key[key].worker == hostname  # each vantage's runs stay on its queue
+        for run in (by_key[(good.id, here.id)], by_key[(good.id, there.id)]):
+            samples = list(run.samples.all())
+            assert run.status == RunStatus.DONE and len(samples) == 4
+            assert all(s.output_tokens == 50 and s.tokens_source == "usage" for s in samples)
+            assert all(100 <= s.ttft_ms < 1000 for s in samples)  # the simulator's 100 ms
+        failed = by_key[(broken.id, here.id)]
+        assert failed.status == RunStatus.FAILED and failed.error_count == 4
+        assert set(failed.samples.values_list("error_category", flat=True)) == {"server_error"}
+
+        # Redelivery of a finished run's task: the worker finds the run ended, stores nothing.
+        done = by_key[(good.id, here.id)]
+        current_app.send_task(dispatch.EXECUTE_RUN, args=[done.id], queue=here.queue)
+        wait_for(
+            lambda: f"run {done.id}: ended" in w_here.output(),
+            timeout=20,
+            message=lambda: w_here.output()[-2000:],
+        )
+        assert done.samples.count() == 4 and Run.objects.get(id=done.id).attempts == 1
+    assert sorted(evaluations(redis_broker)) == sorted(r.id for r in runs)
+
+
+def test_it_resumes_a_run_after_its_worker_is_killed(simulator, redis_broker) -> None:
+    # 4 sequential requests of ~1 s each: time to kill the worker in the middle.
+    work = Workload.objects.create(slug="t-k", name="t", concurrency=1, repetitions=4)
+    slow = endpoint(simulator, "sim-fast+tokens=40+tps=40+ttft=50")
+    probes = vantage("probes")
+    lease = {"TOKSPEED_RUN_LEASE_S": "1", "TOKSPEED_BROKER_VISIBILITY_TIMEOUT_S": "2"}
+
+    with worker(name="w-first", queues=[probes.queue], broker_url=REDIS_URL, **lease) as first:
+        run = dispatch.queue_run_now(endpoint=slow, workload=work, vantage=probes)
+        wait_for(
+            lambda: run.samples.exists(),
+            timeout=30,
+            message=lambda: first.output()[-2000:],
+            interval=0.05,
+        )
+        first.kill()
+    before = {s.index: s.id for s in run.samples.all()}
+    assert 1 <= len(before) < 4
+
+    with worker(name="w-second", queues=[probes.queue], broker_url=REDIS_URL, **lease) as second:
+        [run] = wait_ended([run], timeout=60, workers=[second])
+
+    samples = list(run.samples.all())
+    assert [s.index for s in samples] == [0, 1, 2, 3]  # exactly repetitions × concurrency
+    assert {i: s.id for i, s in enumerate(samples) if i in before} == before  # kept, not redone
+    assert run.status == RunStatus.DONE and run.attempts == 2
+    assert run.worker == second.hostname and run.ok_count == 4
+
+
+def test_it_works_the_same_on_the_filesystem_broker(simulator, tmp_path: Path) -> None:
+    work = Workload.objects.create(slug="t-f", name="t", concurrency=1, repetitions=3)
+    fast = endpoint(simulator, "sim-fast+tokens=20+ttft=30")
+    local = vantage("local")
+    schedule(local, work, [fast])
+    options = filesystem_options(tmp_path)
+
+    with (
+        broker("filesystem://", options),
+        worker(
+            name="w-fs",
+            queues=[local.queue],
+            broker_url="filesystem://",
+            broker_dir=tmp_path,
+        ) as fs_worker,
+    ):
+        dispatch.tick()
+        [scheduled] = wait_ended(list(Run.objects.all()), timeout=60, workers=[fs_worker])
+        out = io.StringIO()
+        call_command(
+            "run_now",
+            endpoint=[fast.slug],
+            workload="t-f",
+            vantage="local",
+            wait=True,
+            timeout=60,
+            stdout=out,
+        )
+
+    assert scheduled.status == RunStatus.DONE and scheduled.samples.count() == 3
+    assert all(s.output_tokens == 20 for s in scheduled.samples.all())
+    now_run = Run.objects.exclude(id=scheduled.id).get()
+    assert now_run.status == RunStatus.DONE and now_run.worker == fs_worker.hostname
+    printed = out.getvalue()
+    assert f"run {now_run.id} · " in printed and ": done" in printed
+    assert f"TTFT p50 {now_run.ttft_p50_ms:,.0f} ms" in printed
+    assert f"decode p50 {now_run.decode_tps_p50:,.1f} tok/s" in printed

@@ -1,0 +1,233 @@
+"""Everything on one machine with one command (`python manage.py up`, behind `make run`).
+
+Migrates the database (embedded SQLite by default), registers the provider catalogue and the
+simulator's demo endpoints (labelled simulated), starts the simulator, one Celery worker on
+every queue, beat and the web server, queues a first round at once and prints the URL.
+Ctrl-C (SIGINT) or SIGTERM stops every process it started, web server first, simulator last.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+MANAGE = [sys.executable, str(BASE_DIR / "manage.py")]
+CELERY = [sys.executable, "-m", "celery", "-A", "tokspeed"]
+LISTENING = re.compile(r"listening on (http://\S+)")
+START_TIMEOUT_S = 60.0
+# Seconds each child gets after SIGTERM before the next step (worker: SIGQUIT, then SIGKILL).
+GRACE_S = {"web": 5.0, "beat": 5.0, "worker": 10.0, "simulator": 5.0}
+
+
+class LaunchError(Exception):
+    """A step failed; the message says which and why."""
+
+
+def _die_with_parent() -> None:
+    """Linux: a child gets SIGTERM if the launcher itself is killed (no orphans)."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def free_port(host: str) -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def port_in_use(host: str, port: int) -> bool:
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+@dataclass
+class Launcher:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = 4
+    first_round: bool = True
+    out: TextIO = field(default=sys.stdout)
+    children: dict[str, subprocess.Popen] = field(default_factory=dict)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def say(self, text: str) -> None:
+        self.out.write(f"[tokspeed] {text}\n")
+        self.out.flush()
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        # A laptop demo: the simulator lives on loopback, and nobody has a login yet.
+        env.setdefault("TOKSPEED_ALLOW_PRIVATE_ENDPOINTS", "1")
+        env.setdefault("TOKSPEED_PUBLIC_DASHBOARD", "1")
+        return env
+
+    def run(self, prepare: Callable[[str], list[str]], queue_first_round: Callable[[], int]) -> int:
+        """Start everything, wait for Ctrl-C or a child's death, stop everything; exit code.
+
+        `prepare(simulator_url)` migrates and registers, returning the queues to consume;
+        `queue_first_round()` queues the first runs and returns how many.
+        """
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: self._stop.set())
+        try:
+            if self.port == 0:
+                self.port = free_port(self.host)
+            elif port_in_use(self.host, self.port):
+                raise LaunchError(f"port {self.port} is in use: pass another one (--port)")
+            simulator_url = self.start_simulator()
+            queues = prepare(simulator_url)
+            self.start(
+                "worker",
+                [
+                    *CELERY,
+                    "worker",
+                    "-Q",
+                    ",".join(queues),
+                    "-c",
+                    str(self.workers),
+                    "-n",
+                    "tokspeed@%h",
+                    "-l",
+                    "info",
+                    "--without-mingle",
+                    "--without-gossip",
+                    "--without-heartbeat",
+                ],
+            )
+            self.start("beat", [*CELERY, "beat", "-l", "info"])
+            self.start(
+                "web",
+                [*MANAGE, "runserver", f"{self.host}:{self.port}", "--noreload", "--insecure"],
+            )
+            if self.first_round:
+                count = queue_first_round()
+                self.say(f"first round: {count} runs queued (one request per endpoint)")
+            self.wait_for_web()
+            url = f"http://{self.host}:{self.port}/"
+            self.say(f"tokspeed is running: {url}  (admin: {url}admin/; Ctrl-C stops everything)")
+            return self.supervise()
+        except LaunchError as exc:
+            self.say(f"error: {exc}")
+            return 1
+        finally:
+            self.stop_all()
+
+    def start(self, name: str, command: list[str], **popen: object) -> subprocess.Popen:
+        process = subprocess.Popen(  # noqa: S603 - our own interpreter, fixed arguments
+            command,
+            cwd=BASE_DIR,
+            env=self.env(),
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C reaches the launcher only; it stops them in order
+            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only prctl, no locks taken
+            **popen,
+        )
+        self.children[name] = process
+        self.say(f"started {name} (pid {process.pid})")
+        return process
+
+    def start_simulator(self) -> str:
+        process = self.start(
+            "simulator",
+            [*MANAGE, "simulate", "--port", "0", "--host", "127.0.0.1"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        found: list[str] = []
+        ready = threading.Event()
+
+        def pump() -> None:  # relay its output; note the URL once it is bound
+            for line in process.stdout:
+                self.out.write(line)
+                match = LISTENING.search(line)
+                if match and not found:
+                    found.append(match.group(1))
+                    ready.set()
+            ready.set()
+
+        threading.Thread(target=pump, name="simulator-output", daemon=True).start()
+        if not ready.wait(START_TIMEOUT_S) or not found:
+            raise LaunchError("the simulator did not start (see its output above)")
+        return found[0]
+
+    def wait_for_web(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline and not self._stop.is_set():
+            self.check_children()
+            try:
+                with socket.create_connection((self.host, self.port), timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        if not self._stop.is_set():
+            raise LaunchError(f"the web server did not listen on port {self.port}")
+
+    def check_children(self) -> None:
+        for name, process in self.children.items():
+            if process.poll() is not None:
+                raise LaunchError(f"{name} exited with code {process.returncode}")
+
+    def supervise(self) -> int:
+        while not self._stop.wait(0.5):
+            self.check_children()
+        self.say("stopping…")
+        return 0
+
+    def stop_all(self) -> None:
+        for name in ("web", "beat", "worker", "simulator"):
+            process = self.children.pop(name, None)
+            if process is not None:
+                self.stop(name, process)
+        if self._stop.is_set():
+            self.say("stopped")
+
+    def stop(self, name: str, process: subprocess.Popen) -> None:
+        # SIGTERM: graceful. The worker then gets SIGQUIT (cold shutdown: unfinished runs go
+        # back to the broker and resume next time), and anything left in its group SIGKILL.
+        steps = [signal.SIGTERM] + ([signal.SIGQUIT] if name == "worker" else []) + [None]
+        for step in steps:
+            if process.poll() is not None:
+                break
+            if step is None:
+                _killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                break
+            _signal(process, step)
+            try:
+                process.wait(timeout=GRACE_S[name])
+            except subprocess.TimeoutExpired:
+                continue
+        _killpg(process.pid, signal.SIGKILL)  # pool children that outlived their parent
+
+
+def _signal(process: subprocess.Popen, sig: int) -> None:
+    try:
+        process.send_signal(sig)
+    except ProcessLookupError:
+        pass
+
+
+def _killpg(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
