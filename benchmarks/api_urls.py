@@ -12,6 +12,8 @@ from .api.views.providers import EndpointViewSet, ProviderViewSet
 from .api.views.runs import RunViewSet
 
 router = DefaultRouter()
+# No ".json" suffix routes: ids and slugs own everything up to the next slash.
+router.include_format_suffixes = False
 router.register("providers", ProviderViewSet, basename="provider")
 router.register("endpoints", EndpointViewSet, basename="endpoint")
 router.register("workloads", WorkloadViewSet, basename="workload")

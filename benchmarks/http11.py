@@ -115,7 +115,9 @@ def _framing(status: int, method: str, fields: dict[bytes, list[bytes]]) -> tupl
     """How the body is delimited (RFC 9112 §6.3)."""
     if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
         return "none", 0
-    codings = [c.strip().lower() for v in fields.get(b"transfer-encoding", []) for c in v.split(b",")]
+    codings = [
+        c.strip().lower() for v in fields.get(b"transfer-encoding", []) for c in v.split(b",")
+    ]
     if codings:
         return ("chunked", 0) if codings[-1] == b"chunked" else ("close", 0)
     lengths = {v.strip() for v in fields.get(b"content-length", [])}
@@ -183,3 +185,41 @@ class ChunkedDecoder:
             self._trailer = not self._remaining
         self._pending = buf[pos:]
         return b"".join(out) if len(out) != 1 else out[0]
+
+
+class LengthDecoder:
+    """A body of Content-Length bytes."""
+
+    __slots__ = ("_remaining", "done", "leftover")
+
+    def __init__(self, length: int) -> None:
+        self._remaining = length
+        self.done = length == 0
+        self.leftover = b""
+
+    def feed(self, data: bytes) -> bytes:
+        payload, self.leftover = data[: self._remaining], data[self._remaining :]
+        self._remaining -= len(payload)
+        self.done = not self._remaining
+        return payload
+
+
+class UntilCloseDecoder:
+    """A body that ends when the server closes the connection."""
+
+    __slots__ = ("done", "leftover")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.leftover = b""
+
+    def feed(self, data: bytes) -> bytes:
+        return data
+
+
+def body_decoder(head: ResponseHead) -> ChunkedDecoder | LengthDecoder | UntilCloseDecoder:
+    if head.framing == "chunked":
+        return ChunkedDecoder()
+    if head.framing == "close":
+        return UntilCloseDecoder()
+    return LengthDecoder(head.length if head.framing == "length" else 0)

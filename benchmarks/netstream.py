@@ -1,196 +1,265 @@
-"""TCP (and TLS) connections that stamp the clock the moment bytes arrive.
+"""TCP (and TLS) connections whose every read carries the time its bytes arrived.
 
-A thin asyncio Protocol: `data_received` runs inside the event loop's socket callback, right
-after the kernel handed the bytes over, and reads `time.perf_counter_ns()` before anything else.
-The stamp travels with the bytes. So the time of an SSE event is when its last byte reached the
-process, not when the measuring task got round to parsing it: in a burst of hundreds of streams
-the event loop reads every ready socket first and parses afterwards, and the difference between
-the two is many milliseconds.
+The stamp is the kernel's own receive timestamp (SO_TIMESTAMPNS: when the packet reached the
+socket), moved onto the perf_counter_ns timeline; where the kernel gives none, it is the clock
+read first thing in the event loop's readiness callback. Either way it is taken before any
+parsing. This matters in a burst: the event loop parses one stream while another's bytes wait,
+and a clock read when the measuring task gets round to them would be late by all that work
+(tens of milliseconds at 128 streams on two cores). TLS is decrypted from memory buffers
+(ssl.MemoryBIO) so that the raw socket, and its timestamps, stay ours.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import socket
 import ssl
+import struct
+import time
 from collections import deque
 from time import perf_counter_ns
 
 import httpx
 
-# Stop reading from the socket while this much arrived data waits for its reader (back-pressure).
-_HIGH_WATER = 1 << 20
+_READ_SIZE = 64 * 1024
+_HIGH_WATER = 1 << 20  # stop reading while this much waits for the measuring task
+# Linux socket option and control message type (same number) for nanosecond receive stamps.
+_SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+_ANCILLARY_SIZE = socket.CMSG_SPACE(16)
+_TIMESPEC = struct.Struct("qq")
+_STALE_NS = 60 * 1_000_000_000  # a kernel stamp this old (or in the future) is not trusted
 
 
-class _StampingProtocol(asyncio.Protocol):
-    """Buffers (bytes, arrival ns) pairs and wakes the reader."""
-
-    def __init__(self) -> None:
-        self.transport: asyncio.Transport | None = None
-        self.chunks: deque[tuple[bytes, int]] = deque()
-        self.buffered = 0
-        self.eof_ns = 0  # when the peer closed (0 while open)
-        self.error: Exception | None = None
-        self.waiter: asyncio.Future[None] | None = None
-        self.paused = False
-        self.drain_waiter: asyncio.Future[None] | None = None
-        self.write_paused = False
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-
-    def data_received(self, data: bytes) -> None:
-        # The clock first: this is the earliest moment user space sees these bytes.
-        self.chunks.append((data, perf_counter_ns()))
-        self.buffered += len(data)
-        if self.buffered > _HIGH_WATER and not self.paused and self.transport is not None:
-            self.paused = True
-            self.transport.pause_reading()
-        self._wake()
-
-    def eof_received(self) -> bool:
-        self.eof_ns = perf_counter_ns()
-        self._wake()
-        return False  # let the transport close itself
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.eof_ns:
-            self.eof_ns = perf_counter_ns()
-        self.error = exc
-        self._wake()
-        self.resume_writing()
-
-    def pause_writing(self) -> None:
-        self.write_paused = True
-
-    def resume_writing(self) -> None:
-        self.write_paused = False
-        waiter = self.drain_waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def _wake(self) -> None:
-        waiter = self.waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-
-async def _wait(future: asyncio.Future[None], timeout: float | None) -> bool:
-    """Wait for `future`; False when `timeout` (seconds) ran out first."""
-    if timeout is None:
-        await future
-        return True
-    timer = asyncio.get_running_loop().call_later(timeout, _expire, future)
-    try:
-        await future
-        return True
-    except TimeoutError:
-        return False
-    finally:
-        timer.cancel()
-
-
-def _expire(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_exception(TimeoutError())
+def _kernel_stamp(ancdata: list[tuple[int, int, bytes]], now_ns: int) -> int:
+    """The kernel's CLOCK_REALTIME receive stamp on the perf_counter timeline, else `now_ns`."""
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(data) >= 16:
+            seconds, nanos = _TIMESPEC.unpack_from(data)
+            # Offset between the two clocks, read now: immune to an earlier NTP step.
+            stamp = seconds * 1_000_000_000 + nanos - (time.time_ns() - perf_counter_ns())
+            if now_ns - _STALE_NS < stamp <= now_ns:
+                return stamp
+    return now_ns
 
 
 class Connection:
-    """One TCP (or TLS) connection. After each `receive()`, `read_ns` is when its bytes arrived.
+    """One connection. After each `receive()`, `read_ns` is when the returned bytes arrived.
 
-    Errors are raised as httpx exceptions (ConnectError, ReadTimeout...), as a transport must.
+    Errors are raised as httpx exceptions (ReadTimeout, ReadError...), as a transport must.
     """
 
-    __slots__ = ("_protocol", "_transport", "read_ns")
-
-    def __init__(self, protocol: _StampingProtocol, transport: asyncio.Transport) -> None:
-        self._protocol = protocol
-        self._transport = transport
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._loop = asyncio.get_running_loop()
+        self._chunks: deque[tuple[bytes, int]] = deque()
+        self._buffered = 0
+        self._eof_ns = 0  # when the peer closed or the socket failed (0 while open)
+        self._error: OSError | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._closed = False
+        self._tls: ssl.SSLObject | None = None
+        self._tls_in = ssl.MemoryBIO()
+        self._tls_out = ssl.MemoryBIO()
+        self._raw_ns = 0  # stamp of the last raw chunk fed to TLS
         self.read_ns = 0
+        self._reading = True
+        self._loop.add_reader(sock.fileno(), self._on_readable)
+
+    # --- the event loop's side ------------------------------------------------------------
+
+    def _on_readable(self) -> None:
+        now = perf_counter_ns()
+        try:
+            data, ancdata, _flags, _address = self._sock.recvmsg(_READ_SIZE, _ANCILLARY_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._error = exc
+            data = b""
+        if not data:
+            self._eof_ns = now
+            self._stop_reading()
+        else:
+            self._chunks.append((data, _kernel_stamp(ancdata, now) if ancdata else now))
+            self._buffered += len(data)
+            if self._buffered > _HIGH_WATER:
+                self._stop_reading()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _stop_reading(self) -> None:
+        if self._reading:
+            self._reading = False
+            self._loop.remove_reader(self._sock.fileno())
+
+    # --- the measuring task's side ----------------------------------------------------------
+
+    async def _receive_raw(self, timeout: float | None) -> bytes:
+        if not self._chunks and not self._eof_ns:
+            waiter = self._waiter = self._loop.create_future()
+            timer = self._loop.call_later(timeout, _expire, waiter) if timeout is not None else None
+            try:
+                await waiter
+            except TimeoutError:
+                raise httpx.ReadTimeout(f"no data from the server for {timeout:g} s") from None
+            finally:
+                self._waiter = None
+                if timer is not None:
+                    timer.cancel()
+        if self._chunks:
+            data, self._raw_ns = self._chunks.popleft()
+            self._buffered -= len(data)
+            if not self._reading and not self._eof_ns and self._buffered <= _HIGH_WATER // 2:
+                self._reading = True
+                self._loop.add_reader(self._sock.fileno(), self._on_readable)
+            return data
+        self._raw_ns = self._eof_ns
+        if self._error is not None:
+            raise httpx.ReadError(str(self._error) or type(self._error).__name__)
+        return b""
 
     async def receive(self, timeout: float | None) -> bytes:
         """The next piece of data as it arrived; b"" once the peer closed."""
-        protocol = self._protocol
-        if not protocol.chunks and not protocol.eof_ns:
-            protocol.waiter = asyncio.get_running_loop().create_future()
-            try:
-                if not await _wait(protocol.waiter, timeout):
-                    raise httpx.ReadTimeout(f"no data from the server for {timeout:g} s")
-            finally:
-                protocol.waiter = None
-        if protocol.chunks:
-            data, self.read_ns = protocol.chunks.popleft()
-            protocol.buffered -= len(data)
-            if protocol.paused and protocol.buffered <= _HIGH_WATER // 2:
-                protocol.paused = False
-                self._transport.resume_reading()
+        if self._tls is None:
+            data = await self._receive_raw(timeout)
+            self.read_ns = self._raw_ns
             return data
-        self.read_ns = protocol.eof_ns
-        if protocol.error is not None:
-            raise httpx.ReadError(str(protocol.error) or type(protocol.error).__name__)
-        return b""
-
-    def unreceive(self, data: bytes) -> None:
-        """Put back bytes read beyond the current response (same arrival stamp)."""
-        if data:
-            self._protocol.chunks.appendleft((data, self.read_ns))
-            self._protocol.buffered += len(data)
+        while True:
+            try:
+                data = self._tls.read(_READ_SIZE)
+            except ssl.SSLWantReadError:
+                raw = await self._receive_raw(timeout)
+                if raw:
+                    self._tls_in.write(raw)
+                else:
+                    self._tls_in.write_eof()
+                continue
+            except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
+                data = b""
+            except ssl.SSLError as exc:
+                raise httpx.ReadError(f"TLS error: {exc}") from exc
+            if self._tls_out.pending:  # e.g. an answer to a TLS 1.3 key update
+                await self._send_raw(self._tls_out.read(), timeout)
+            self.read_ns = self._raw_ns
+            return data
 
     async def send(self, data: bytes, timeout: float | None) -> None:
-        if self._transport.is_closing():
+        if self._tls is not None:
+            self._tls.write(data)
+            data = self._tls_out.read()
+        await self._send_raw(data, timeout)
+
+    async def _send_raw(self, data: bytes, timeout: float | None) -> None:
+        if self._closed or self._eof_ns:
             raise httpx.WriteError("the connection was closed by the server")
-        self._transport.write(data)
-        protocol = self._protocol
-        if protocol.write_paused:
-            protocol.drain_waiter = asyncio.get_running_loop().create_future()
-            try:
-                if not await _wait(protocol.drain_waiter, timeout):
-                    raise httpx.WriteTimeout("the server did not accept the request in time")
-            finally:
-                protocol.drain_waiter = None
+        try:
+            async with asyncio.timeout(timeout):
+                await self._loop.sock_sendall(self._sock, data)
+        except TimeoutError as exc:
+            raise httpx.WriteTimeout("the server did not accept the request in time") from exc
+        except OSError as exc:
+            raise httpx.WriteError(str(exc) or type(exc).__name__) from exc
 
     @property
     def idle_and_healthy(self) -> bool:
         """True while nothing arrived unasked: an idle connection the server has not closed."""
-        return not (self._protocol.chunks or self._protocol.eof_ns or self._transport.is_closing())
+        if self._closed or self._eof_ns:
+            return False
+        if self._tls is not None:
+            while self._chunks:  # session tickets may arrive after a response: not a problem
+                data, _ = self._chunks.popleft()
+                self._buffered -= len(data)
+                self._tls_in.write(data)
+            try:
+                return not self._tls.read(_READ_SIZE)
+            except ssl.SSLWantReadError:
+                return True
+            except ssl.SSLError:
+                return False
+        return not self._chunks
 
     def close(self) -> None:
-        self._transport.close()
+        if not self._closed:
+            self._closed = True
+            self._stop_reading()
+            self._sock.close()
 
     async def start_tls(
         self, context: ssl.SSLContext, server_hostname: str, timeout: float | None
     ) -> Connection:
-        loop = asyncio.get_running_loop()
+        tls = context.wrap_bio(self._tls_in, self._tls_out, server_hostname=server_hostname)
         try:
             async with asyncio.timeout(timeout):
-                tls = await loop.start_tls(
-                    self._transport, self._protocol, context, server_hostname=server_hostname
-                )
+                while True:
+                    try:
+                        tls.do_handshake()
+                        break
+                    except ssl.SSLWantReadError:
+                        if self._tls_out.pending:
+                            await self._send_raw(self._tls_out.read(), None)
+                        raw = await self._receive_raw(None)
+                        if not raw:
+                            raise httpx.ConnectError(
+                                "connection closed during the TLS handshake"
+                            ) from None
+                        self._tls_in.write(raw)
+                if self._tls_out.pending:
+                    await self._send_raw(self._tls_out.read(), None)
         except TimeoutError as exc:
             self.close()
             raise httpx.ConnectTimeout("TLS handshake timed out") from exc
-        except (OSError, ssl.SSLError) as exc:
+        except (ssl.SSLError, httpx.TransportError) as exc:
             self.close()
             raise httpx.ConnectError(f"TLS handshake failed: {exc}") from exc
-        if tls is None:
-            raise httpx.ConnectError("connection closed during the TLS handshake")
-        self._protocol.transport = tls  # type: ignore[assignment]
-        return Connection(self._protocol, tls)  # type: ignore[arg-type]
+        self._tls = tls
+        return self
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_exception(TimeoutError())
+
+
+async def _addresses(host: str, port: int) -> list[tuple]:
+    try:
+        ip = ipaddress.ip_address(host)  # a literal needs no resolver thread
+    except ValueError:
+        infos = await asyncio.get_running_loop().getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
+        )
+        return [(family, address) for family, _, _, _, address in infos]
+    family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
+    return [(family, (host, port))]
 
 
 async def open_connection(host: str, port: int, timeout: float | None) -> Connection:
-    """TCP connect (happy eyeballs for dual-stack hosts); TCP_NODELAY like every HTTP client."""
+    """Resolve and connect (addresses in resolver order), TCP_NODELAY, kernel RX stamps on."""
     loop = asyncio.get_running_loop()
+    errors: list[str] = []
     try:
         async with asyncio.timeout(timeout):
-            transport, protocol = await loop.create_connection(
-                _StampingProtocol, host, port, happy_eyeballs_delay=0.25
-            )
+            addresses = await _addresses(host, port)
+            for index, (family, address) in enumerate(addresses):
+                sock = socket.socket(family, socket.SOCK_STREAM)
+                sock.setblocking(False)
+                try:
+                    # A dead address must not eat the whole budget while others remain.
+                    async with asyncio.timeout(2.0 if index < len(addresses) - 1 else None):
+                        await loop.sock_connect(sock, address)
+                except (OSError, TimeoutError) as exc:
+                    sock.close()
+                    errors.append(str(exc) or type(exc).__name__)
+                    continue
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                try:
+                    sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+                except OSError:
+                    pass  # no kernel stamps here: the readiness callback's clock is used
+                return Connection(sock)
     except TimeoutError as exc:
         raise httpx.ConnectTimeout(f"connecting to {host}:{port} timed out") from exc
-    except OSError as exc:
-        raise httpx.ConnectError(f"connecting to {host}:{port}: {exc}") from exc
-    sock = transport.get_extra_info("socket")
-    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return Connection(protocol, transport)
+    except OSError as exc:  # resolution failed
+        raise httpx.ConnectError(f"cannot resolve {host}: {exc}") from exc
+    raise httpx.ConnectError(f"connecting to {host}:{port}: {'; '.join(errors)}")

@@ -22,7 +22,7 @@ from providers.registry import get_adapter
 from providers.sse import SSEDecoder
 
 from .measurement import Limits, Measurement
-from .netstream import StampedStream
+from .netstream import Connection
 from .recorder import Recorder
 
 # How much of an error body is read and classified.
@@ -177,7 +177,7 @@ async def _read_response(
     response: httpx.Response, recorder: Recorder, adapter: Adapter, limits: Limits
 ) -> None:
     stream = response.extensions.get("network_stream")
-    stamped = isinstance(stream, StampedStream)
+    stamped = isinstance(stream, Connection)
     recorder.headers_ns = stream.read_ns if stamped else perf_counter_ns()
     recorder.http_status = response.status_code
     headers = response.headers

@@ -54,45 +54,29 @@ class _Body(httpx.AsyncByteStream):
         self._pool, self._origin, self._conn, self._head = pool, origin, conn, head
         self._first = first  # body bytes that came with the head (same arrival stamp)
         self._timeout = read_timeout
-        self._complete = head.framing == "none" and not first
+        self._complete = False
         self._released = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        framing, conn, timeout = self._head.framing, self._conn, self._timeout
-        if framing == "none":
-            self._complete = True
-            return
-        chunked = http11.ChunkedDecoder() if framing == "chunked" else None
-        remaining = self._head.length
+        conn, timeout = self._conn, self._timeout
+        decoder = http11.body_decoder(self._head)
         data, self._first = self._first, b""
-        while True:
+        while not decoder.done:
             if data:
-                if chunked is not None:
-                    payload = chunked.feed(data)
-                    if chunked.done:
-                        self._complete = not chunked.leftover
-                elif framing == "length":
-                    payload, extra = data[:remaining], data[remaining:]
-                    remaining -= len(payload)
-                    self._complete = not remaining and not extra
-                    if extra:
-                        remaining = 0
-                else:
-                    payload = data
+                payload = decoder.feed(data)
                 if payload:
                     yield payload
-                if (chunked is not None and chunked.done) or (framing == "length" and not remaining):
-                    return
-            elif framing == "length" and not remaining:
-                self._complete = True
-                return
+                if decoder.done:
+                    break
             data = await conn.receive(timeout)
             if not data:
-                if framing == "close":
-                    return  # the body ends with the connection; not reusable
+                if isinstance(decoder, http11.UntilCloseDecoder):
+                    return  # the body ends with the connection, which is not reusable
                 raise httpx.RemoteProtocolError(
                     "peer closed connection without sending complete message body"
                 )
+        # Bytes beyond the message would be the start of a response nobody asked for.
+        self._complete = not decoder.leftover
 
     async def aclose(self) -> None:
         if not self._released:
@@ -117,29 +101,26 @@ class StampingTransport(httpx.AsyncBaseTransport):
         timeouts: dict[str, float | None] = request.extensions.get("timeout", {})
         trace: Trace | None = request.extensions.get("trace")
         await self._take_slot(timeouts.get("pool"))
-        conn: Connection | None = None
         try:
-            conn = self._reusable(origin)
+            reused = self._reusable(origin)
             try:
-                head, first = await self._exchange(conn, origin, request, timeouts, trace)
+                conn, head, first = await self._exchange(reused, origin, request, timeouts, trace)
             except (httpx.RemoteProtocolError, httpx.WriteError):
-                if conn is None:
+                if reused is None:
                     raise
                 # The server closed the kept-alive connection as we reused it: once more, fresh.
-                conn.close()
-                conn = None
-                head, first = await self._exchange(None, origin, request, timeouts, trace)
+                conn, head, first = await self._exchange(None, origin, request, timeouts, trace)
         except BaseException:
             self._slots.release()
             raise
         return httpx.Response(
             status_code=head.status,
             headers=head.headers,
-            stream=_Body(self, origin, self._conn, head, first, timeouts.get("read")),
+            stream=_Body(self, origin, conn, head, first, timeouts.get("read")),
             extensions={
                 "http_version": head.http_version,
                 "reason_phrase": head.reason,
-                "network_stream": self._conn,
+                "network_stream": conn,
             },
         )
 
@@ -150,20 +131,22 @@ class StampingTransport(httpx.AsyncBaseTransport):
         request: httpx.Request,
         timeouts: dict[str, float | None],
         trace: Trace | None,
-    ) -> tuple[http11.ResponseHead, bytes]:
+    ) -> tuple[Connection, http11.ResponseHead, bytes]:
         if conn is None:
             conn = await self._connect(origin, timeouts.get("connect"), trace)
-        self._conn = conn
         try:
             await http11.send_request(conn, request, timeouts.get("write"))
-            return await http11.receive_head(
+            head, first = await http11.receive_head(
                 conn, method=request.method, timeout=timeouts.get("read")
             )
+            return conn, head, first
         except BaseException:
             conn.close()
             raise
 
-    async def _connect(self, origin: _Origin, timeout: float | None, trace: Trace | None):
+    async def _connect(
+        self, origin: _Origin, timeout: float | None, trace: Trace | None
+    ) -> Connection:
         scheme, host, port = origin
         info = {"host": host, "port": port}
         if trace is not None:

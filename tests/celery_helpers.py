@@ -26,6 +26,7 @@ from django.db import connection
 
 REPO = Path(__file__).resolve().parents[1]
 READY_TIMEOUT_S = 60.0
+FILESYSTEM_URL = "filesystem://localhost//"
 
 
 def filesystem_options(folder: Path) -> dict[str, Any]:

@@ -6,6 +6,7 @@ committed data (transactional_db).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from statistics import median
@@ -19,14 +20,15 @@ from benchmarks.models import Run, RunStatus, Sample, Vantage, Workload
 from benchmarks.sample_writer import SampleWriter
 from providers.config import endpoint_config
 from providers.models import Endpoint, Provider
-from tests.celery_helpers import broker, filesystem_options, queued_tasks
+from tests.celery_helpers import FILESYSTEM_URL, broker, filesystem_options, queued_tasks
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def fs_broker(tmp_path: Path):
-    with broker("filesystem://", filesystem_options(tmp_path)):
+def fs_broker(tmp_path: Path) -> Iterator[Path]:
+    """This process publishes to a filesystem broker in a temporary folder (yielded)."""
+    with broker(FILESYSTEM_URL, filesystem_options(tmp_path)):
         yield tmp_path
 
 

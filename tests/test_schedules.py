@@ -4,6 +4,7 @@ the admin and run_now. Messages go to a real filesystem broker in a temporary fo
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -20,15 +21,16 @@ from benchmarks.models import Run, RunStatus, Schedule, Vantage, Workload
 from benchmarks.prompts import CHARS_PER_TOKEN, build_prompt
 from benchmarks.schedules import latest_slot, slots_between
 from providers.models import Endpoint, Provider
-from tests.celery_helpers import broker, filesystem_options, queued_tasks
+from tests.celery_helpers import FILESYSTEM_URL, broker, filesystem_options, queued_tasks
 
 NOW = datetime(2026, 3, 5, 12, 0, 30, tzinfo=UTC)
 LONG_AGO = NOW - timedelta(days=30)
 
 
 @pytest.fixture
-def fs_broker(tmp_path: Path):
-    with broker("filesystem://", filesystem_options(tmp_path)):
+def fs_broker(tmp_path: Path) -> Iterator[Path]:
+    """This process publishes to a filesystem broker in a temporary folder (yielded)."""
+    with broker(FILESYSTEM_URL, filesystem_options(tmp_path)):
         yield tmp_path
 
 

@@ -23,6 +23,7 @@ from benchmarks import dispatch
 from benchmarks.models import Run, RunStatus, Schedule, Vantage, Workload
 from providers.models import Endpoint, Provider
 from tests.celery_helpers import (
+    FILESYSTEM_URL,
     broker,
     filesystem_options,
     start_worker,
@@ -180,11 +181,11 @@ def test_it_works_the_same_on_the_filesystem_broker(simulator, tmp_path: Path) -
     options = filesystem_options(tmp_path)
 
     with (
-        broker("filesystem://", options),
+        broker(FILESYSTEM_URL, options),
         worker(
             name="w-fs",
             queues=[local.queue],
-            broker_url="filesystem://",
+            broker_url=FILESYSTEM_URL,
             broker_dir=tmp_path,
         ) as fs_worker,
     ):

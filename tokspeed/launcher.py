@@ -138,7 +138,7 @@ class Launcher:
             env=self.env(),
             stdin=subprocess.DEVNULL,
             start_new_session=True,  # Ctrl-C reaches the launcher only; it stops them in order
-            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only prctl, no locks taken
+            preexec_fn=_die_with_parent,  # only a prctl call: safe between fork and exec
             **popen,
         )
         self.children[name] = process

@@ -105,7 +105,7 @@ TOKSPEED_MAX_BYTES = envint("TOKSPEED_MAX_BYTES", 16 * 1024 * 1024)
 TOKSPEED_DEFAULT_VANTAGE = os.environ.get("TOKSPEED_DEFAULT_VANTAGE", "local")
 
 # --- Celery ---------------------------------------------------------------------------------
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://localhost//")
 if CELERY_BROKER_URL.startswith("filesystem"):
     # The embedded broker: one folder of message files that every process shares.
     _BROKER_DIR = Path(os.environ.get("TOKSPEED_BROKER_DIR", VAR_DIR / "broker"))
@@ -216,3 +216,61 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
+
+# --- Alerts (regression detection and email; DESIGN.md §7 defaults) ------------------------
+# Windows: the last RECENT hours against the BASELINE days before them (within the segment).
+ALERTS_RECENT_HOURS = envint("ALERTS_RECENT_HOURS", 24)
+ALERTS_BASELINE_DAYS = envint("ALERTS_BASELINE_DAYS", 14)
+ALERTS_MIN_RECENT = envint("ALERTS_MIN_RECENT", 8)
+ALERTS_MIN_BASELINE = envint("ALERTS_MIN_BASELINE", 30)
+# A time-of-day bucket with fewer baseline samples is compared with the overall baseline median.
+ALERTS_MIN_BUCKET_BASELINE = envint("ALERTS_MIN_BUCKET_BASELINE", 5)
+# Test: one-sided Mann–Whitney U p < P_VALUE, Benjamini–Hochberg q < FDR_Q across the series
+# evaluated together, Hodges–Lehmann shift ≥ the minimum effect with its CI_LEVEL interval's
+# bound ≥ half of it.
+ALERTS_P_VALUE = envfloat("ALERTS_P_VALUE", 0.01)
+ALERTS_FDR_Q = envfloat("ALERTS_FDR_Q", 0.05)
+ALERTS_CI_LEVEL = envfloat("ALERTS_CI_LEVEL", 0.90)
+ALERTS_DECODE_MIN_EFFECT = envfloat("ALERTS_DECODE_MIN_EFFECT", 0.10)  # 10 % slower
+ALERTS_TTFT_MIN_EFFECT = envfloat("ALERTS_TTFT_MIN_EFFECT", 0.15)  # 15 % higher
+ALERTS_DECODE_FLOOR_TPS = envfloat("ALERTS_DECODE_FLOOR_TPS", 3.0)
+ALERTS_TTFT_FLOOR_MS = envfloat("ALERTS_TTFT_FLOOR_MS", 100.0)
+ALERTS_MAJOR_EFFECT = envfloat("ALERTS_MAJOR_EFFECT", 0.25)  # severity major above this
+ALERTS_OPEN_AFTER = envint("ALERTS_OPEN_AFTER", 2)  # consecutive positive evaluations
+ALERTS_RESOLVE_AFTER = envint("ALERTS_RESOLVE_AFTER", 2)  # consecutive clear evaluations
+# Availability: an outage opens at ≥ this share of error samples over the last OUTAGE_RUNS runs,
+# and resolves under half of it.
+ALERTS_OUTAGE_ERROR_SHARE = envfloat("ALERTS_OUTAGE_ERROR_SHARE", 0.5)
+ALERTS_OUTAGE_RUNS = envint("ALERTS_OUTAGE_RUNS", 2)
+# Noise guards: a series whose alerts flip (open/resolve) more than FLAP_LIMIT times in 7 days is
+# digest-only; when more than INFRA_SHARE of one vantage's series are alerting (and they span at
+# least INFRA_MIN_ENDPOINTS endpoints), one "probe infrastructure" alert replaces them.
+ALERTS_FLAP_LIMIT = envint("ALERTS_FLAP_LIMIT", 4)
+ALERTS_INFRA_SHARE = envfloat("ALERTS_INFRA_SHARE", 0.30)
+ALERTS_INFRA_MIN_ENDPOINTS = envint("ALERTS_INFRA_MIN_ENDPOINTS", 3)
+# Email: the daily digest goes out at this UTC hour; a sender holds a claimed email for
+# SEND_LEASE_S seconds (a crashed sender's emails are retried after it); SMTP failures retry
+# with exponential backoff up to SMTP_MAX_RETRIES times.
+ALERTS_DIGEST_HOUR = envint("ALERTS_DIGEST_HOUR", 7)
+ALERTS_SEND_LEASE_S = envint("ALERTS_SEND_LEASE_S", 300)
+ALERTS_SMTP_MAX_RETRIES = envint("ALERTS_SMTP_MAX_RETRIES", 8)
+# Change points: the daily pass looks this many days back; it annotates charts, never emails.
+ALERTS_CHANGEPOINT_DAYS = envint("ALERTS_CHANGEPOINT_DAYS", 30)
+CELERY_BEAT_SCHEDULE.update(
+    {
+        # Safety net: events whose "send now" message was lost are still sent within a minute.
+        "alerts-send": {
+            "task": "alerts.send_pending",
+            "schedule": crontab(),
+            "options": {"expires": 55},
+        },
+        "alerts-digest": {
+            "task": "alerts.send_digest",
+            "schedule": crontab(minute=0, hour=ALERTS_DIGEST_HOUR),
+        },
+        "alerts-change-points": {
+            "task": "alerts.detect_change_points",
+            "schedule": crontab(minute=30, hour=3),
+        },
+    }
+)

@@ -19,6 +19,9 @@ class SlugChoiceFilter(django_filters.ModelChoiceFilter):
 class RunFilterForm(forms.Form):
     def clean(self) -> dict:
         data = super().clean()
+        for name in ("since", "until"):
+            if name in self.data and not str(self.data[name]).strip():
+                self.add_error(name, "Give an ISO 8601 time, e.g. 2026-01-31T00:00:00Z.")
         since, until = data.get("since"), data.get("until")
         if since and until and since >= until:
             self.add_error("until", "Must be later than since.")

@@ -2,12 +2,14 @@
 
 from typing import Any
 
+from .views.base import SLUG_PATTERN
+
 ERROR_SCHEMA = {
     "type": "object",
     "description": "{field: [messages]} for bad input (naming each field), else {detail: text}.",
     "additionalProperties": {},
 }
-_ERROR_CONTENT = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+_JSON_ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
 
 
 def _errors_for(path: str, operation: dict[str, Any]) -> dict[str, str]:
@@ -19,18 +21,37 @@ def _errors_for(path: str, operation: dict[str, Any]) -> dict[str, str]:
     }
     if params or "requestBody" in operation:
         errors["400"] = "Bad parameters, naming each field."
-    if "{" in path or "page" in params:
-        errors["404"] = "No such object (or page)."
+    if "{" in path or params & {"page", "format"}:
+        errors["404"] = "No such object (or page, or format)."
+    if "requestBody" in operation:
+        errors["415"] = "Send JSON (or a form)."
     if operation.get("operationId", "").endswith("_destroy"):
         errors["409"] = "Still referenced by runs or schedules: disable it instead."
     return errors
+
+
+def _describe_lookups(operation: dict[str, Any]) -> None:
+    """Path slugs have a shape (benchmarks/api/views/base.py): say so."""
+    for parameter in operation.get("parameters", []):
+        if parameter.get("in") == "path" and parameter.get("name") == "slug":
+            parameter.setdefault("schema", {})["pattern"] = f"^{SLUG_PATTERN}$"
+
+
+def _error_content(operation: dict[str, Any]) -> dict[str, Any]:
+    """JSON errors; an operation answering CSV writes its errors as CSV when CSV was asked."""
+    content = dict(_JSON_ERROR)
+    if "text/csv" in operation.get("responses", {}).get("200", {}).get("content", {}):
+        content["text/csv"] = {"schema": {"type": "string"}}
+    return content
 
 
 def add_error_responses(result: dict, generator: Any, request: Any, public: bool) -> dict:
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     for path, operations in result.get("paths", {}).items():
         for operation in operations.values():
+            _describe_lookups(operation)
+            content = _error_content(operation)
             responses = operation.setdefault("responses", {})
             for code, description in _errors_for(path, operation).items():
-                responses.setdefault(code, {"description": description, "content": _ERROR_CONTENT})
+                responses.setdefault(code, {"description": description, "content": content})
     return result

@@ -160,29 +160,57 @@ def _concurrency(runs: Any) -> list[dict[str, Any]]:
 
 
 def _recent(endpoint: Endpoint, vantage: Vantage | None) -> list[dict[str, Any]]:
-    recent = (
-        Run.objects.filter(endpoint=endpoint, vantage=vantage)
-        .select_related("workload")
-        .order_by("-slot")[:RECENT_RUNS]
+    """The newest runs of every workload. One indexed, limited scan per workload (run_series
+    is ordered by slot within endpoint × workload × vantage), merged in one UNION query."""
+    names = dict(Workload.objects.values_list("id", "name"))
+    slugs = dict(Workload.objects.values_list("id", "slug"))
+    per_workload = [
+        Run.objects.filter(endpoint=endpoint, workload_id=workload_id, vantage=vantage)
+        .order_by("-slot")
+        .values(*_RECENT_FIELDS)[:RECENT_RUNS]
+        for workload_id in names
+    ]
+    if not per_workload:
+        return []
+    merged = (
+        per_workload[0].union(*per_workload[1:], all=True)
+        if len(per_workload) > 1
+        else (per_workload[0])
     )
+    recent = sorted(merged, key=lambda run: run["slot"], reverse=True)[:RECENT_RUNS]
     return [
         {
-            "id": run.id,
-            "slot": run.slot.isoformat(),
-            "slot_label": f"{run.slot:%Y-%m-%d %H:%M}",
-            "workload": run.workload.slug,
-            "workload_name": run.workload.name,
-            "concurrency": run.concurrency,
-            "status": run.status,
-            "ok": run.ok_count,
-            "errors": run.error_count,
-            "ttft_ms": run.ttft_p50_ms,
-            "decode_tps": run.decode_tps_p50,
-            "e2e_ms": run.e2e_p50_ms,
-            "throughput_tps": run.throughput_tps,
+            "id": run["id"],
+            "slot": run["slot"].isoformat(),
+            "slot_label": f"{run['slot']:%Y-%m-%d %H:%M}",
+            "workload": slugs[run["workload_id"]],
+            "workload_name": names[run["workload_id"]],
+            "concurrency": run["concurrency"],
+            "status": run["status"],
+            "ok": run["ok_count"],
+            "errors": run["error_count"],
+            "ttft_ms": run["ttft_p50_ms"],
+            "decode_tps": run["decode_tps_p50"],
+            "e2e_ms": run["e2e_p50_ms"],
+            "throughput_tps": run["throughput_tps"],
         }
         for run in recent
     ]
+
+
+_RECENT_FIELDS = (
+    "id",
+    "slot",
+    "workload_id",
+    "concurrency",
+    "status",
+    "ok_count",
+    "error_count",
+    "ttft_p50_ms",
+    "decode_tps_p50",
+    "e2e_p50_ms",
+    "throughput_tps",
+)
 
 
 def _roofline(endpoint: Endpoint, points: list[dict[str, Any]]) -> dict[str, Any] | None:

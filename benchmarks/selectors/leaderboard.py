@@ -9,7 +9,7 @@ from providers.models import Endpoint
 
 from ..costs import input_tokens_estimate
 from ..models import Run, Workload
-from .aggregates import Percentile
+from .aggregates import Percentile, Quartiles
 from .filters import BoardFilters
 from .pricing import cost_per_request
 from .rows import BoardRow, mark_ties, sort_rows
@@ -24,16 +24,25 @@ from .scope import (
 __all__ = ["BoardFilters", "BoardRow", "leaderboard"]
 
 
-def _spread(prefix: str, column: str) -> dict[str, Percentile]:
-    return {f"{prefix}_{q}": Percentile(column, int(q[1:]) / 100) for q in ("p25", "p50", "p75")}
+def _unpack(group: dict[str, Any], *names: str) -> dict[str, Any]:
+    """Replace each Quartiles value in a grouped row by name_p25, name_p50 and name_p75."""
+    for name in names:
+        for q, value in zip(_QS, Quartiles.split(group.pop(name)), strict=True):
+            group[f"{name}_{q}"] = value
+    return group
 
 
-def leaderboard(filters: BoardFilters) -> list[BoardRow]:
-    """Rows sorted and ranked by `filters.sort`, ties marked; endpoints without data last."""
+def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None) -> list[BoardRow]:
+    """Rows sorted and ranked by `filters.sort`, ties marked; endpoints without data last.
+
+    endpoint_ids: only these endpoints (the compare page); None = every endpoint.
+    """
     vantage = resolve_vantage(filters.vantage)
     runs = window_runs(
         vantage=vantage, window_hours=filters.window_hours, tod_bucket=filters.tod_bucket
     )
+    if endpoint_ids is not None:
+        runs = runs.filter(endpoint_id__in=endpoint_ids)
     primary, workload = _primary(runs, filters)
     stats = {row["endpoint_id"]: row for row in _primary_stats(primary)}
     by_concurrency = _concurrency_stats(runs)
@@ -44,6 +53,8 @@ def leaderboard(filters: BoardFilters) -> list[BoardRow]:
         .filter(Q(id__in=stats.keys()) | Q(enabled=True, provider__enabled=True))
         .annotate(**_last_run(primary_workloads=_workload_ids(filters, workload), vantage=vantage))
     )
+    if endpoint_ids is not None:
+        endpoints = endpoints.filter(id__in=endpoint_ids)
     rows = [
         _row(
             endpoint,
@@ -80,7 +91,7 @@ def _workload_ids(filters: BoardFilters, workload: Workload | None) -> list[int]
 
 
 def _primary_stats(primary: QuerySet[Run]) -> Iterable[dict[str, Any]]:
-    return (
+    grouped = (
         primary.order_by()
         .values("endpoint_id")
         .annotate(
@@ -90,11 +101,12 @@ def _primary_stats(primary: QuerySet[Run]) -> Iterable[dict[str, Any]]:
             last_slot=Max("slot"),
             input_tokens=Percentile("input_tokens", 0.5),
             output_tokens=Percentile("output_tokens_p50", 0.5),
-            **_spread("ttft", "ttft_p50_ms"),
-            **_spread("decode", "decode_tps_p50"),
-            **_spread("e2e", "e2e_p50_ms"),
+            ttft=Quartiles("ttft_p50_ms"),
+            decode=Quartiles("decode_tps_p50"),
+            e2e=Quartiles("e2e_p50_ms"),
         )
     )
+    return (_unpack(group, "ttft", "decode", "e2e") for group in grouped)
 
 
 def _concurrency_stats(runs: QuerySet[Run]) -> dict[int, dict[str, Any]]:
@@ -141,7 +153,7 @@ def _prefill_stats(runs: QuerySet[Run]) -> dict[int, dict[str, Any]]:
         .annotate(delta=F("ttft_p50_ms") - Subquery(base_ttft))
         .order_by()
         .values("endpoint_id")
-        .annotate(**_spread("prefill", "delta"))
+        .annotate(prefill=Quartiles("delta"))
     )
     return {
         g["endpoint_id"]: {
@@ -150,7 +162,7 @@ def _prefill_stats(runs: QuerySet[Run]) -> dict[int, dict[str, Any]]:
             "prefill_cost_p75_ms": g["prefill_p75"],
             "prefill_context_tokens": long.context_tokens,
         }
-        for g in grouped
+        for g in (_unpack(group, "prefill") for group in grouped)
         if g["prefill_p50"] is not None
     }
 

@@ -81,9 +81,12 @@ def _read_listening_line(process: subprocess.Popen[str], timeout_s: float) -> st
     seen: list[str] = []
     ready = threading.Event()
 
+    stdout = process.stdout
+    if stdout is None:
+        raise SimulatorError("the simulator was started without a stdout pipe")
+
     def pump() -> None:
-        assert process.stdout is not None  # noqa: S101 - Popen was given stdout=PIPE
-        for line in process.stdout:
+        for line in stdout:
             if not found:
                 seen.append(line.rstrip())
                 match = _LISTENING.search(line)

@@ -22,7 +22,7 @@ from .faults import HTTP_ERROR_FAULTS
 from .plan import Plan, make_plan
 from .profiles import BadModelOption, Options, Profile, UnknownModel, parse_fault, parse_model
 from .protocols import PROTOCOLS, gemini
-from .protocols.common import BadRequest, ParsedRequest
+from .protocols.common import BadRequest, Encoder, ParsedRequest
 from .sim_routes import add_sim_routes
 from .stream import SimStream, Simulation
 from .truth import KIND, TruthRecord, TruthStore
@@ -174,7 +174,7 @@ async def _stream(
     record: TruthRecord,
     sim: Simulation,
     plan: Plan,
-    encoder: Any,
+    encoder: Encoder,
     *,
     start: float,
 ) -> web.StreamResponse:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 import random
 from time import perf_counter_ns
-from typing import Any
 
 from .faults import MID_STREAM_FAULTS
 from .plan import Controls, Plan
+from .protocols.common import Encoder
 from .textgen import answer_source, reasoning_source
 from .ticker import Entry, Ticker
 from .truth import KIND, TruthRecord
@@ -56,7 +56,7 @@ class SimStream:
         *,
         sim: Simulation,
         plan: Plan,
-        encoder: Any,
+        encoder: Encoder,
         transport: asyncio.Transport,
         record: TruthRecord,
         start: float,

@@ -16,7 +16,7 @@ class ProviderSerializer(serializers.ModelSerializer):
         help_text="Whether the variable named in api_key_env is set where the API runs "
         "(always true when no variable is needed).",
     )
-    endpoint_count = serializers.IntegerField(read_only=True, required=False)
+    endpoint_count = serializers.SerializerMethodField()
 
     class Meta:
         model = Provider
@@ -35,6 +35,10 @@ class ProviderSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = ["id", "created_at"]
+
+    def get_endpoint_count(self, provider: Provider) -> int:
+        annotated = getattr(provider, "endpoint_count", None)  # lists annotate it in one query
+        return provider.endpoints.count() if annotated is None else annotated
 
     def _env_name(self, data: Any) -> str:
         if isinstance(data, dict) and isinstance(data.get("api_key_env"), str):

@@ -2,7 +2,7 @@
 
 from ...models import Schedule, Vantage, Workload
 from ..serializers.catalog import ScheduleSerializer, VantageSerializer, WorkloadSerializer
-from .base import ID_LOOKUP, ModelViewSet
+from .base import ID_PATTERN, ModelViewSet
 
 
 class WorkloadViewSet(ModelViewSet):
@@ -25,4 +25,4 @@ class ScheduleViewSet(ModelViewSet):
     queryset = Schedule.objects.select_related("vantage").prefetch_related("workloads", "endpoints")
     serializer_class = ScheduleSerializer
     lookup_field = "pk"
-    lookup_value_regex = ID_LOOKUP
+    lookup_pattern = ID_PATTERN

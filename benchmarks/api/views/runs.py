@@ -20,11 +20,15 @@ from ..serializers.runs import (
     SampleSerializer,
     TriggerRunSerializer,
 )
-from .base import ID_LOOKUP
+from .base import CheckedLookupMixin
 
 
 class RunViewSet(
-    StrictQueryMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+    CheckedLookupMixin,
+    StrictQueryMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
 ):
     """Scheduled or triggered executions of a workload on an endpoint from a vantage."""
 
@@ -33,7 +37,6 @@ class RunViewSet(
     )
     filterset_class = RunFilter
     permission_classes = [CanTriggerRuns]
-    lookup_value_regex = ID_LOOKUP
     paginated_actions = ("list", "samples")
 
     def get_serializer_class(self):

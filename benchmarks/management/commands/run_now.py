@@ -23,7 +23,8 @@ def describe(run: Run) -> str:
     if run.status == RunStatus.SKIPPED:
         return f"{head} ({run.failure_reason})"
     figures = (
-        f"TTFT p50 {_fmt(run.ttft_p50_ms, 'ms')} · decode p50 {_fmt(run.decode_tps_p50, 'tok/s', 1)}"
+        f"TTFT p50 {_fmt(run.ttft_p50_ms, 'ms')}"
+        f" · decode p50 {_fmt(run.decode_tps_p50, 'tok/s', 1)}"
         f" · e2e p50 {_fmt(run.e2e_p50_ms and run.e2e_p50_ms / 1000, 's', 2)}"
         f" · output p50 {_fmt(run.output_tokens_p50, 'tokens')}"
         f" · aggregate {_fmt(run.throughput_tps, 'tok/s', 1)}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 # Error kinds every protocol renders in its own shape (see each module's ERRORS table).
 ERROR_KINDS = (
@@ -99,6 +99,24 @@ def text_chars(content: Any, where: str) -> int:
 def prompt_tokens(chars: int) -> int:
     """Input tokens as the simulator reports them: about four characters per token."""
     return max(1, (chars + 3) // 4)
+
+
+class Encoder(Protocol):
+    """What the stream needs from a protocol: SSE-framed bytes for each moment of a reply.
+
+    `text` is a JSON string body (already escaped); `tokens` is how many tokens it holds.
+    """
+
+    nl: bytes
+
+    def start(self) -> bytes: ...
+    def begin(self, *, reasoning: bool, first: bool) -> bytes: ...
+    def delta(self, text: bytes, reasoning: bool, tokens: int) -> bytes: ...
+    def end(self, *, reasoning: bool) -> bytes: ...
+    def finish(self, *, truncated: bool, output_tokens: int, reasoning_tokens: int) -> bytes: ...
+    def error_event(self) -> bytes: ...
+    def malformed(self) -> bytes: ...
+    def comment(self, text: bytes = b"keep-alive") -> bytes: ...
 
 
 class EncoderBase:

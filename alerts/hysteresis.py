@@ -1,0 +1,54 @@
+"""When verdicts become alerts: open after N consecutive positives, resolve after N clears.
+
+Pure state machine shared by evaluate.py (state kept in SeriesState rows) and bench/detector.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from .detector import Verdict
+from .rules import DetectorConfig
+
+
+class Transition(StrEnum):
+    OPEN = "open"
+    RESOLVE = "resolve"
+
+
+@dataclass(frozen=True, slots=True)
+class Streak:
+    """Consecutive positive / clear evaluations of one series, and whether its alert is open.
+
+    muted: the last alert was marked invalid; no new alert opens until the series has been
+    clear once (otherwise the very shift someone just dismissed would reopen it).
+    """
+
+    positives: int = 0
+    clears: int = 0
+    is_open: bool = False
+    muted: bool = False
+
+
+def advance(
+    streak: Streak, verdict: Verdict, config: DetectorConfig
+) -> tuple[Streak, Transition | None]:
+    """The streak after one more evaluation, and the transition it causes (if any).
+
+    An evaluation without enough data changes nothing; an in-between result (HOLD) breaks both
+    streaks, so "consecutive" means consecutive evaluations that had data.
+    """
+    if verdict == Verdict.NO_DATA:
+        return streak, None
+    if verdict == Verdict.HOLD:
+        return replace(streak, positives=0, clears=0), None
+    if verdict == Verdict.POSITIVE:
+        streak = replace(streak, positives=streak.positives + 1, clears=0)
+        if not streak.is_open and not streak.muted and streak.positives >= config.open_after:
+            return replace(streak, is_open=True), Transition.OPEN
+        return streak, None
+    streak = replace(streak, clears=streak.clears + 1, positives=0, muted=False)
+    if streak.is_open and streak.clears >= config.resolve_after:
+        return replace(streak, is_open=False), Transition.RESOLVE
+    return streak, None

@@ -1,0 +1,100 @@
+"""The detector's thresholds (DESIGN.md §7), read from settings so one place holds the defaults.
+
+Pure data: the detector, the hysteresis and bench/detector.py all take a `DetectorConfig`, so the
+bench runs exactly what production runs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+DECODE = "decode_tps"
+TTFT = "ttft_ms"
+SPEED_METRICS = (DECODE, TTFT)
+
+
+@dataclass(frozen=True, slots=True)
+class MetricRule:
+    """How one speed metric regresses.
+
+    min_effect: the smallest shift worth an alert, as a fraction (0.10 = decode 10 % slower,
+    0.15 = TTFT 15 % higher). floor: the smallest absolute shift, in the metric's unit
+    (tok/s for decode, ms for TTFT), so a tiny endpoint never alerts on a 0.5 tok/s wobble.
+    """
+
+    metric: str
+    higher_is_worse: bool
+    min_effect: float
+    floor: float
+    unit: str
+
+    def worse_fraction(self, log_shift: float) -> float:
+        """A worse-oriented log shift as the fraction users read (+0.3 = 30 % slower / higher)."""
+        if self.higher_is_worse:
+            return math.expm1(log_shift)
+        return -math.expm1(-log_shift)
+
+    def log_shift(self, fraction: float) -> float:
+        """The inverse of worse_fraction: the worse-oriented log shift of a fractional change."""
+        return math.log1p(fraction) if self.higher_is_worse else -math.log1p(-fraction)
+
+
+def _default_rules() -> dict[str, MetricRule]:
+    return {
+        DECODE: MetricRule(DECODE, higher_is_worse=False, min_effect=0.10, floor=3.0, unit="tok/s"),
+        TTFT: MetricRule(TTFT, higher_is_worse=True, min_effect=0.15, floor=100.0, unit="ms"),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class DetectorConfig:
+    """Every threshold of the detector. Defaults are DESIGN.md §7's."""
+
+    recent_hours: int = 24
+    baseline_days: int = 14
+    min_recent: int = 8
+    min_baseline: int = 30
+    p_value: float = 0.01  # one-sided Mann–Whitney U
+    fdr_q: float = 0.05  # Benjamini–Hochberg across the series evaluated together
+    ci_level: float = 0.90  # two-sided level of the Hodges–Lehmann interval
+    min_bucket_baseline: int = 5  # fewer baseline samples in a bucket: use the overall median
+    major_effect: float = 0.25  # severity major above this shift
+    open_after: int = 2
+    resolve_after: int = 2
+    rules: dict[str, MetricRule] = field(default_factory=_default_rules)
+
+    @classmethod
+    def from_settings(cls) -> DetectorConfig:
+        from django.conf import settings
+
+        rules = {
+            DECODE: MetricRule(
+                DECODE,
+                higher_is_worse=False,
+                min_effect=settings.ALERTS_DECODE_MIN_EFFECT,
+                floor=settings.ALERTS_DECODE_FLOOR_TPS,
+                unit="tok/s",
+            ),
+            TTFT: MetricRule(
+                TTFT,
+                higher_is_worse=True,
+                min_effect=settings.ALERTS_TTFT_MIN_EFFECT,
+                floor=settings.ALERTS_TTFT_FLOOR_MS,
+                unit="ms",
+            ),
+        }
+        return cls(
+            recent_hours=settings.ALERTS_RECENT_HOURS,
+            baseline_days=settings.ALERTS_BASELINE_DAYS,
+            min_recent=settings.ALERTS_MIN_RECENT,
+            min_baseline=settings.ALERTS_MIN_BASELINE,
+            p_value=settings.ALERTS_P_VALUE,
+            fdr_q=settings.ALERTS_FDR_Q,
+            ci_level=settings.ALERTS_CI_LEVEL,
+            min_bucket_baseline=settings.ALERTS_MIN_BUCKET_BASELINE,
+            major_effect=settings.ALERTS_MAJOR_EFFECT,
+            open_after=settings.ALERTS_OPEN_AFTER,
+            resolve_after=settings.ALERTS_RESOLVE_AFTER,
+            rules=rules,
+        )
