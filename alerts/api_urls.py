@@ -1,1 +1,12 @@
-urlpatterns: list = []
+"""Alerts API, mounted at /api/v1/ (tokspeed/urls.py)."""
+
+from rest_framework.routers import DefaultRouter
+
+from .api import AlertViewSet
+
+router = DefaultRouter()
+router.include_format_suffixes = False
+router.include_root_view = False  # benchmarks.api_urls owns /api/v1/ itself
+router.register("alerts", AlertViewSet, basename="alert")
+
+urlpatterns = router.urls

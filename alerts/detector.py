@@ -78,8 +78,18 @@ class SeriesTest:
     ci_high: float | None = None
     abs_shift: float | None = None  # in the metric's unit, worse-oriented
     p_value: float | None = None
-    onset: float | None = None  # group label of the first recent run that looks worse
-    buckets: tuple[BucketRow, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesDetail:
+    """What an email shows besides the test: the per-bucket table and when the change started.
+
+    onset: group label (see Window) of the first recent run whose median is worse than half the
+    minimum effect; None without groups.
+    """
+
+    buckets: tuple[BucketRow, ...]
+    onset: float | None
 
 
 class Verdict(StrEnum):
@@ -205,9 +215,7 @@ def _bucket_rows(baseline: Window, recent: Window, rule: MetricRule) -> tuple[Bu
         rec = recent.values[recent.buckets == bucket]
         base_med = float(np.median(base)) if len(base) else None
         rec_med = float(np.median(rec)) if len(rec) else None
-        change = None
-        if base_med and rec_med:
-            change = rule.worse_fraction(_sign(rule) * math.log(rec_med / base_med))
+        change = rule.change(base_med, rec_med) if base_med and rec_med else None
         rows.append(BucketRow(int(bucket), len(base), len(rec), base_med, rec_med, change))
     return tuple(rows)
 
@@ -243,21 +251,29 @@ def test_series(
         ci_high=rule.worse_fraction(high),
         abs_shift=baseline_median * worse,
         p_value=p_value,
-        onset=_onset(recent.groups, rec_res, rule.log_shift(rule.min_effect / 2)),
-        buckets=_bucket_rows(baseline, recent, rule),
     )
 
 
 test_series.__test__ = False  # a library function, not a pytest test
 
 
+def describe(
+    baseline: Window, recent: Window, rule: MetricRule, config: DetectorConfig
+) -> SeriesDetail:
+    """The per-bucket table and the onset, computed only when an alert is written."""
+    onset = None
+    if len(baseline) and len(recent):
+        profile, overall = bucket_profile(baseline, min_per_bucket=config.min_bucket_baseline)
+        oriented = residuals(recent, profile, overall, sign=_sign(rule))
+        onset = _onset(recent.groups, oriented, rule.log_shift(rule.min_effect / 2))
+    return SeriesDetail(_bucket_rows(baseline, recent, rule), onset)
+
+
 def severity_of(shift: float, config: DetectorConfig) -> str:
     return "major" if shift > config.major_effect else "minor"
 
 
-def judge(
-    tests: Sequence[SeriesTest], config: DetectorConfig
-) -> list[Judgement]:
+def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement]:
     """Verdicts for series evaluated together: Benjamini–Hochberg across those with enough data."""
     testable = [i for i, t in enumerate(tests) if t.enough]
     q_values: dict[int, float] = {}
@@ -288,7 +304,9 @@ def judge(
         if not failed:
             out.append(Judgement(Verdict.POSITIVE, q, severity, "regression"))
         elif test.shift < half:
-            out.append(Judgement(Verdict.CLEAR, q, severity, f"shift {test.shift:.1%} < {half:.1%}"))
+            out.append(
+                Judgement(Verdict.CLEAR, q, severity, f"shift {test.shift:.1%} < {half:.1%}")
+            )
         else:
             out.append(Judgement(Verdict.HOLD, q, severity, "; ".join(failed)))
     return out

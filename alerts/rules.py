@@ -35,6 +35,11 @@ class MetricRule:
             return math.expm1(log_shift)
         return -math.expm1(-log_shift)
 
+    def change(self, baseline: float, recent: float) -> float:
+        """How much worse recent is than baseline, as a fraction (negative = better)."""
+        ratio = recent / baseline
+        return ratio - 1 if self.higher_is_worse else 1 - ratio
+
     def log_shift(self, fraction: float) -> float:
         """The inverse of worse_fraction: the worse-oriented log shift of a fractional change."""
         return math.log1p(fraction) if self.higher_is_worse else -math.log1p(-fraction)

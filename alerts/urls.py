@@ -1,3 +1,23 @@
+from django.urls import path, re_path
+
+from .views.actions import alert_action
+from .views.pages import alert_detail, alert_list
+from .views.subscriptions import subscription_delete, subscription_edit, subscription_list
+from .views.unsubscribe import unsubscribe
+
 app_name = "alerts"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("", alert_list, name="list"),
+    path("<int:pk>/", alert_detail, name="detail"),
+    re_path(
+        r"^(?P<pk>[0-9]{1,18})/(?P<action>acknowledge|accept|invalid)/$",
+        alert_action,
+        name="action",
+    ),
+    path("subscriptions/", subscription_list, name="subscriptions"),
+    path("subscriptions/new/", subscription_edit, name="subscription_new"),
+    path("subscriptions/<int:pk>/", subscription_edit, name="subscription_edit"),
+    path("subscriptions/<int:pk>/delete/", subscription_delete, name="subscription_delete"),
+    path("unsubscribe/<str:token>/", unsubscribe, name="unsubscribe"),
+]

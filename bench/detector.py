@@ -48,6 +48,12 @@ class Series:
     step_at: float | None  # hour of the planted step
     step: float
 
+    def __post_init__(self) -> None:
+        # Flat per-sample arrays, so a window is three slices.
+        self.flat_values = self.values.ravel()
+        self.flat_hours = np.repeat(self.hours, SAMPLES_PER_SLOT)
+        self.flat_buckets = (self.flat_hours % 24 // BUCKET_HOURS).astype(int)
+
 
 def slot_hours(rng: np.random.Generator, days: int) -> np.ndarray:
     """Slots evenly spread over the day from a random first time, like the default schedule."""
@@ -69,9 +75,9 @@ def make_series(rng: np.random.Generator, hours: np.ndarray, noise: float, step:
 
 
 def window(series: Series, start: int, stop: int) -> Window:
-    hours = np.repeat(series.hours[start:stop], SAMPLES_PER_SLOT)
-    buckets = (hours % 24 // BUCKET_HOURS).astype(int)
-    return Window.of(series.values[start:stop].ravel(), buckets, groups=hours)
+    """Samples of slots [start, stop), as evaluate.py loads them from the database."""
+    cut = slice(start * SAMPLES_PER_SLOT, stop * SAMPLES_PER_SLOT)
+    return Window.of(series.flat_values[cut], series.flat_buckets[cut], series.flat_hours[cut])
 
 
 @dataclass
@@ -138,25 +144,35 @@ def main() -> None:
 
     false = sum(o.false_episodes for _, o in results)
     months = sum(o.watched_h for _, o in results) / (30 * 24)
-    print(f"detector bench: {args.series} series × {args.days} days, noise σ={args.noise}, "
-          f"±15 % daily cycle, {SLOTS_PER_DAY} slots/day × {SAMPLES_PER_SLOT} samples")
-    print(f"config: p<{config.p_value}, BH q<{config.fdr_q}, HL {config.ci_level:.0%} interval, "
-          f"decode ≥{config.rules[DECODE].min_effect:.0%}, open after {config.open_after}, "
-          f"resolve after {config.resolve_after}")
-    print(f"false alert episodes: {false} in {months:.1f} series-months = "
-          f"{false / months:.3f} per series-month (target ≤ 0.05)")
+    print(
+        f"detector bench: {args.series} series × {args.days} days, noise σ={args.noise}, "
+        f"±15 % daily cycle, {SLOTS_PER_DAY} slots/day × {SAMPLES_PER_SLOT} samples"
+    )
+    print(
+        f"config: p<{config.p_value}, BH q<{config.fdr_q}, HL {config.ci_level:.0%} interval, "
+        f"decode ≥{config.rules[DECODE].min_effect:.0%}, open after {config.open_after}, "
+        f"resolve after {config.resolve_after}"
+    )
+    print(
+        f"false alert episodes: {false} in {months:.1f} series-months = "
+        f"{false / months:.3f} per series-month (target ≤ 0.05)"
+    )
     for size in STEP_SIZES:
         delays = [o.detected_h for s, o in results if s.step == size]
         caught = [d for d in delays if d is not None]
         within = sum(d <= DEADLINE_H[size] for d in caught)
         median = f"{np.median(caught):.0f} h" if caught else "n/a"
         target = 95 if size == 0.25 else 80
-        print(f"{size:.0%} steps: {len(delays)}; caught within {DEADLINE_H[size]:.0f} h: "
-              f"{within / len(delays):.1%} (target ≥ {target} %); caught at all: "
-              f"{len(caught) / len(delays):.1%}; median delay {median}")
+        print(
+            f"{size:.0%} steps: {len(delays)}; caught within {DEADLINE_H[size]:.0f} h: "
+            f"{within / len(delays):.1%} (target ≥ {target} %); caught at all: "
+            f"{len(caught) / len(delays):.1%}; median delay {median}"
+        )
     evaluations = sum(len(s.hours) for s, _ in results)
-    print(f"run time: {elapsed:.1f} s ({evaluations} evaluations, "
-          f"{elapsed / evaluations * 1e3:.2f} ms each)")
+    print(
+        f"run time: {elapsed:.1f} s ({evaluations} evaluations, "
+        f"{elapsed / evaluations * 1e3:.2f} ms each)"
+    )
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ BATCH = 500
 
 @dataclass(slots=True)
 class TickReport:
-    created: int = 0
+    due: int = 0  # due runs planned (a row another tick inserted first counts too)
     skipped: int = 0
     enqueued: list[int] = field(default_factory=list)
     stale: int = 0
@@ -64,7 +64,7 @@ def tick(*, now: datetime | None = None) -> TickReport:
         # ignore_conflicts: a row another tick (or run_now) already inserted stays as it is.
         Run.objects.bulk_create(owed.due, batch_size=BATCH, ignore_conflicts=True)
         Run.objects.bulk_create(owed.skipped, batch_size=BATCH, ignore_conflicts=True)
-        report.created += len(owed.due)
+        report.due += len(owed.due)
         report.skipped += len(owed.skipped)
     report.enqueued = claim_and_enqueue(now=now)
     return report

@@ -1,9 +1,11 @@
 """Measure one streamed request (DESIGN.md §4): send, stamp every network read, classify.
 
-Clock discipline: t0 is read just before the request goes to httpx. Every chunk of the body
-carries the stamp its bytes got on arrival (benchmarks/netstream.py), and each SSE event decoded
-from that chunk gets that stamp. Between arrival and stamp there is nothing; between stamp and
-parsing there may be anything, since parsing no longer moves the clock.
+Clock discipline: t0 is read just before the request goes to httpx. Every piece of body that
+aiter_raw yields carries the time its bytes arrived (`Connection.read_ns`, benchmarks/netstream.py:
+the kernel's receive stamp, or the clock read first thing when the socket became readable), and
+each SSE event decoded from that piece gets that stamp. Parsing happens after stamping and never
+moves the clock. Only a stream whose transport is not ours (a plain httpx client) falls back to
+reading the clock as each piece comes out of aiter_raw.
 """
 
 from __future__ import annotations

@@ -88,7 +88,8 @@ class _Body(httpx.AsyncByteStream):
 class StampingTransport(httpx.AsyncBaseTransport):
     """HTTP/1.1 over stamping connections; at most `max_connections` open, idle ones reused."""
 
-    def __init__(self, *, max_connections: int) -> None:
+    def __init__(self, *, max_connections: int, ssl_context: ssl.SSLContext | None = None) -> None:
+        self._ssl_context = ssl_context
         self._slots = asyncio.Semaphore(max_connections)
         self._idle: dict[_Origin, list[Connection]] = {}  # most recently used last
 
@@ -157,7 +158,7 @@ class StampingTransport(httpx.AsyncBaseTransport):
         if scheme == "https":
             if trace is not None:
                 await trace("connection.start_tls.started", info)
-            conn = await conn.start_tls(_ssl_context(), host, timeout)
+            conn = await conn.start_tls(self._ssl_context or _ssl_context(), host, timeout)
             if trace is not None:
                 await trace("connection.start_tls.complete", {**info, "return_value": conn})
         return conn
@@ -195,15 +196,18 @@ class StampingTransport(httpx.AsyncBaseTransport):
                 conn.close()
 
 
-def make_client(*, limits: Limits, max_connections: int) -> httpx.AsyncClient:
+def make_client(
+    *, limits: Limits, max_connections: int, ssl_context: ssl.SSLContext | None = None
+) -> httpx.AsyncClient:
     """One client for many requests: up to `max_connections` stamping connections.
 
     Size it to the burst, so that no request waits for a connection inside its own TTFT.
+    `ssl_context` replaces the default verification (certifi's CA bundle), e.g. for a private CA.
     """
     if max_connections < 1:
         raise ValueError("max_connections must be at least 1")
     return httpx.AsyncClient(
-        transport=StampingTransport(max_connections=max_connections),
+        transport=StampingTransport(max_connections=max_connections, ssl_context=ssl_context),
         headers={"accept-encoding": "identity"},
         timeout=httpx.Timeout(
             connect=limits.connect_timeout_s,

@@ -12,6 +12,7 @@ from pathlib import Path
 from statistics import median
 
 import pytest
+from celery.exceptions import SoftTimeLimitExceeded
 from django.test import override_settings
 from django.utils import timezone
 
@@ -209,3 +210,25 @@ def test_it_stops_when_another_worker_took_the_run_over(simulator, fs_broker) ->
 
     assert run.samples.count() < 4  # it stopped early instead of finishing the run
     assert Run.objects.get(id=run.id).status == RunStatus.RUNNING  # left to the new owner
+
+
+def test_it_ends_a_run_stopped_by_the_time_limit(simulator, fs_broker, monkeypatch) -> None:
+    run = make_run(simulator, "sim-fast", repetitions=3)
+
+    def too_slow(*args, **kwargs):
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr(runner, "measure_missing", too_slow)
+    assert runner.execute(run.id) == RunStatus.FAILED
+    run.refresh_from_db()
+    assert run.failure_reason == "Stopped by the task time limit with 0 of 3 samples."
+
+
+@override_settings(TOKSPEED_RUN_MAX_ATTEMPTS=3)
+def test_it_gives_up_on_a_run_whose_worker_keeps_dying(simulator, fs_broker) -> None:
+    silent = timezone.now() - timedelta(hours=1)
+    run = make_run(simulator, "sim-fast", status=RunStatus.RUNNING, heartbeat_at=silent, attempts=3)
+    assert runner.execute(run.id) == RunStatus.FAILED
+    run.refresh_from_db()
+    assert run.attempts == 4 and run.samples.count() == 0
+    assert run.failure_reason == "Started 4 times without finishing: its worker keeps being lost."

@@ -281,3 +281,25 @@ def test_it_queues_a_run_now_on_the_vantage_queue(
         call_command("run_now", endpoint=["nope"], workload="t-base")
     with pytest.raises(CommandError, match="No workload 'nope'"):
         call_command("run_now", workload="nope")
+
+
+@pytest.mark.django_db
+def test_it_runs_a_schedule_now_from_the_admin(
+    admin_client, fs_broker: Path, django_capture_on_commit_callbacks
+) -> None:
+    endpoints = make_endpoints(2)
+    schedule = make_schedule(workloads=[workload("t-a"), workload("t-b")], interval_minutes=30)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            "/admin/benchmarks/schedule/",
+            {"action": "run_now", "_selected_action": [schedule.id]},
+            follow=True,
+        )
+
+    assert "4 runs queued." in response.content.decode()
+    runs = Run.objects.all()
+    assert {(r.endpoint_id, r.workload.slug) for r in runs} == {
+        (e.id, w) for e in endpoints for w in ("t-a", "t-b")
+    }
+    assert sorted(t["args"][0] for t in queued_tasks(fs_broker)) == sorted(r.id for r in runs)

@@ -184,3 +184,18 @@ def test_it_compares_two_endpoints_in_the_order_asked(user_client):
     assert 'id="compare-histories"' in html
     picker = user_client.get("/compare/?e=sim-gpu").content.decode()
     assert 'id="compare-table"' not in picker and "choose 2 to 4" in picker
+
+
+def test_it_tells_apart_an_endpoint_never_measured_and_one_quiet_in_the_window(user_client):
+    ep = data.endpoint(data.provider("p"), "p")
+    assert 'data-empty="no_runs"' in user_client.get("/endpoints/p/").content.decode()
+    data.run(ep, data.recent_slots(1)[0].replace(year=2001))
+    quiet = user_client.get("/endpoints/p/").content.decode()
+    assert 'data-empty="no_data_in_filters"' in quiet and "30-day window" in quiet
+
+
+def test_it_keeps_the_filters_in_links_to_endpoint_pages(user_client):
+    data.demo(slots=3, with_samples=False)
+    html = user_client.get("/?window=7d&sort=ttft").content.decode()
+    assert 'href="/endpoints/wafer-llama-70b/?window=7d"' in html  # the window, not the sort
+    assert 'name="sort" value="ttft"' in html  # applying filters keeps the sort

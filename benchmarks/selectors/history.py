@@ -10,7 +10,14 @@ from ..buckets import BUCKETS
 from ..models import Run, Vantage, Workload
 from .aggregates import Percentile, percentile
 from .runs import RUN_POINT_FIELDS, errors_by_category, run_band, run_point
-from .scope import base_workload, long_workload, resolve_vantage, resolve_workload, window_runs
+from .scope import (
+    base_workload,
+    long_workload,
+    resolve_vantage,
+    resolve_workload,
+    since,
+    window_runs,
+)
 
 RECENT_RUNS = 20
 
@@ -49,7 +56,7 @@ def endpoint_history(
         "context": _context(runs),
         "concurrency": _concurrency(runs),
         "errors": errors_by_category(runs),
-        "recent_runs": _recent(endpoint, vantage_obj),
+        "recent_runs": _recent(endpoint, vantage_obj, window_hours),
         "roofline": _roofline(endpoint, points),
     }
 
@@ -159,25 +166,16 @@ def _concurrency(runs: Any) -> list[dict[str, Any]]:
     ]
 
 
-def _recent(endpoint: Endpoint, vantage: Vantage | None) -> list[dict[str, Any]]:
-    """The newest runs of every workload. One indexed, limited scan per workload (run_series
-    is ordered by slot within endpoint × workload × vantage), merged in one UNION query."""
+def _recent(endpoint: Endpoint, vantage: Vantage | None, window_hours: int) -> list[dict[str, Any]]:
+    """The newest runs of any workload and status in the window (bounded by slot, so the
+    scan stays within the window's index range however long the history)."""
     names = dict(Workload.objects.values_list("id", "name"))
     slugs = dict(Workload.objects.values_list("id", "slug"))
-    per_workload = [
-        Run.objects.filter(endpoint=endpoint, workload_id=workload_id, vantage=vantage)
-        .order_by("-slot")
+    recent = (
+        Run.objects.filter(endpoint=endpoint, vantage=vantage, slot__gte=since(window_hours))
+        .order_by("-slot", "workload_id")
         .values(*_RECENT_FIELDS)[:RECENT_RUNS]
-        for workload_id in names
-    ]
-    if not per_workload:
-        return []
-    merged = (
-        per_workload[0].union(*per_workload[1:], all=True)
-        if len(per_workload) > 1
-        else (per_workload[0])
     )
-    recent = sorted(merged, key=lambda run: run["slot"], reverse=True)[:RECENT_RUNS]
     return [
         {
             "id": run["id"],

@@ -1,6 +1,6 @@
 """BoardRow: one endpoint on the leaderboard, and the tie marking between neighbouring rows."""
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -80,7 +80,6 @@ class BoardRow:
     last_run_status: str | None = None
     rank: int | None = None
     tie: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def has_data(self) -> bool:
@@ -97,7 +96,6 @@ class BoardRow:
         data = asdict(self)
         data["last_run_at"] = self.last_run_at.isoformat() if self.last_run_at else None
         data["roofline_efficiency"] = self.roofline_efficiency
-        data.pop("extra")
         return data
 
 

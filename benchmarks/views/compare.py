@@ -33,7 +33,8 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     }
     if context["ready"]:
         slugs = [ep.slug for ep in chosen]
-        rows = {row.slug: row for row in leaderboard(filters) if row.slug in slugs}
+        ids = [ep.id for ep in chosen]
+        rows = {row.slug: row for row in leaderboard(filters, endpoint_ids=ids)}
         ordered = [rows[slug] for slug in slugs if slug in rows]
         histories = [
             endpoint_history(

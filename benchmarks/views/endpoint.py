@@ -6,6 +6,7 @@ from django.shortcuts import get_object_or_404, render
 from providers.models import Endpoint
 
 from ..forms import FilterForm
+from ..models import Run
 from ..selectors.filters import BoardFilters
 from ..selectors.history import endpoint_history
 from .access import dashboard_view
@@ -33,5 +34,7 @@ def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
             "history": history,
             "params": {k: v for k, v in filters.as_query().items() if k in FIELDS},
             "has_runs": bool(history["runs"] or history["recent_runs"]),
+            "ever_ran": bool(history["runs"] or history["recent_runs"])
+            or Run.objects.filter(endpoint=endpoint).exists(),
         },
     )

@@ -11,6 +11,7 @@ from ..selectors.filters import DEFAULT_SORT, SORT_KEYS, BoardFilters
 from ..selectors.leaderboard import leaderboard
 from ..selectors.rows import BoardRow
 from .access import dashboard_view
+from .board_cells import cells
 from .empty import empty_state
 
 
@@ -45,6 +46,11 @@ def chart_rows(rows: list[BoardRow]) -> list[dict]:
     ]
 
 
+def _endpoint_query(filters: BoardFilters) -> str:
+    params = {k: v for k, v in filters.as_query().items() if k in ("workload", "window", "vantage")}
+    return "?" + urlencode(params) if params else ""
+
+
 @dashboard_view
 def leaderboard_page(request: HttpRequest) -> HttpResponse:
     filters = BoardFilters.from_query(request.GET)
@@ -58,11 +64,14 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
             "filters": filters,
             "form": FilterForm(filters),
             "rows": rows,
+            "table": [(row, cells(row)) for row in rows],
             "chart_rows": chart_rows(rows),
             "sort_urls": urls,
             "sort_arrows": arrows,
             "empty": empty_state(has_data=has_data),
             "params": filters.as_query(),
+            # Links to endpoint pages keep the window, workload and vantage (not the sort).
+            "endpoint_query": _endpoint_query(filters),
             "sort_keep": {"sort": filters.sort} if filters.sort != DEFAULT_SORT else {},
             "tod_label": BUCKETS.get(filters.tod_bucket),
             "long_context": next(

@@ -63,6 +63,7 @@ def logged_in(page, live_server, django_user_model):
     django_user_model.objects.create_user("viewer", password=password)
     page.goto(f"{live_server.url}/")
     assert "/accounts/login/" in page.url
+    screenshot(page, "login")
     page.fill("#id_username", "viewer")
     page.fill("#id_password", password)
     page.click("button[type=submit]")

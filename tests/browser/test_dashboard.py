@@ -9,6 +9,7 @@ from benchmarks.models import Run
 from benchmarks.selectors.agent_loop import project
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.leaderboard import leaderboard
+from benchmarks.selectors.pricing import pareto_frontier
 from tests import dashboard_data as data
 
 from .conftest import drawn_charts, screenshot
@@ -54,6 +55,10 @@ def test_it_draws_the_leaderboard_and_filters_change_it(logged_in, live_server):
         r.slug for r in leaderboard(BoardFilters(window_hours=24, sort="ttft"))
     ]
 
+    response = page.goto(f"{live_server.url}/?window=5y")
+    assert response.status == 400 and "window" in page.inner_text("main")
+    screenshot(page, "bad-request")
+
     page.set_viewport_size({"width": 420, "height": 900})
     page.goto(f"{live_server.url}/")
     drawn_charts(page)
@@ -89,6 +94,9 @@ def test_it_draws_the_endpoint_page_and_drills_down_to_requests(logged_in, live_
 def test_it_plots_speed_against_price_and_toggles_to_ttft(logged_in, live_server):
     page = logged_in
     data.demo(slots=6, with_samples=False)
+    # Cheapest of all, quick to answer but slow to decode: on one frontier, not the other's.
+    cheap = data.endpoint(data.provider("budget"), "budget-8b", price_in=0.1, price_out=0.5)
+    data.series(cheap, ttft_ms=[300] * 6, decode_tps=[30] * 6)
     page.goto(f"{live_server.url}/price/")
     assert_drawn(drawn_charts(page), ["chart-price"])
     title = "() => Object.values(Chart.instances)[0].options.scales.y.title.text"
@@ -97,6 +105,17 @@ def test_it_plots_speed_against_price_and_toggles_to_ttft(logged_in, live_server
     page.click("[data-y=ttft]")
     assert "TTFT" in page.evaluate(title)
     assert "y=ttft" in page.url
+    rows = [r.as_dict() for r in leaderboard(BoardFilters()) if r.has_data]
+    expected = pareto_frontier(
+        rows, price="price_out_per_mtok", speed="ttft_p50_ms", higher_is_better=False
+    )
+    marked = page.eval_on_selector_all(
+        "#price-table tbody tr",
+        "rows => rows.filter(r => r.querySelector('.frontier').textContent.trim())"
+        ".map(r => r.dataset.slug)",
+    )
+    assert sorted(marked) == sorted(p["slug"] for p in expected)
+    assert "gpu-llama-70b" not in marked  # cheaper than wafer but slower to first token
     screenshot(page, "price-ttft")
 
 

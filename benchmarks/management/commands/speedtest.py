@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -18,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from benchmarks.measure import BurstResult, Limits, Measurement, make_client, measure_burst
+from benchmarks.measure import Limits, Measurement, make_client, measure_burst
 from benchmarks.prompts import build_prompt
 from benchmarks.stats import median, summarize
 from providers.base import EndpointConfig
@@ -82,7 +81,9 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
-        return super().create_parser(prog_name, subcommand, parser_class=OneLineParser, **kwargs)
+        parser = super().create_parser(prog_name, subcommand, **kwargs)
+        parser.__class__ = OneLineParser  # same state, one-line errors (Django has no hook)
+        return parser
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("endpoint", nargs="?", help="Slug of a registered endpoint.")
@@ -105,50 +106,23 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         config, label, simulated = self._target(options)
-        concurrency, repeat = options["concurrency"], options["repeat"]
-        limits = Limits.from_settings()
         as_json = options["json"]
-        console = Console(file=_Writer(self.stdout), highlight=False, soft_wrap=True)
-        progress_console = Console(stderr=True) if as_json else console
-        progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=progress_console,
-            transient=True,
-            refresh_per_second=4,
-            disable=as_json and not sys.stderr.isatty(),
+        report = _Report(
+            Console(file=_Writer(self.stdout), highlight=False, soft_wrap=True),
+            label=label,
+            simulated=simulated,
+            quiet=as_json,
+            concurrency=options["concurrency"],
         )
-        state = {"simulated": simulated, "header": False}
-
-        def show_round(number: int, burst: BurstResult) -> None:
-            if as_json:
-                return
-            if not state["header"]:
-                state["header"] = True
-                mark = " (simulated)" if state["simulated"] else ""
-                progress.console.print(
-                    f"speedtest · {label}{mark} · {config.protocol} · "
-                    f"concurrency {concurrency} × {repeat} rounds · max tokens "
-                    f"{options['max_tokens']} · context {options['context_tokens']} tokens"
-                )
-                progress.console.print(_header_row())
-            first = (number - 1) * concurrency + 1
-            for offset, m in enumerate(burst.samples):
-                progress.console.print(_row(str(first + offset), m))
-
-        samples = asyncio.run(
-            self._measure(config, options, limits, progress, show_round, state, concurrency, repeat)
-        )
-        summary = summarize(samples, concurrency=concurrency)
+        samples = asyncio.run(self._measure(config, options, report))
+        summary = summarize(samples, concurrency=options["concurrency"])
         summary.update(
             endpoint=label,
             protocol=config.protocol,
             model=config.model,
-            simulated=state["simulated"],
-            concurrency=concurrency,
-            repeat=repeat,
+            simulated=report.simulated,
+            concurrency=options["concurrency"],
+            repeat=options["repeat"],
             max_tokens=options["max_tokens"],
             context_tokens=options["context_tokens"],
         )
@@ -156,30 +130,24 @@ class Command(BaseCommand):
             payload = {"samples": [m.as_dict() for m in samples], "summary": summary}
             self.stdout.write(json.dumps(payload))
         else:
-            _print_summary(console, summary)
+            report.summary(summary)
         if not summary["ok"]:
-            first_error = next(m for m in samples if not m.ok)
+            first = next(m for m in samples if not m.ok)
             raise CommandError(
                 f"all {len(samples)} requests failed; first: "
-                f"{first_error.error_category}: {first_error.error_message}"
+                f"{first.error_category}: {first.error_message}"
             )
 
     async def _measure(
-        self,
-        config: EndpointConfig,
-        options: dict[str, Any],
-        limits: Limits,
-        progress: Progress,
-        show_round: Any,
-        state: dict[str, Any],
-        concurrency: int,
-        repeat: int,
+        self, config: EndpointConfig, options: dict[str, Any], report: _Report
     ) -> list[Measurement]:
+        concurrency, repeat = options["concurrency"], options["repeat"]
+        limits = Limits.from_settings()
         samples: list[Measurement] = []
-        with progress:
-            task = progress.add_task("streaming", total=concurrency * repeat)
+        with report.progress:
+            task = report.progress.add_task("streaming", total=concurrency * repeat)
             async with make_client(limits=limits, max_connections=concurrency) as client:
-                for number in range(1, repeat + 1):
+                for number in range(repeat):
                     prompts = [
                         build_prompt(context_tokens=options["context_tokens"])
                         for _ in range(concurrency)
@@ -190,14 +158,11 @@ class Command(BaseCommand):
                         prompts=prompts,
                         max_tokens=options["max_tokens"],
                         limits=limits,
-                        # Cheap on purpose: it runs in the event loop between measurements.
-                        on_done=lambda _i, _m: progress.advance(task),
+                        # Cheap on purpose: it runs in the event loop while others stream.
+                        on_done=lambda _i, _m: report.progress.advance(task),
                     )
                     samples.extend(burst.samples)
-                    state["simulated"] = state["simulated"] or any(
-                        m.simulated for m in burst.samples
-                    )
-                    show_round(number, burst)
+                    report.round_done(number, burst.samples, config, options)
                     if not any(m.ok for m in burst.samples):
                         break  # a wrong key or a dead host will not fix itself next round
         return samples
@@ -245,8 +210,80 @@ def _fmt(value: float | int | None, digits: int = 1) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
-def _header_row() -> str:
-    return " ".join(name.rjust(width) for name, width in COLUMNS) + "  error"
+def _cells(values: tuple[str, ...]) -> str:
+    return " ".join(v.rjust(width) for v, (_, width) in zip(values, COLUMNS, strict=True))
+
+
+class _Report:
+    """The human-readable output: a progress bar, a header, one row per request, medians."""
+
+    def __init__(
+        self, console: Console, *, label: str, simulated: bool, quiet: bool, concurrency: int
+    ) -> None:
+        self.console = console
+        self.label = label
+        self.simulated = simulated
+        self.quiet = quiet
+        self.concurrency = concurrency
+        self._header_done = False
+        # With --json, stdout carries the JSON alone: progress goes to stderr. A bar only
+        # makes sense on a terminal.
+        progress_console = Console(stderr=True) if quiet else console
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=progress_console,
+            transient=True,
+            refresh_per_second=4,
+            disable=not progress_console.is_terminal,
+        )
+
+    def round_done(
+        self,
+        number: int,
+        samples: list[Measurement],
+        config: EndpointConfig,
+        options: dict[str, Any],
+    ) -> None:
+        # An ad hoc URL may turn out to be tokspeed's simulator: it says so in a header.
+        self.simulated = self.simulated or any(m.simulated for m in samples)
+        if self.quiet:
+            return
+        out = self.progress.console
+        if not self._header_done:
+            self._header_done = True
+            mark = " (simulated)" if self.simulated else ""
+            out.print(
+                f"speedtest · {self.label}{mark} · {config.protocol} · concurrency "
+                f"{self.concurrency} × {options['repeat']} rounds · max tokens "
+                f"{options['max_tokens']} · context {options['context_tokens']} tokens"
+            )
+            out.print(_cells(tuple(name for name, _ in COLUMNS)) + "  error")
+        first = number * self.concurrency + 1
+        for offset, m in enumerate(samples):
+            out.print(_row(str(first + offset), m))
+
+    def summary(self, summary: dict[str, Any]) -> None:
+        medians = (
+            "median",
+            _fmt(median(summary, "ttft_ms")),
+            _fmt(median(summary, "ttfa_ms")),
+            _fmt(median(summary, "decode_tps")),
+            _fmt(median(summary, "output_tokens")),
+            "",
+            _fmt(median(summary, "itl_p50_ms"), 2),
+            _fmt(median(summary, "itl_p99_ms"), 2),
+            _fmt(median(summary, "e2e_ms")),
+        )
+        self.console.print(_cells(medians))
+        errors = ", ".join(f"{k} {v}" for k, v in summary["errors_by_category"].items())
+        self.console.print(
+            f"ok {summary['ok']}/{summary['samples']} · errors: {errors or 'none'} · aggregate "
+            f"throughput {_fmt(summary['throughput_tps'])} tok/s (all ok requests together, "
+            "not per user)"
+        )
 
 
 def _row(label: str, m: Measurement) -> str:
@@ -261,29 +298,7 @@ def _row(label: str, m: Measurement) -> str:
         _fmt(m.itl_p99_ms, 2),
         _fmt(m.e2e_ms),
     )
-    cells = " ".join(value.rjust(width) for value, (_, width) in zip(values, COLUMNS, strict=True))
     error = f"{m.error_category}: {m.error_message}" if m.error_category else ""
     if m.outcome:
         error = f"({m.outcome}) {error}".strip()
-    return f"{cells}  {error[:100]}"
-
-
-def _print_summary(console: Console, summary: dict[str, Any]) -> None:
-    medians = (
-        "median",
-        _fmt(median(summary, "ttft_ms")),
-        _fmt(median(summary, "ttfa_ms")),
-        _fmt(median(summary, "decode_tps")),
-        _fmt(median(summary, "output_tokens")),
-        "",
-        _fmt(median(summary, "itl_p50_ms"), 2),
-        _fmt(median(summary, "itl_p99_ms"), 2),
-        _fmt(median(summary, "e2e_ms")),
-    )
-    console.print(" ".join(v.rjust(w) for v, (_, w) in zip(medians, COLUMNS, strict=True)))
-    errors = ", ".join(f"{k} {v}" for k, v in summary["errors_by_category"].items()) or "none"
-    throughput = summary["throughput_tps"]
-    console.print(
-        f"ok {summary['ok']}/{summary['samples']} · errors: {errors} · aggregate throughput "
-        f"{_fmt(throughput)} tok/s (all ok requests together, not per user)"
-    )
+    return f"{_cells(values)}  {error[:100]}"

@@ -34,9 +34,19 @@
     if (v < 120) return v.toFixed(1) + " s";
     return Math.floor(v / 60) + " min " + Math.round(v % 60) + " s";
   }
-  // Short axis labels for seconds: 0.5 s · 10 s · 3.3 min.
+  // Short axis labels for seconds: 0.5 s · 10 s · 5 min · 1 h.
   function shortSeconds(v) {
-    return v < 60 ? `${+v.toPrecision(2)} s` : `${+(v / 60).toPrecision(2)} min`;
+    if (v < 60) return `${+v.toPrecision(2)} s`;
+    if (v < 3600) return `${+(v / 60).toPrecision(2)} min`;
+    return `${+(v / 3600).toPrecision(2)} h`;
+  }
+
+  // Which values of a log axis in seconds get a label: fewer when the chart is narrow.
+  const SECOND_MARKS = [0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 60, 300, 600, 1800, 3600, 18000];
+  const SECOND_MARKS_NARROW = [0.1, 1, 10, 60, 600, 3600];
+  function secondsTick(scale, v) {
+    const marks = scale.chart.width > 700 ? SECOND_MARKS : SECOND_MARKS_NARROW;
+    return marks.includes(+v.toPrecision(2)) ? shortSeconds(v) : "";
   }
   function usd(v) {
     if (v === null || v === undefined) return "—";
@@ -164,5 +174,5 @@
     return new Chart(canvas, config);
   }
 
-  window.TS = { COLORS, SERIES, data, ms, tps, seconds, shortSeconds, usd, when, alpha, setup, timeAxis, concurrencyAxis, make };
+  window.TS = { COLORS, SERIES, data, ms, tps, seconds, shortSeconds, secondsTick, usd, when, alpha, setup, timeAxis, concurrencyAxis, make };
 })();

@@ -177,25 +177,36 @@
     const priced = d.points.filter((p) => p.price_out !== null);
     function datasets() {
       const [key] = spec[axis];
+      const onFrontier = new Set(d.frontiers[axis]);
       const bySlug = Object.fromEntries(priced.map((p) => [p.slug, p]));
       const frontier = d.frontiers[axis].map((s) => bySlug[s]).filter(Boolean);
+      const point = (p) => ({ x: p.price_out, y: p[key], label: p.label, sim: p.simulated });
       return [
-        { type: "line", label: "Cheapest-and-fastest frontier", data: frontier.map((p) => ({ x: p.price_out, y: p[key] })), borderColor: C.frontier, borderDash: [6, 4], pointRadius: 0, fill: false, order: 2 },
-        { type: "scatter", label: "Endpoints", data: priced.map((p) => ({ x: p.price_out, y: p[key], label: p.label, sim: p.simulated })),
-          backgroundColor: priced.map((p) => (d.frontiers[axis].includes(p.slug) ? C.frontier : "#3b5bdb")), pointRadius: 6, pointHoverRadius: 8, order: 1 },
+        { type: "line", label: "Cheapest-and-fastest frontier", data: frontier.map(point), borderColor: C.frontier, borderDash: [6, 4], pointRadius: 0, fill: false, order: 3 },
+        { type: "scatter", label: "On the frontier", data: frontier.map(point), backgroundColor: C.frontier, pointRadius: 6, pointHoverRadius: 8, order: 1 },
+        { type: "scatter", label: "Other endpoints", data: priced.filter((p) => !onFrontier.has(p.slug)).map(point), backgroundColor: "#3b5bdb", pointRadius: 6, pointHoverRadius: 8, order: 2 },
       ];
+    }
+    // The table's frontier column follows the chosen measure.
+    function markTable() {
+      const onFrontier = new Set(d.frontiers[axis]);
+      document.querySelectorAll("#price-table tbody tr").forEach((tr) => {
+        const cell = tr.querySelector(".frontier");
+        if (cell) cell.innerHTML = onFrontier.has(tr.dataset.slug) ? '<span class="status s-ok">on the frontier</span>' : "";
+      });
     }
     const labels = {
       id: "pointLabels",
       afterDatasetsDraw(chart) {
-        const meta = chart.getDatasetMeta(1);
         const ctx = chart.ctx;
         ctx.save();
         ctx.font = "11px system-ui, sans-serif";
         ctx.fillStyle = "#344054";
-        meta.data.forEach((pt, i) => {
-          const raw = chart.data.datasets[1].data[i];
-          ctx.fillText(raw.label + (raw.sim ? " (sim)" : ""), pt.x + 8, pt.y + 4);
+        [1, 2].forEach((index) => {
+          chart.getDatasetMeta(index).data.forEach((pt, i) => {
+            const raw = chart.data.datasets[index].data[i];
+            ctx.fillText(raw.label + (raw.sim ? " (sim)" : ""), pt.x + 8, pt.y + 4);
+          });
         });
         ctx.restore();
       },
@@ -227,6 +238,7 @@
         chart.options.scales.y.title.text = spec[axis][1];
         chart.options.scales.y.ticks.callback = (v) => spec[axis][2](v);
         chart.update();
+        markTable();
         document.querySelectorAll("[data-y]").forEach((b) => b.classList.toggle("primary", b === button));
         document.getElementById("price-title").textContent = axis === "ttft" ? "TTFT p50 (ms, lower is better)" : "Decode tok/s p50 per user (higher is better)";
         const url = new URL(window.location.href);
@@ -262,7 +274,7 @@
           x: {
             type: "logarithmic", min: low, max: high,
             title: { display: true, text: "seconds (log scale)" },
-            ticks: { autoSkip: false, maxRotation: 0, callback: (v) => ([0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000].includes(+v.toPrecision(2)) ? T.shortSeconds(v) : "") },
+            ticks: { autoSkip: false, maxRotation: 0, callback(v) { return T.secondsTick(this, v); } },
           },
         },
         plugins: {
@@ -318,7 +330,9 @@
       conc.push({ label: name(h) + " per user", data: h.concurrency.map((c) => ({ x: c.concurrency, y: c.decode_tps_per_user })), borderColor: color(i), backgroundColor: color(i), yAxisID: "y" });
       conc.push({ label: name(h) + " aggregate", data: h.concurrency.map((c) => ({ x: c.concurrency, y: c.throughput_tps })), borderColor: color(i), backgroundColor: color(i), borderDash: [6, 4], yAxisID: "y1", spanGaps: true });
     });
-    T.make("chart-cmp-concurrency", { type: "line", data: { datasets: conc }, options: { scales: {
+    T.make("chart-cmp-concurrency", { type: "line", data: { datasets: conc }, options: {
+      plugins: { legend: { position: "bottom", labels: { boxWidth: 10, font: { size: 11 } } } },
+      scales: {
       x: T.concurrencyAxis(),
       y: { beginAtZero: true, title: { display: true, text: "per user tok/s" } },
       y1: { beginAtZero: true, position: "right", grid: { drawOnChartArea: false }, title: { display: true, text: "aggregate tok/s" } },

@@ -1,0 +1,73 @@
+"""Availability: the share of error samples over a series' last runs (DESIGN.md §7).
+
+An outage opens at ≥ ALERTS_OUTAGE_ERROR_SHARE errors over the last ALERTS_OUTAGE_RUNS runs and
+resolves under half that share; runs without any sample (a missing key, a run that never
+started) say nothing about the provider and are skipped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db.models import Count, Q
+
+from benchmarks.models import Run, Sample
+
+from .detector import Verdict
+from .series import ENDED
+
+
+@dataclass(frozen=True, slots=True)
+class Availability:
+    verdict: Verdict
+    samples: int
+    errors: int
+    categories: dict[str, int] = field(default_factory=dict)
+    runs: list[dict] = field(default_factory=list)  # per run: slot, ok, errors
+
+    @property
+    def error_rate(self) -> float | None:
+        return self.errors / self.samples if self.samples else None
+
+
+def check(run: Run) -> Availability:
+    """Availability of run's series (endpoint × workload × vantage) over its last runs."""
+    recent_runs = list(
+        Run.objects.filter(
+            Q(ok_count__gt=0) | Q(error_count__gt=0),
+            endpoint_id=run.endpoint_id,
+            workload_id=run.workload_id,
+            vantage_id=run.vantage_id,
+            status__in=ENDED,
+            slot__lte=run.slot,
+        ).order_by("-slot")[: settings.ALERTS_OUTAGE_RUNS]
+    )
+    if not recent_runs:
+        return Availability(Verdict.NO_DATA, 0, 0)
+    ids = [r.id for r in recent_runs]
+    categories = Counter(
+        dict(
+            Sample.objects.filter(run_id__in=ids)
+            .exclude(error_category="")
+            .values_list("error_category")
+            .annotate(n=Count("id"))
+            .values_list("error_category", "n")
+        )
+    )
+    samples = sum(r.ok_count + r.error_count for r in recent_runs)
+    errors = sum(r.error_count for r in recent_runs)
+    share = errors / samples
+    threshold = settings.ALERTS_OUTAGE_ERROR_SHARE
+    if share >= threshold:
+        verdict = Verdict.POSITIVE
+    elif share < threshold / 2:
+        verdict = Verdict.CLEAR
+    else:
+        verdict = Verdict.HOLD
+    per_run = [
+        {"slot": r.slot.isoformat(), "ok": r.ok_count, "errors": r.error_count}
+        for r in sorted(recent_runs, key=lambda r: r.slot)
+    ]
+    return Availability(verdict, samples, errors, dict(categories.most_common()), per_run)

@@ -1,0 +1,92 @@
+"""Rendering one Notification as an email: plain text and HTML, with an unsubscribe link."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone
+
+from .models import Delivery, Notification
+from .presenters import Presented, absolute, present
+from .tokens import unsubscribe_token
+
+SUBJECT_LIMIT = 150
+KIND_WORDS = {"opened": "New alert", "escalated": "Got worse", "resolved": "Resolved"}
+
+
+def text_table(header: list[str], rows: list[list[str]]) -> str:
+    """Columns padded to their widest cell: readable in any mail client's plain-text view."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=True)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, rows)])
+
+
+def subject(notification: Notification, shown: list[Presented]) -> str:
+    if notification.delivery == Delivery.DIGEST:
+        day = timezone.localtime(notification.created_at, timezone.UTC).strftime("%d %b %Y")
+        return f"[tokspeed] Daily digest, {day}: {len(shown)} alert update(s)"
+    text = shown[0].headline
+    if shown[0].kind == "resolved":
+        text = f"Resolved: {text}"
+    if len(shown) > 1:
+        text += f" (+{len(shown) - 1} more)"
+    if len(text) > SUBJECT_LIMIT:
+        text = text[: SUBJECT_LIMIT - 1] + "…"
+    return f"[tokspeed] {text}"
+
+
+def why(notification: Notification) -> str:
+    email = notification.email.lower()
+    if email in {e.strip().lower() for e in settings.ALERT_EMAILS}:
+        return "this address is in tokspeed's ALERT_EMAILS"
+    if notification.delivery == Delivery.DIGEST:
+        return "you subscribed to tokspeed alerts (daily digest)"
+    return "you subscribed to tokspeed alerts"
+
+
+def build(notification: Notification, *, connection=None) -> EmailMultiAlternatives:
+    events = notification.events.select_related(
+        "alert__endpoint__provider", "alert__workload", "alert__vantage"
+    ).order_by("created_at", "id")
+    shown = []
+    for event in events:
+        item = present(event.alert, event.kind, event.snapshot)
+        item.kind_words = KIND_WORDS.get(event.kind, event.kind)
+        item.text_tables = [
+            {**t, "text": text_table(t["header"], t["rows"]) if t["rows"] else ""}
+            for t in item.tables
+        ]
+        item.label_width = max((len(label) for label, _ in item.facts), default=0) + 1
+        shown.append(item)
+    if not shown:
+        raise ValueError(f"notification {notification.id} has no events")
+    unsubscribe = absolute(
+        reverse("alerts:unsubscribe", args=[unsubscribe_token(notification.email)])
+    )
+    context = {
+        "items": shown,
+        "digest": notification.delivery == Delivery.DIGEST,
+        "why": why(notification),
+        "unsubscribe_url": unsubscribe,
+        "subscriptions_url": absolute(reverse("alerts:subscriptions")),
+        "alerts_url": absolute(reverse("alerts:list")),
+    }
+    message = EmailMultiAlternatives(
+        subject=subject(notification, shown),
+        body=render_to_string("emails/alerts.txt", context),
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=[notification.email],
+        connection=connection,
+        headers={
+            "List-Unsubscribe": f"<{unsubscribe}>",
+            "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+            "Auto-Submitted": "auto-generated",
+        },
+    )
+    message.attach_alternative(render_to_string("emails/alerts.html", context), "text/html")
+    return message

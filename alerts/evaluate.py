@@ -1,0 +1,292 @@
+"""Evaluating a finished run: its series through the detector, the hysteresis and the guards.
+
+One evaluation round = the series of one run (decode speed, TTFT, availability), tested
+together (Benjamini–Hochberg across them) in one transaction that also writes the alerts and
+their events. Evaluations of one vantage are serialized by a row lock on its ProbeState, and the
+Evaluation row (unique per run) makes a redelivered task a no-op.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from benchmarks.models import Run
+
+from . import availability, guards, series
+from .detector import Judgement, SeriesTest, Verdict, describe, judge, test_series
+from .hysteresis import Streak, Transition, advance
+from .models import Evaluation, Kind, Metric, ProbeState, SeriesState, Severity
+from .report import error_rates, peers, speed_snapshot
+from .rules import SPEED_METRICS, DetectorConfig
+from .series import ENDED, SeriesData, SeriesKey
+from .transitions import active_alert, escalate_alert, open_alert, resolve_alert, update_alert
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Outcome:
+    """What one evaluation did (for logs and tests)."""
+
+    verdicts: dict[str, str] = field(default_factory=dict)
+    opened: list[int] = field(default_factory=list)
+    resolved: list[int] = field(default_factory=list)
+    escalated: list[int] = field(default_factory=list)
+    suppressed: list[str] = field(default_factory=list)
+
+
+def evaluate_after_run(run_id: int) -> Outcome | None:
+    """Evaluate the series of a finished run; None if it is missing, unfinished or done before."""
+    config = DetectorConfig.from_settings()
+    with transaction.atomic():
+        run = (
+            Run.objects.select_related("endpoint__provider", "workload", "vantage")
+            .filter(id=run_id)
+            .first()
+        )
+        if run is None or run.status not in ENDED:
+            return None
+        ProbeState.objects.get_or_create(vantage=run.vantage)
+        probe = ProbeState.objects.select_for_update().get(vantage=run.vantage)
+        evaluation, created = Evaluation.objects.get_or_create(run=run)
+        if not created:
+            return None
+        outcome = Round(run, evaluation, probe, config).evaluate()
+        evaluation.summary = outcome.__dict__
+        evaluation.save(update_fields=["summary"])
+        if outcome.opened or outcome.resolved or outcome.escalated:
+            transaction.on_commit(_send_now)
+    return outcome
+
+
+def _send_now() -> None:
+    from .tasks import send_pending
+
+    try:
+        send_pending.apply_async(queue="tokspeed")
+    except Exception:  # the beat's send_pending (every minute) picks the events up anyway
+        log.exception("could not enqueue alerts.send_pending")
+
+
+@dataclass
+class SpeedSeries:
+    state: SeriesState
+    data: SeriesData
+    test: SeriesTest | None = None
+    judgement: Judgement | None = None
+    transition: Transition | None = None
+
+
+class Round:
+    def __init__(
+        self, run: Run, evaluation: Evaluation, probe: ProbeState, config: DetectorConfig
+    ) -> None:
+        self.run, self.evaluation, self.probe, self.config = run, evaluation, probe, config
+        self.now = timezone.now()
+        self.outcome = Outcome()
+        self.family = 0  # series tested together (Benjamini–Hochberg family)
+
+    def state(self, metric: str) -> SeriesState:
+        state, _ = SeriesState.objects.get_or_create(**SeriesKey.of(self.run, metric).filter())
+        return state
+
+    def evaluate(self) -> Outcome:
+        speeds = self.test_speed()
+        outage = availability.check(self.run)
+        outage_state = self.state(Metric.AVAILABILITY)
+        self.record(outage_state, outage.verdict, f"{outage.errors} of {outage.samples} failed")
+        suppress = self.probe_round()
+        for item in speeds:
+            self.apply_speed(item, suppress=suppress)
+        self.apply_outage(outage, outage_state, suppress=suppress)
+        return self.outcome
+
+    def test_speed(self) -> list[SpeedSeries]:
+        items = []
+        for metric in SPEED_METRICS:
+            state = self.state(metric)
+            if state.last_slot and state.last_slot >= self.run.slot:
+                continue  # a later run of this series was evaluated first: don't go back
+            items.append(SpeedSeries(state, series.load(self.run, metric, self.config)))
+        tests = [
+            test_series(
+                i.data.baseline, i.data.recent, self.config.rules[i.data.key.metric], self.config
+            )
+            for i in items
+        ]
+        self.family = len(tests)
+        for item, test, judgement in zip(items, tests, judge(tests, self.config), strict=True):
+            item.test, item.judgement = test, judgement
+            alert = active_alert(**self.series(item.data.key.metric))
+            streak = Streak(
+                item.state.positives, item.state.clears, alert is not None, item.state.muted
+            )
+            streak, item.transition = advance(streak, judgement.verdict, self.config)
+            item.state.positives, item.state.clears = streak.positives, streak.clears
+            item.state.muted = streak.muted
+            item.state.last_shift = test.shift
+            self.record(item.state, judgement.verdict, judgement.reason)
+        return items
+
+    def record(self, state: SeriesState, verdict: Verdict, reason: str) -> None:
+        state.last_verdict, state.last_reason = verdict, reason[:300]
+        state.last_slot, state.evaluated_at = self.run.slot, self.now
+        state.save()
+        self.outcome.verdicts[state.metric] = f"{verdict}: {reason}"
+
+    def series(self, metric: str) -> dict:
+        run = self.run
+        return {
+            "endpoint": run.endpoint,
+            "workload": run.workload,
+            "vantage": run.vantage,
+            "metric": metric,
+        }
+
+    def speed_snapshot(self, item: SpeedSeries, *, detailed: bool) -> dict:
+        rule = self.config.rules[item.data.key.metric]
+        detail = describe(item.data.baseline, item.data.recent, rule, self.config)
+        extra = {"severity": item.judgement.severity}
+        if detailed:
+            extra["peers"] = peers(self.run, rule, item.data.bounds)
+            extra.update(error_rates(self.run, item.data.bounds))
+            if detail.onset is not None:
+                extra["first_bad_at"] = datetime.fromtimestamp(detail.onset, UTC).isoformat()
+        return speed_snapshot(
+            test=item.test,
+            detail=detail,
+            q_value=item.judgement.q_value,
+            family=self.family,
+            reason=item.judgement.reason,
+            bounds=item.data.bounds,
+            config=self.config,
+            extra=extra,
+        )
+
+    def apply_speed(self, item: SpeedSeries, *, suppress: bool) -> None:
+        metric = item.data.key.metric
+        alert = active_alert(**self.series(metric))
+        verdict = item.judgement.verdict
+        if item.transition == Transition.OPEN:
+            if suppress:
+                self.outcome.suppressed.append(metric)
+                return
+            snapshot = self.speed_snapshot(item, detailed=True)
+            first_bad = snapshot.get("first_bad_at")
+            alert = open_alert(
+                series=self.series(metric),
+                kind=Kind.REGRESSION,
+                severity=item.judgement.severity,
+                digest_only=guards.is_flapping(item.data.key, now=self.now),
+                snapshot=snapshot,
+                evaluation=self.evaluation,
+                first_bad_at=datetime.fromisoformat(first_bad) if first_bad else None,
+                client_version=self.run.client_version,
+            )
+            self.outcome.opened.append(alert.id)
+        elif alert is None or verdict == Verdict.NO_DATA:
+            return
+        elif item.transition == Transition.RESOLVE:
+            snapshot = self.speed_snapshot(item, detailed=True)
+            flapping = guards.is_flapping(item.data.key, now=self.now)
+            resolve_alert(alert, snapshot, self.evaluation, digest_only=flapping)
+            self.outcome.resolved.append(alert.id)
+        elif (
+            verdict == Verdict.POSITIVE
+            and item.judgement.severity == Severity.MAJOR
+            and alert.severity == Severity.MINOR
+        ):
+            escalate_alert(alert, self.speed_snapshot(item, detailed=True), self.evaluation)
+            self.outcome.escalated.append(alert.id)
+        else:
+            update_alert(alert, self.speed_snapshot(item, detailed=True), self.evaluation)
+
+    def apply_outage(self, outage, state: SeriesState, *, suppress: bool) -> None:
+        key = SeriesKey.of(self.run, Metric.AVAILABILITY)
+        alert = active_alert(**self.series(Metric.AVAILABILITY))
+        snapshot = {
+            "error_rate": outage.error_rate,
+            "error_categories": outage.categories,
+            "errors": outage.errors,
+            "samples": outage.samples,
+            "runs": outage.runs,
+        }
+        if outage.verdict == Verdict.CLEAR and state.muted:
+            state.muted = False
+            state.save(update_fields=["muted"])
+        if outage.verdict == Verdict.POSITIVE and alert is None and not state.muted:
+            if suppress:
+                self.outcome.suppressed.append(Metric.AVAILABILITY)
+                return
+            alert = open_alert(
+                series=self.series(Metric.AVAILABILITY),
+                kind=Kind.OUTAGE,
+                severity=Severity.MAJOR,
+                digest_only=guards.is_flapping(key, now=self.now),
+                snapshot=snapshot,
+                evaluation=self.evaluation,
+                first_bad_at=self.first_failing_slot(outage),
+                client_version=self.run.client_version,
+            )
+            self.outcome.opened.append(alert.id)
+        elif alert is not None and outage.verdict == Verdict.CLEAR:
+            flapping = guards.is_flapping(key, now=self.now)
+            resolve_alert(alert, snapshot, self.evaluation, digest_only=flapping)
+            self.outcome.resolved.append(alert.id)
+        elif alert is not None and outage.verdict != Verdict.NO_DATA:
+            update_alert(alert, snapshot, self.evaluation)
+
+    @staticmethod
+    def first_failing_slot(outage) -> datetime | None:
+        for run in outage.runs:
+            if run["errors"] * 2 >= run["ok"] + run["errors"]:
+                return datetime.fromisoformat(run["slot"])
+        return None
+
+    def probe_round(self) -> bool:
+        """Update the vantage's probe-infrastructure alert; True while one is active."""
+        check = guards.probe_check(
+            self.run.vantage_id, slot=self.run.slot, recent_hours=self.config.recent_hours
+        )
+        alert = active_alert(kind=Kind.INFRASTRUCTURE, vantage=self.run.vantage)
+        streak = Streak(self.probe.positives, self.probe.clears, alert is not None)
+        streak, transition = advance(streak, check.verdict, self.config)
+        self.probe.positives, self.probe.clears = streak.positives, streak.clears
+        self.probe.share, self.probe.evaluated_at = check.share, self.now
+        self.probe.save()
+        snapshot = {
+            "share": check.share,
+            "positive": check.positive,
+            "total": check.total,
+            "endpoints": check.endpoints,
+            "series": guards.describe_series(check.series),
+        }
+        series_filter = {
+            "vantage": self.run.vantage,
+            "metric": Metric.PROBE,
+            "endpoint": None,
+            "workload": None,
+        }
+        if transition == Transition.OPEN:
+            alert = open_alert(
+                series=series_filter,
+                kind=Kind.INFRASTRUCTURE,
+                severity=Severity.MAJOR,
+                digest_only=False,
+                snapshot=snapshot,
+                evaluation=self.evaluation,
+                first_bad_at=self.run.slot,
+            )
+            self.outcome.opened.append(alert.id)
+        elif transition == Transition.RESOLVE and alert is not None:
+            resolve_alert(alert, snapshot, self.evaluation, digest_only=False)
+            self.outcome.resolved.append(alert.id)
+            return False
+        elif alert is not None:
+            update_alert(alert, snapshot, self.evaluation)
+        return alert is not None

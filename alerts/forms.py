@@ -1,0 +1,77 @@
+"""Forms of the alert pages: list filters, an action's note, a subscription."""
+
+from __future__ import annotations
+
+from django import forms
+
+from benchmarks.models import Vantage
+from providers.models import Endpoint, Provider
+
+from .models import Kind, Metric, Severity, Subscription
+from .selectors import VIEW_LABELS
+
+VIEW_CHOICES = list(VIEW_LABELS.items())
+
+
+def _choices(pairs, blank: str = "Any") -> list[tuple[str, str]]:
+    return [("", blank), *pairs]
+
+
+class AlertFilterForm(forms.Form):
+    """The alerts page's filters; values are slugs, so a link to a filtered view reads well."""
+
+    view = forms.ChoiceField(
+        label="Show",
+        required=False,
+        choices=VIEW_CHOICES,
+    )
+    kind = forms.ChoiceField(required=False, choices=_choices(Kind.choices))
+    metric = forms.ChoiceField(required=False, choices=_choices(Metric.choices))
+    severity = forms.ChoiceField(required=False, choices=_choices(Severity.choices))
+    provider = forms.ChoiceField(required=False)
+    endpoint = forms.ChoiceField(required=False)
+    vantage = forms.ChoiceField(required=False)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["provider"].choices = _choices(Provider.objects.values_list("slug", "name"))
+        self.fields["endpoint"].choices = _choices(
+            (e.slug, e.label) for e in Endpoint.objects.select_related("provider")
+        )
+        self.fields["vantage"].choices = _choices(Vantage.objects.values_list("slug", "label"))
+
+    def filters(self) -> dict[str, str]:
+        data = {name: value for name, value in self.cleaned_data.items() if value}
+        data.setdefault("view", "active")
+        return data
+
+
+class ActionForm(forms.Form):
+    note = forms.CharField(
+        required=False,
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Optional: why (shown in the alert's history).",
+    )
+
+
+class SubscriptionForm(forms.ModelForm):
+    class Meta:
+        model = Subscription
+        fields = ["email", "providers", "endpoints", "min_severity", "delivery", "active"]
+        widgets = {
+            "providers": forms.CheckboxSelectMultiple,
+            "endpoints": forms.CheckboxSelectMultiple,
+        }
+        help_texts = {
+            "providers": "Every endpoint of these providers.",
+            "endpoints": "These endpoints. Choose neither providers nor endpoints for all.",
+        }
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["endpoints"].queryset = Endpoint.objects.select_related("provider")
+        self.fields["endpoints"].label_from_instance = lambda e: e.label
+
+    def clean_email(self) -> str:
+        return self.cleaned_data["email"].strip().lower()

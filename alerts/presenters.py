@@ -1,0 +1,188 @@
+"""An alert event as the words and tables people read (emails and the alert page).
+
+Built from the event's snapshot (the numbers when it happened) and the alert's labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.urls import reverse
+
+from .actions import ACTIONS, allowed_actions
+from .models import Alert
+from .wording import WORSE, headline, p_value, percent, quantity, series_words, when
+
+
+def absolute(path: str) -> str:
+    return f"{settings.TOKSPEED_BASE_URL}{path}"
+
+
+def _time(value: str | None) -> str:
+    return when(datetime.fromisoformat(value)) if value else "–"
+
+
+@dataclass
+class Presented:
+    kind: str
+    headline: str
+    series: str
+    severity: str
+    facts: list[tuple[str, str]] = field(default_factory=list)  # (label, text)
+    tables: list[dict] = field(default_factory=list)  # {"title", "header", "rows"}
+    links: list[tuple[str, str]] = field(default_factory=list)  # (label, absolute url)
+    # Filled by emails.build for the plain-text body.
+    kind_words: str = ""
+    text_tables: list[dict] = field(default_factory=list)
+    label_width: int = 0
+
+
+def links(alert: Alert) -> list[tuple[str, str]]:
+    out = []
+    if alert.endpoint is not None:
+        query = {"workload": alert.workload.slug, "vantage": alert.vantage.slug}
+        path = reverse("benchmarks:endpoint", args=[alert.endpoint.slug])
+        out.append(("Endpoint page", absolute(f"{path}?{urlencode(query)}")))
+    out.append(("This alert", absolute(reverse("alerts:detail", args=[alert.id]))))
+    for action in allowed_actions(alert):
+        out.append((ACTIONS[action], absolute(reverse("alerts:action", args=[alert.id, action]))))
+    return out
+
+
+def present(alert: Alert, kind: str, snapshot: dict) -> Presented:
+    shown = Presented(
+        kind=kind,
+        headline=headline(alert, kind, snapshot),
+        series=series_words(alert),
+        severity=alert.severity,
+        links=links(alert),
+    )
+    if alert.kind == "regression":
+        _speed(shown, alert, snapshot)
+    elif alert.kind == "outage":
+        _outage(shown, snapshot)
+    else:
+        _probe(shown, snapshot)
+    return shown
+
+
+def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
+    metric = alert.metric
+    worse = WORSE[metric]
+    level = snap.get("ci_level", 0.9)
+    shown.facts += [
+        (
+            "Baseline median",
+            f"{quantity(snap.get('baseline_median'), metric)} ({snap.get('baseline_days', 14)} "
+            f"days before {_time(snap.get('recent_start'))}, {snap.get('n_baseline', 0)} samples)",
+        ),
+        (
+            "Recent median",
+            f"{quantity(snap.get('recent_median'), metric)} (last "
+            f"{snap.get('recent_hours', 24)} h, {snap.get('n_recent', 0)} samples)",
+        ),
+        (
+            "Shift",
+            f"{percent(snap.get('shift'))} {worse} ({level:.0%} interval "
+            f"{percent(snap.get('ci_low'))} to {percent(snap.get('ci_high'))}; Hodges–Lehmann "
+            "estimate on time-of-day residuals)",
+        ),
+        (
+            "Test",
+            f"one-sided Mann–Whitney U p = {p_value(snap.get('p_value'))}, q = "
+            f"{p_value(snap.get('q_value'))} (Benjamini–Hochberg over {snap.get('family', 1)} "
+            f"series); n = {snap.get('n_recent', 0)} recent, {snap.get('n_baseline', 0)} baseline",
+        ),
+    ]
+    if snap.get("first_bad_at"):
+        shown.facts.append(("Started around", _time(snap["first_bad_at"])))
+    if snap.get("samples") is not None:
+        shown.facts.append(
+            (
+                "Errors",
+                f"{snap.get('errors', 0)} of {snap['samples']} requests in the last "
+                f"{snap.get('recent_hours', 24)} h ({percent(snap.get('error_rate'))}); "
+                f"baseline {percent(snap.get('baseline_error_rate'))}",
+            )
+        )
+    if snap.get("segment_start"):
+        shown.facts.append(("Baseline since", f"{_time(snap['segment_start'])} (accepted)"))
+    rows = [
+        [
+            b["label"],
+            quantity(b["baseline_median"], metric),
+            quantity(b["recent_median"], metric),
+            percent(b["change"]),
+            f"{b['n_baseline']} / {b['n_recent']}",
+        ]
+        for b in snap.get("buckets", [])
+    ]
+    if rows:
+        shown.tables.append(
+            {
+                "title": "By time of day",
+                "header": ["Time of day", "Baseline", "Recent", f"Change ({worse})", "n"],
+                "rows": rows,
+            }
+        )
+    peer_rows = [
+        [
+            p["endpoint"],
+            quantity(p["baseline_median"], metric),
+            quantity(p["recent_median"], metric),
+            percent(p["change"]),
+        ]
+        for p in snap.get("peers", [])
+    ]
+    shown.tables.append(
+        {
+            "title": "Same model at other providers (same workload and vantage, same days)",
+            "header": ["Endpoint", "Baseline", "Recent", f"Change ({worse})"],
+            "rows": peer_rows,
+            "empty": "No other provider serves this model here.",
+        }
+    )
+
+
+def _outage(shown: Presented, snap: dict) -> None:
+    categories = snap.get("error_categories") or {}
+    named = ", ".join(f"{name} × {n}" for name, n in categories.items()) or "none"
+    shown.facts += [
+        (
+            "Errors",
+            f"{snap.get('errors', 0)} of {snap.get('samples', 0)} requests over the last "
+            f"{len(snap.get('runs', []))} runs ({percent(snap.get('error_rate'))})",
+        ),
+        ("By category", named),
+    ]
+    shown.tables.append(
+        {
+            "title": "Last runs",
+            "header": ["Slot", "Succeeded", "Failed"],
+            "rows": [
+                [_time(r["slot"]), str(r["ok"]), str(r["errors"])] for r in snap.get("runs", [])
+            ],
+        }
+    )
+
+
+def _probe(shown: Presented, snap: dict) -> None:
+    shown.facts.append(
+        (
+            "Series worse at once",
+            f"{snap.get('positive', 0)} of {snap.get('total', 0)} recently evaluated series "
+            f"({percent(snap.get('share'), 0)}), across {snap.get('endpoints', 0)} endpoints. "
+            "So many providers rarely slow down together: check the probe's machine and network "
+            "first. Alerts of single series are held back while this one is open.",
+        )
+    )
+    shown.tables.append(
+        {
+            "title": "Series that got worse",
+            "header": ["Endpoint", "Workload", "Metric"],
+            "rows": [[s["endpoint"], s["workload"], s["metric"]] for s in snap.get("series", [])],
+        }
+    )

@@ -1,0 +1,83 @@
+"""Who is told about an event, and how (immediately or in the daily digest).
+
+ALERT_EMAILS get every alert immediately; subscribers get the endpoints / providers they chose
+(none chosen = all), at the severities they chose, immediately or in a daily digest. Events of
+a flapping series (digest_only) reach immediate recipients only through the digest. Addresses
+that used an unsubscribe link get nothing.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from django.conf import settings
+
+from .models import AlertEvent, Delivery, EmailOptOut, Severity, Subscription
+
+
+def _normal(email: str) -> str:
+    return email.strip().lower()
+
+
+class Audience:
+    """Subscriptions and opt-outs loaded once per sending pass."""
+
+    def __init__(self) -> None:
+        self.opted_out = {_normal(e) for e in EmailOptOut.objects.values_list("email", flat=True)}
+        self.subscriptions = list(
+            Subscription.objects.filter(active=True).prefetch_related("endpoints", "providers")
+        )
+        self._choice = {
+            s.id: (
+                {e.id for e in s.endpoints.all()},
+                {p.id for p in s.providers.all()},
+            )
+            for s in self.subscriptions
+        }
+
+    def matches(self, subscription: Subscription, event: AlertEvent) -> bool:
+        if subscription.min_severity == Severity.MAJOR and event.severity != Severity.MAJOR:
+            return False
+        endpoints, providers = self._choice[subscription.id]
+        if not endpoints and not providers:
+            return True
+        endpoint = event.alert.endpoint
+        if endpoint is None:  # a probe alert concerns every endpoint: only "all" subscribers
+            return False
+        return endpoint.id in endpoints or endpoint.provider_id in providers
+
+    def immediate(self, event: AlertEvent) -> set[str]:
+        if event.digest_only:
+            return set()
+        emails = {_normal(e) for e in settings.ALERT_EMAILS}
+        emails |= {
+            _normal(s.email)
+            for s in self.subscriptions
+            if s.delivery == Delivery.IMMEDIATE and self.matches(s, event)
+        }
+        return emails - self.opted_out
+
+    def digest(self, event: AlertEvent) -> set[str]:
+        emails = {
+            _normal(s.email)
+            for s in self.subscriptions
+            if s.delivery == Delivery.DIGEST and self.matches(s, event)
+        }
+        if event.digest_only:  # the only way immediate recipients hear about a flapping series
+            emails |= {_normal(e) for e in settings.ALERT_EMAILS}
+            emails |= {
+                _normal(s.email)
+                for s in self.subscriptions
+                if s.delivery == Delivery.IMMEDIATE and self.matches(s, event)
+            }
+        return emails - self.opted_out
+
+    def group(self, events: Iterable[AlertEvent], *, delivery: str) -> dict[str, list[AlertEvent]]:
+        """{email: its events, in order} for one email per recipient."""
+        pick = self.immediate if delivery == Delivery.IMMEDIATE else self.digest
+        by_email: dict[str, list[AlertEvent]] = defaultdict(list)
+        for event in events:
+            for email in sorted(pick(event)):
+                by_email[email].append(event)
+        return dict(by_email)

@@ -1,0 +1,144 @@
+"""What an alert email and page show besides the test: peers, error rates, the bucket table.
+
+Everything returned is JSON-ready (stored as an event's snapshot), so an email shows the numbers
+as they were when the event happened, however late it is sent.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from statistics import median
+
+from django.db.models import Sum
+
+from benchmarks.buckets import BUCKETS
+from benchmarks.models import Run
+from providers.models import Endpoint
+
+from .detector import SeriesDetail, SeriesTest
+from .rules import DetectorConfig, MetricRule
+from .series import ENDED, Bounds
+
+RUN_MEDIAN = {"decode_tps": "decode_tps_p50", "ttft_ms": "ttft_p50_ms"}
+
+
+def model_keys(endpoint: Endpoint) -> set[str]:
+    """Names under which the same model may appear at another provider (case-insensitive)."""
+    keys = {endpoint.model.lower(), endpoint.model.rsplit("/", 1)[-1].lower()}
+    if endpoint.display_name:
+        keys.add(endpoint.display_name.lower())
+    return keys
+
+
+def peers(run: Run, rule: MetricRule, bounds: Bounds) -> list[dict]:
+    """The same model at other providers, same workload and vantage, over the same days.
+
+    Medians of the runs' own medians (Run summaries: no sample scan), baseline and recent.
+    """
+    keys = model_keys(run.endpoint)
+    column = RUN_MEDIAN[rule.metric]
+    out = []
+    for other in Endpoint.objects.exclude(id=run.endpoint_id).select_related("provider"):
+        if not keys & model_keys(other):
+            continue
+        rows = Run.objects.filter(
+            endpoint=other,
+            workload_id=run.workload_id,
+            vantage_id=run.vantage_id,
+            status__in=ENDED,
+            slot__gt=bounds.baseline_start,
+            slot__lte=bounds.end,
+            **{f"{column}__isnull": False},
+        ).values_list("slot", column)
+        base = [value for slot, value in rows if slot <= bounds.recent_start]
+        recent = [value for slot, value in rows if slot > bounds.recent_start]
+        base_med = median(base) if base else None
+        recent_med = median(recent) if recent else None
+        out.append(
+            {
+                "endpoint": other.label,
+                "slug": other.slug,
+                "baseline_median": base_med,
+                "recent_median": recent_med,
+                "change": rule.change(base_med, recent_med) if base_med and recent_med else None,
+                "recent_runs": len(recent),
+            }
+        )
+    return out
+
+
+def error_rates(run: Run, bounds: Bounds) -> dict:
+    """Error share of the series' requests in the recent and baseline windows."""
+
+    def share(start: datetime, end: datetime) -> tuple[int, int]:
+        totals = Run.objects.filter(
+            endpoint_id=run.endpoint_id,
+            workload_id=run.workload_id,
+            vantage_id=run.vantage_id,
+            status__in=ENDED,
+            slot__gt=start,
+            slot__lte=end,
+        ).aggregate(ok=Sum("ok_count"), errors=Sum("error_count"))
+        return totals["errors"] or 0, (totals["ok"] or 0) + (totals["errors"] or 0)
+
+    errors, samples = share(bounds.recent_start, bounds.end)
+    base_errors, base_samples = share(bounds.baseline_start, bounds.recent_start)
+    return {
+        "errors": errors,
+        "samples": samples,
+        "error_rate": errors / samples if samples else None,
+        "baseline_error_rate": base_errors / base_samples if base_samples else None,
+    }
+
+
+def speed_snapshot(
+    *,
+    test: SeriesTest,
+    detail: SeriesDetail | None,
+    q_value: float | None,
+    family: int,
+    reason: str,
+    bounds: Bounds,
+    config: DetectorConfig,
+    extra: dict,
+) -> dict:
+    """The numbers of one speed evaluation, JSON-ready."""
+    rule = config.rules[test.metric]
+    snap = {
+        "metric": test.metric,
+        "unit": rule.unit,
+        "min_effect": rule.min_effect,
+        "baseline_median": test.baseline_median,
+        "recent_median": test.recent_median,
+        "shift": test.shift,
+        "ci_low": test.ci_low,
+        "ci_high": test.ci_high,
+        "ci_level": config.ci_level,
+        "p_value": test.p_value,
+        "q_value": q_value,
+        "family": family,
+        "n_baseline": test.n_baseline,
+        "n_recent": test.n_recent,
+        "reason": reason,
+        "baseline_start": bounds.baseline_start.isoformat(),
+        "recent_start": bounds.recent_start.isoformat(),
+        "end": bounds.end.isoformat(),
+        "segment_start": bounds.segment_start.isoformat() if bounds.segment_start else None,
+        "recent_hours": config.recent_hours,
+        "baseline_days": config.baseline_days,
+    }
+    if detail is not None:
+        snap["buckets"] = [
+            {
+                "bucket": row.bucket,
+                "label": BUCKETS.get(row.bucket, str(row.bucket)),
+                "n_baseline": row.n_baseline,
+                "n_recent": row.n_recent,
+                "baseline_median": row.baseline_median,
+                "recent_median": row.recent_median,
+                "change": row.change,
+            }
+            for row in detail.buckets
+        ]
+    snap.update(extra)
+    return snap

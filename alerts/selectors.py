@@ -1,0 +1,114 @@
+"""Reading alerts: the one place that pages, the API and other apps' pages ask."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime
+
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+
+from .models import ACTIVE, Alert, ChangePoint, Kind, Metric, Severity, Status
+
+# The alerts page's tabs: which statuses each shows.
+VIEWS = {
+    "open": (Status.OPEN,),
+    "acknowledged": (Status.ACKNOWLEDGED,),
+    "active": ACTIVE,
+    "history": (Status.RESOLVED, Status.ACCEPTED, Status.INVALID),
+    "all": tuple(Status.values),
+}
+VIEW_LABELS = {
+    "active": "Open and acknowledged",
+    "open": "Open",
+    "acknowledged": "Acknowledged",
+    "history": "History",
+    "all": "All",
+}
+
+
+def open_alerts_by_endpoint(endpoint_ids: Iterable[int]) -> dict[int, list[Alert]]:
+    """Active (open or acknowledged) alerts per endpoint id, most severe first: for badges."""
+    ids = list(endpoint_ids)
+    found: dict[int, list[Alert]] = defaultdict(list)
+    if not ids:
+        return {}
+    alerts = (
+        Alert.objects.filter(endpoint_id__in=ids, status__in=ACTIVE)
+        .select_related("workload", "vantage")
+        .order_by("endpoint_id", "severity", "-opened_at")  # "major" sorts before "minor"
+    )
+    for alert in alerts:
+        found[alert.endpoint_id].append(alert)
+    return dict(found)
+
+
+def alerts(
+    *,
+    view: str = "active",
+    kind: str = "",
+    metric: str = "",
+    severity: str = "",
+    endpoint: str = "",
+    provider: str = "",
+    vantage: str = "",
+) -> QuerySet[Alert]:
+    """Alerts filtered by the page's / API's parameters; a bad value is a ValidationError."""
+    errors = {}
+    if view not in VIEWS:
+        errors["view"] = f"Choose one of: {', '.join(VIEWS)}."
+    for name, value, choices in (
+        ("kind", kind, Kind.values),
+        ("metric", metric, Metric.values),
+        ("severity", severity, Severity.values),
+    ):
+        if value and value not in choices:
+            errors[name] = f"Choose one of: {', '.join(choices)}."
+    if errors:
+        raise ValidationError(errors)
+    query = Alert.objects.filter(status__in=VIEWS[view]).select_related(
+        "endpoint__provider", "workload", "vantage"
+    )
+    if kind:
+        query = query.filter(kind=kind)
+    if metric:
+        query = query.filter(metric=metric)
+    if severity:
+        query = query.filter(severity=severity)
+    if endpoint:
+        query = query.filter(endpoint__slug=endpoint)
+    if provider:
+        query = query.filter(endpoint__provider__slug=provider)
+    if vantage:
+        query = query.filter(vantage__slug=vantage)
+    return query.order_by("-opened_at", "-id")
+
+
+def change_points(
+    endpoint_id: int,
+    *,
+    workload_id: int | None = None,
+    vantage_id: int | None = None,
+    since: datetime | None = None,
+) -> list[dict]:
+    """Change points of an endpoint's series for chart annotations (JSON-ready)."""
+    query = ChangePoint.objects.filter(endpoint_id=endpoint_id)
+    if workload_id is not None:
+        query = query.filter(workload_id=workload_id)
+    if vantage_id is not None:
+        query = query.filter(vantage_id=vantage_id)
+    if since is not None:
+        query = query.filter(at__gte=since)
+    return [
+        {
+            "at": point.at.isoformat(),
+            "metric": point.metric,
+            "workload_id": point.workload_id,
+            "vantage_id": point.vantage_id,
+            "before": point.before_median,
+            "after": point.after_median,
+            "change": point.change,
+        }
+        for point in query.order_by("at")
+    ]

@@ -1,0 +1,64 @@
+"""Celery tasks: thin interfaces that take IDs, re-fetch, and call one function.
+
+`alerts.evaluate_after_run` is sent by name by the runner when a run ends (benchmarks/finish.py).
+All tasks are idempotent (an evaluated run has its Evaluation row; events and emails are claimed
+with conditional UPDATEs), so acks_late is safe.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.conf import settings
+
+from . import changepoints, evaluate, outbox
+from .models import Delivery
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(name="alerts.evaluate_after_run", acks_late=True, ignore_result=True)
+def evaluate_after_run(run_id: int) -> None:
+    outcome = evaluate.evaluate_after_run(run_id)
+    if outcome is not None and (outcome.opened or outcome.resolved or outcome.escalated):
+        log.info(
+            "run %s: alerts opened %s, resolved %s, escalated %s",
+            run_id,
+            outcome.opened,
+            outcome.resolved,
+            outcome.escalated,
+        )
+
+
+def _send(task, delivery: str) -> None:
+    if delivery == Delivery.IMMEDIATE or task.request.retries == 0:
+        # A retried digest only re-sends what was dispatched: one digest a day, not two.
+        outbox.dispatch(delivery)
+    report = outbox.deliver()
+    if report.sent or report.failed:
+        log.info("alert emails: %d sent, %d given up", len(report.sent), len(report.failed))
+    if report.retry_in_s is not None and task.request.retries < settings.ALERTS_SMTP_MAX_RETRIES:
+        # SMTP trouble: try again with backoff (the notification's own claimed_until holds it
+        # back from the every-minute sender until then, too).
+        raise task.retry(countdown=report.retry_in_s)
+
+
+@shared_task(
+    name="alerts.send_pending", bind=True, acks_late=True, ignore_result=True, max_retries=None
+)
+def send_pending(self) -> None:
+    _send(self, Delivery.IMMEDIATE)
+
+
+@shared_task(
+    name="alerts.send_digest", bind=True, acks_late=True, ignore_result=True, max_retries=None
+)
+def send_digest(self) -> None:
+    _send(self, Delivery.DIGEST)
+
+
+@shared_task(name="alerts.detect_change_points", acks_late=True, ignore_result=True)
+def detect_change_points() -> None:
+    found = changepoints.detect_all()
+    log.info("change points: %d series analysed, %d change points stored", *found)

@@ -1,0 +1,68 @@
+"""The alerts page (open, acknowledged, history; filters) and one alert's page."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from benchmarks.views.access import dashboard_view
+
+from .. import selectors
+from ..actions import ACTIONS, allowed_actions
+from ..forms import AlertFilterForm
+from ..models import Alert, Status
+from ..presenters import present
+
+PAGE_SIZE = 50
+
+
+@dashboard_view
+def alert_list(request: HttpRequest) -> HttpResponse:
+    form = AlertFilterForm(request.GET or None)
+    if form.is_bound and not form.is_valid():
+        raise ValidationError({name: list(errors) for name, errors in form.errors.items()})
+    filters = form.filters() if form.is_bound else {"view": "active"}
+    page = Paginator(selectors.alerts(**filters), PAGE_SIZE).get_page(request.GET.get("page"))
+    counts = dict(Alert.objects.order_by().values_list("status").annotate(n=Count("id")))
+    open_, acknowledged = counts.get(Status.OPEN, 0), counts.get(Status.ACKNOWLEDGED, 0)
+    keep = {k: v for k, v in filters.items() if k != "view"}
+    return render(
+        request,
+        "alerts/list.html",
+        {
+            "form": form if form.is_bound else AlertFilterForm(initial={"view": "active"}),
+            "page": page,
+            "view": filters["view"],
+            "tabs": [
+                ("active", "Needs attention", open_ + acknowledged),
+                ("open", "Open", open_),
+                ("acknowledged", "Acknowledged", acknowledged),
+                ("history", "History", None),
+            ],
+            "keep": keep,
+        },
+    )
+
+
+@dashboard_view
+def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    alert = get_object_or_404(
+        Alert.objects.select_related("endpoint__provider", "workload", "vantage"), id=pk
+    )
+    shown = present(
+        alert, "resolved" if alert.status == Status.RESOLVED else "opened", alert.details
+    )
+    actions = [(name, ACTIONS[name]) for name in allowed_actions(alert)]
+    return render(
+        request,
+        "alerts/detail.html",
+        {
+            "alert": alert,
+            "shown": shown,
+            "events": alert.events.select_related("actor").order_by("created_at", "id"),
+            "actions": actions,
+        },
+    )

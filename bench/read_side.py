@@ -1,0 +1,193 @@
+"""How fast do the read side's pages and API answer with a year of history?
+
+    python bench/read_side.py [--endpoints 100] [--days 365] [--workloads 4] [--slots 3]
+                              [--samples-per-run 5] [--requests 40] [--reseed] [--explain]
+
+Seeds its own PostgreSQL database `tokspeed_readside` on 127.0.0.1:5432 (created if missing)
+with SYNTHETIC history — by default 100 endpoints × 4 workloads × 3 slots a day × 365 days
+(≈ 440,000 runs, 2.2 million samples) — unless it already holds exactly that, then times
+requests through Django's test client (the whole middleware and view stack, no network):
+
+- leaderboard API  GET /api/v1/leaderboard/          (default filters, then 30 d, then long context)
+- leaderboard page GET /
+- endpoint page    GET /endpoints/<slug>/            (endpoints in turn)
+- history API      GET /api/v1/endpoints/<slug>/history/
+
+and prints p50 / p95 / max per target (goal: p95 ≤ 100 ms each), the row counts and the
+database size. --explain prints EXPLAIN ANALYZE of the slowest query of each slow target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATABASE = "tokspeed_readside"
+SERVER = "postgresql://postgres@127.0.0.1:5432"
+TARGET_P95_MS = 100.0
+
+
+def configure(database: str) -> None:
+    """Environment before Django loads its settings: our database, public pages, no throttle."""
+    import psycopg
+
+    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as connection:
+        exists = connection.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [database]
+        ).fetchone()
+        if not exists:
+            connection.execute(f'CREATE DATABASE "{database}"')
+    os.environ["DATABASE_URL"] = f"{SERVER}/{database}"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "tokspeed.settings"
+    os.environ["TOKSPEED_PUBLIC_DASHBOARD"] = "1"
+    os.environ["TOKSPEED_THROTTLE_ANON"] = "1000000/min"
+    os.environ.setdefault("TOKSPEED_VAR_DIR", str(ROOT / "var" / "bench-read-side"))
+    sys.path.insert(0, str(ROOT))
+
+
+def seed(args: argparse.Namespace) -> None:
+    from django.core.management import call_command
+    from django.db import connection
+
+    from benchmarks.models import Run
+
+    call_command("migrate", verbosity=0)
+    expected = args.endpoints * args.workloads * args.days * args.slots
+    have = Run.objects.filter(client_version="synthetic").count()
+    if have == expected and not args.reseed:
+        print(f"reusing {have:,} synthetic runs in {DATABASE}")
+        return
+    started = time.perf_counter()
+    call_command(
+        "seed_history",
+        endpoints=args.endpoints,
+        days=args.days,
+        workloads=args.workloads,
+        slots=args.slots,
+        samples_per_run=args.samples_per_run,
+        replace=True,
+    )
+    print(f"seeded in {time.perf_counter() - started:.0f} s")
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")  # fresh statistics, as autovacuum would give later
+
+
+def timings(client, paths: list[str], *, requests: int) -> list[float]:
+    """Milliseconds per request, cycling through `paths` after one warm-up pass."""
+    for path in paths:
+        response = client.get(path)
+        if response.status_code != 200:
+            raise SystemExit(f"GET {path} answered {response.status_code}")
+    spent = []
+    for number in range(requests):
+        path = paths[number % len(paths)]
+        started = time.perf_counter()
+        response = client.get(path)
+        if hasattr(response, "streaming_content"):
+            b"".join(response.streaming_content)
+        else:
+            _ = response.content
+        spent.append((time.perf_counter() - started) * 1000)
+        assert response.status_code == 200, (path, response.status_code)
+    return spent
+
+
+def report(name: str, spent: list[float]) -> bool:
+    ordered = sorted(spent)
+    p50 = statistics.median(ordered)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    ok = p95 <= TARGET_P95_MS
+    verdict = "ok" if ok else f"MISSES the {TARGET_P95_MS:.0f} ms target"
+    figures = f"p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   max {ordered[-1]:7.1f} ms"
+    print(f"  {name:<18} {figures}   {verdict}")
+    return ok
+
+
+def explain_slowest(client, path: str) -> None:
+    """EXPLAIN ANALYZE of the slowest SQL statement of one request."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        client.get(path)
+    slowest = max(captured.captured_queries, key=lambda q: float(q["time"]))
+    print(
+        f"\n  slowest query of {path} ({float(slowest['time']) * 1000:.0f} ms of "
+        f"{len(captured.captured_queries)} queries):"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {slowest['sql']}")
+        for (line,) in cursor.fetchall():
+            print(f"    {line}")
+
+
+def sizes() -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_size_pretty(pg_database_size(current_database())), "
+            "(SELECT count(*) FROM benchmarks_run), (SELECT count(*) FROM benchmarks_sample), "
+            "pg_size_pretty(pg_total_relation_size('benchmarks_run')), "
+            "pg_size_pretty(pg_total_relation_size('benchmarks_sample'))"
+        )
+        size, runs, samples, run_size, sample_size = cursor.fetchone()
+    print(f"  database {size}: {runs:,} runs ({run_size}), {samples:,} samples ({sample_size})")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--endpoints", type=int, default=100)
+    parser.add_argument("--days", type=int, default=365)
+    parser.add_argument("--workloads", type=int, default=4)
+    parser.add_argument("--slots", type=int, default=3)
+    parser.add_argument("--samples-per-run", type=int, default=5)
+    parser.add_argument("--requests", type=int, default=40, help="Timed requests per target.")
+    parser.add_argument("--reseed", action="store_true", help="Seed again even if present.")
+    parser.add_argument("--explain", action="store_true", help="EXPLAIN the slow targets.")
+    parser.add_argument("--database", default=DATABASE)
+    args = parser.parse_args()
+    configure(args.database)
+
+    import django
+
+    django.setup()
+    from django.test import Client
+
+    from providers.models import Endpoint
+
+    seed(args)
+    client = Client(HTTP_HOST="localhost")
+    slugs = list(
+        Endpoint.objects.filter(runs__isnull=False).distinct().values_list("slug", flat=True)[:10]
+    )
+    targets: dict[str, list[str]] = {
+        "leaderboard API": [
+            "/api/v1/leaderboard/",
+            "/api/v1/leaderboard/?window=30d",
+            "/api/v1/leaderboard/?workload=long-context&sort=ttft",
+        ],
+        "leaderboard page": ["/", "/?window=30d", "/?workload=long-context&sort=ttft"],
+        "endpoint page": [f"/endpoints/{slug}/" for slug in slugs],
+        "history API": [f"/api/v1/endpoints/{slug}/history/" for slug in slugs],
+    }
+    print(f"\nread side, {args.requests} requests per target (Django test client, in process):")
+    slow: list[Callable[[], None]] = []
+    for name, paths in targets.items():
+        if not report(name, timings(client, paths, requests=args.requests)):
+            slow.append(lambda paths=paths: explain_slowest(client, paths[0]))
+    sizes()
+    if args.explain:
+        for explain in slow:
+            explain()
+    return 0 if not slow else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,255 @@
+"""Evaluation after each run, on stored history (direct rows): opening, resolving, escalating,
+accepting a new baseline, marking invalid, flapping, probe trouble and outages."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import IntegrityError, transaction
+
+from alerts.actions import perform
+from alerts.evaluate import evaluate_after_run
+from alerts.models import Alert, AlertEvent, Kind, Segment, Status
+from alerts.testing import daily_slots, store_history, store_run
+from benchmarks.models import Vantage, Workload
+from providers.models import Endpoint, Provider
+
+pytestmark = pytest.mark.django_db
+
+T0 = datetime(2026, 3, 10, 18, 0, tzinfo=UTC)
+DECODE, TTFT = 70.0, 600.0
+
+
+@pytest.fixture
+def series(django_user_model):
+    provider = Provider.objects.create(
+        slug="acme", name="Acme", protocol="openai_chat", base_url="https://acme.example/v1"
+    )
+    endpoint = Endpoint.objects.create(provider=provider, slug="acme-llama", model="llama-3-70b")
+    workload = Workload.objects.create(slug="w", name="Standard prompt")
+    vantage = Vantage.objects.create(slug="eu", label="EU probe", queue="eu")
+    return {"endpoint": endpoint, "workload": workload, "vantage": vantage}
+
+
+def history(series, *, days: float = 15, decode=DECODE, ttft=TTFT, **kwargs):
+    """Steady runs 3 a day for `days` days up to T0."""
+    return store_history(
+        **series,
+        slots=daily_slots(end=T0, days=days),
+        decode=lambda slot: decode,
+        ttft=lambda slot: ttft,
+        **kwargs,
+    )
+
+
+def later(series, hours: list[float], *, decode: float, ttft: float = TTFT, seed: int = 1, **kw):
+    """Runs after T0 (hours after it), each evaluated as it ends; returns the outcomes."""
+    slots = [T0 + timedelta(hours=h) for h in hours]
+    runs = store_history(
+        **series, slots=slots, decode=lambda s: decode, ttft=lambda s: ttft, seed=seed, **kw
+    )
+    return [evaluate_after_run(run.id) for run in runs]
+
+
+def test_it_opens_an_alert_after_two_consecutive_positive_evaluations(series) -> None:
+    history(series)
+    first, second, third = later(series, [25, 26, 27], decode=DECODE * 0.7)
+    assert first.verdicts["decode_tps"].startswith("no_data")  # 5 recent samples < 8
+    assert second.verdicts["decode_tps"].startswith("positive") and not second.opened
+    assert third.verdicts["decode_tps"].startswith("positive")
+    alert = Alert.objects.get()
+    assert third.opened == [alert.id]
+    assert (alert.kind, alert.metric, alert.status) == (Kind.REGRESSION, "decode_tps", "open")
+    assert alert.severity == "major"  # 30 % > 25 %
+    assert alert.shift == pytest.approx(0.30, abs=0.05)
+    assert alert.ci_low <= 0.30 <= alert.ci_high
+    assert alert.baseline_median == pytest.approx(DECODE, rel=0.05)
+    assert alert.recent_median == pytest.approx(DECODE * 0.7, rel=0.05)
+    recent_start = T0 + timedelta(hours=27 - 24)
+    baseline_runs = [
+        s for s in daily_slots(end=T0, days=15) if recent_start - timedelta(days=14) < s
+    ]
+    assert (alert.n_recent, alert.n_baseline) == (15, 5 * len(baseline_runs))
+    assert [e.kind for e in alert.events.all()] == ["opened"]
+    assert alert.first_bad_at == T0 + timedelta(hours=25)
+
+
+def test_it_keeps_one_active_alert_per_series(series) -> None:
+    Alert.objects.create(kind=Kind.REGRESSION, metric="decode_tps", **series)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Alert.objects.create(kind=Kind.REGRESSION, metric="decode_tps", **series)
+    Alert.objects.create(kind=Kind.REGRESSION, metric="ttft_ms", **series)  # another series
+    Alert.objects.filter(metric="decode_tps").update(status=Status.RESOLVED)
+    Alert.objects.create(kind=Kind.REGRESSION, metric="decode_tps", **series)  # a new episode
+
+
+def test_it_evaluates_a_run_once_however_often_the_task_is_delivered(series) -> None:
+    history(series)
+    runs = store_history(
+        **series,
+        slots=[T0 + timedelta(hours=h) for h in (25, 26)],
+        decode=lambda s: DECODE * 0.7,
+        ttft=lambda s: TTFT,
+        seed=3,
+    )
+    assert evaluate_after_run(runs[0].id) is not None
+    assert evaluate_after_run(runs[1].id).verdicts["decode_tps"].startswith("positive")
+    for _ in range(3):  # redeliveries of the second run's task
+        assert evaluate_after_run(runs[1].id) is None
+    assert not Alert.objects.exists()  # one positive evaluation, however often delivered
+
+
+def test_it_resolves_after_two_evaluations_back_to_normal(series) -> None:
+    history(series)
+    later(series, [25, 26, 27], decode=DECODE * 0.7)
+    alert = Alert.objects.get()
+    # Back to normal a day later: the recent window holds only recovered runs.
+    first, second, third = later(series, [52, 53, 54], decode=DECODE, seed=2)
+    assert first.verdicts["decode_tps"].startswith("no_data")
+    assert second.verdicts["decode_tps"].startswith("clear") and not second.resolved
+    assert third.resolved == [alert.id]
+    alert.refresh_from_db()
+    assert alert.status == Status.RESOLVED and alert.closed_at is not None
+    assert abs(alert.shift) < 0.05
+    assert [e.kind for e in alert.events.all()] == ["opened", "resolved"]
+
+
+def test_it_escalates_a_minor_alert_that_gets_worse(series) -> None:
+    history(series)
+    later(series, [25, 26, 27], decode=DECODE * 0.82)
+    alert = Alert.objects.get()
+    assert alert.severity == "minor"
+    outcomes = later(series, [52, 53, 54], decode=DECODE * 0.6, seed=4)
+    alert.refresh_from_db()
+    assert sum((o.escalated for o in outcomes), []) == [alert.id]  # once, not every time
+    assert alert.severity == "major"
+    assert [e.kind for e in alert.events.all()] == ["opened", "escalated"]
+    assert alert.events.last().severity == "major"
+
+
+def test_it_alerts_on_ttft_at_15_percent_but_not_below(series) -> None:
+    history(series)
+    outcomes = later(series, [25, 26, 27], decode=DECODE, ttft=TTFT * 1.10)
+    assert not any(o.opened for o in outcomes)  # +10 % TTFT is under the 15 % minimum effect
+    outcomes = later(series, [52, 53, 54], decode=DECODE, ttft=TTFT * 1.35, seed=5)
+    alert = Alert.objects.get()
+    assert alert.metric == "ttft_ms" and outcomes[-1].opened == [alert.id]
+    assert alert.shift == pytest.approx(0.35, abs=0.06)
+
+
+def test_it_ignores_small_endpoints_below_the_absolute_floor(series) -> None:
+    history(series, decode=20.0)
+    outcomes = later(series, [25, 26, 27, 28], decode=20.0 * 0.88)  # 2.4 tok/s < 3 tok/s
+    assert all(not o.opened for o in outcomes)
+    assert "tok/s < 3 tok/s" in outcomes[-1].verdicts["decode_tps"]
+
+
+def test_it_stops_alerting_on_a_step_accepted_as_the_new_baseline(series, admin_user) -> None:
+    history(series)
+    later(series, [25, 26, 27], decode=DECODE * 0.7)
+    alert = Alert.objects.get()
+    perform(alert.id, "accept", user=admin_user, note="new hardware, slower but cheaper")
+    alert.refresh_from_db()
+    assert alert.status == Status.ACCEPTED
+    segment = Segment.objects.get()
+    assert segment.starts_at == alert.first_bad_at == T0 + timedelta(hours=25)
+    # Days more of the new level: never an alert again, though the old level is 30 % faster.
+    hours = [25 + 8 * k for k in range(1, 13)]
+    outcomes = later(series, hours, decode=DECODE * 0.7, seed=6)
+    assert all(not o.opened for o in outcomes)
+    assert outcomes[-1].verdicts["decode_tps"].startswith("clear")
+    assert Alert.objects.count() == 1
+    assert [e.kind for e in alert.events.all()] == ["opened", "accepted"]
+    assert alert.events.last().actor == admin_user
+
+
+def test_it_does_not_reopen_an_alert_marked_invalid_until_the_series_was_clear(
+    series, admin_user
+) -> None:
+    history(series)
+    later(series, [25, 26, 27], decode=DECODE * 0.7)
+    perform(Alert.objects.get().id, "invalid", user=admin_user)
+    outcomes = later(series, [28, 29, 30], decode=DECODE * 0.7, seed=7)
+    assert all(o.verdicts["decode_tps"].startswith("positive") for o in outcomes)
+    assert Alert.objects.count() == 1  # still the dismissed one only
+    later(series, [55, 56, 57], decode=DECODE, seed=8)  # clear again: unmuted
+    outcomes = later(series, [82, 83, 84], decode=DECODE * 0.6, seed=9)
+    assert outcomes[-1].opened and Alert.objects.count() == 2
+
+
+def test_it_compares_only_runs_of_the_same_client_version(series) -> None:
+    history(series, client_version="tokspeed 0.1")
+    outcomes = later(series, [25, 26, 27], decode=DECODE * 0.7, client_version="tokspeed 0.2")
+    assert all(o.verdicts["decode_tps"].startswith("no_data") for o in outcomes)
+    assert "0 baseline" in outcomes[-1].verdicts["decode_tps"]
+    assert not Alert.objects.exists()
+
+
+def test_it_sends_a_flapping_series_to_the_digest_only(series) -> None:
+    history(series)
+    for k in range(2):  # two earlier episodes this week: 4 flips
+        old = Alert.objects.create(
+            kind=Kind.REGRESSION, metric="decode_tps", status=Status.RESOLVED, **series
+        )
+        AlertEvent.objects.create(alert=old, kind="opened")
+        AlertEvent.objects.create(alert=old, kind="resolved")
+    later(series, [25, 26, 27], decode=DECODE * 0.7)
+    alert = Alert.objects.get(status=Status.OPEN)
+    assert alert.digest_only  # the 5th flip in 7 days
+    assert alert.events.get().digest_only
+
+
+def test_it_reports_many_series_slowing_at_once_as_one_probe_alert(series) -> None:
+    everyone = [series]
+    for name in ("beta", "gamma", "delta"):
+        provider = Provider.objects.create(
+            slug=name, name=name.title(), protocol="openai_chat", base_url="https://x.example/v1"
+        )
+        endpoint = Endpoint.objects.create(provider=provider, slug=f"{name}-m", model="m")
+        everyone.append({**series, "endpoint": endpoint})
+    for k, one in enumerate(everyone):
+        history(one, seed=10 + k)
+    outcomes = []
+    for hour in (25, 26, 27, 28):  # every endpoint 35 % slower at the same slots
+        for k, one in enumerate(everyone):
+            outcomes += later(one, [hour], decode=DECODE * 0.65, seed=20 + 10 * hour + k)
+    probe = Alert.objects.get()
+    assert (probe.kind, probe.endpoint, probe.vantage) == (
+        Kind.INFRASTRUCTURE,
+        None,
+        series["vantage"],
+    )
+    assert sorted(o["endpoint"] for o in probe.details["series"]) == sorted(
+        one["endpoint"].label for one in everyone
+    )
+    assert sum(len(o.suppressed) for o in outcomes) >= len(everyone)  # held back, not sent
+    # The probe recovers: its alert resolves; no per-series alert ever opened.
+    for hour in (53, 54, 55):
+        for k, one in enumerate(everyone):
+            later(one, [hour], decode=DECODE, seed=30 + 10 * hour + k)
+    probe.refresh_from_db()
+    assert probe.status == Status.RESOLVED
+    assert Alert.objects.count() == 1
+
+
+def test_it_opens_an_outage_naming_the_error_categories(series) -> None:
+    history(series, days=3)
+    failing = store_run(
+        **series,
+        slot=T0 + timedelta(hours=8),
+        decode=[],
+        ttft=[],
+        errors=["overloaded"] * 4 + ["rate_limited"],
+    )
+    outcome = evaluate_after_run(failing.id)
+    alert = Alert.objects.get()
+    assert outcome.opened == [alert.id]  # 5 of the last 2 runs' 10 samples failed: 50 %
+    assert (alert.kind, alert.severity) == (Kind.OUTAGE, "major")
+    assert alert.error_categories == {"overloaded": 4, "rate_limited": 1}
+    assert alert.error_rate == pytest.approx(0.5)
+    assert "overloaded, rate_limited" in alert.subject
+    assert alert.first_bad_at == failing.slot
+    # Two good runs: the share over the last two runs falls to 0 and the outage resolves.
+    outcomes = later(series, [16, 24], decode=DECODE, seed=11)
+    assert not outcomes[0].resolved and outcomes[1].resolved == [alert.id]

@@ -1,0 +1,190 @@
+"""`manage.py speedtest` against the simulator: its table, its JSON and its failures."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from collections.abc import Iterator
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from benchmarks.measure import SAMPLE_FIELDS
+from providers.models import Endpoint, Provider
+from providers.simulator.process import SimulatorHandle, start_simulator
+
+MANAGE_PY = Path(__file__).resolve().parents[1] / "manage.py"
+SECRET = "sk-speedtest-right-key-0123456789"  # noqa: S105 - a test key for the simulator
+
+
+def speedtest(*args: str) -> str:
+    out = StringIO()
+    call_command("speedtest", *args, stdout=out)
+    return out.getvalue()
+
+
+def adhoc(sim: SimulatorHandle, model: str, *extra: str) -> list[str]:
+    return ["--base-url", sim.openai_base, "--protocol", "openai_chat", "--model", model, *extra]
+
+
+def run_manage(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(MANAGE_PY), "speedtest", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture(scope="module")
+def keyed_simulator() -> Iterator[SimulatorHandle]:
+    """A simulator that accepts only SECRET, for wrong-key behaviour."""
+    with start_simulator(api_key=SECRET) as handle:
+        yield handle
+
+
+def test_it_prints_a_row_per_request_and_the_medians(simulator: SimulatorHandle) -> None:
+    text = speedtest(*adhoc(simulator, "sim-fast+tokens=30", "--concurrency", "2", "--repeat", "2"))
+    lines = text.splitlines()
+
+    assert "(simulated)" in lines[0] and "concurrency 2 × 2 rounds" in lines[0]
+    assert lines[1].split()[:3] == ["#", "TTFT", "ms"]
+    rows = [line.split() for line in lines[2:6]]
+    assert [row[0] for row in rows] == ["1", "2", "3", "4"]
+    assert all(row[4:6] == ["30", "usage"] for row in rows)  # tokens and their source
+    ttfts = [float(row[1]) for row in rows]
+    median_row = next(line.split() for line in lines if line.startswith("median"))
+    assert float(median_row[1]) == pytest.approx(statistics.median(ttfts), abs=0.1)
+    assert "ok 4/4" in text and "errors: none" in text
+
+
+def test_it_prints_one_json_object_keyed_by_section_4_names(simulator: SimulatorHandle) -> None:
+    text = speedtest(*adhoc(simulator, "sim-fast+tokens=20", "--repeat", "3", "--json"))
+    payload = json.loads(text)  # the whole output is one JSON object
+
+    samples, summary = payload["samples"], payload["summary"]
+    assert len(samples) == 3
+    for sample in samples:
+        assert set(sample) == set(SAMPLE_FIELDS) | {"e2e_ms"}
+        assert sample["output_tokens"] == 20 and sample["error_category"] == ""
+        assert sample["e2e_ms"] == sample["total_ms"]
+    assert summary["ttft_ms"]["p50"] == pytest.approx(
+        statistics.median(s["ttft_ms"] for s in samples)
+    )
+    assert summary["ok"] == 3 and summary["simulated"] is True
+    assert summary["protocol"] == "openai_chat" and summary["repeat"] == 3
+
+
+def test_it_pads_the_prompt_with_the_requested_context(simulator: SimulatorHandle) -> None:
+    short = json.loads(speedtest(*adhoc(simulator, "sim-fast+tokens=5", "--repeat", "1", "--json")))
+    long = json.loads(
+        speedtest(
+            *adhoc(simulator, "sim-fast+tokens=5", "--repeat", "1", "--json"),
+            "--context-tokens",
+            "2000",
+        )
+    )
+    added = long["samples"][0]["input_tokens"] - short["samples"][0]["input_tokens"]
+    assert 1500 <= added <= 2500
+
+
+@pytest.mark.django_db
+def test_it_measures_a_registered_endpoint_by_slug(simulator: SimulatorHandle) -> None:
+    provider = Provider.objects.create(
+        slug="sim-anthropic",
+        name="Simulated Anthropic",
+        protocol="anthropic_messages",
+        base_url=simulator.base_url,
+        simulated=True,
+    )
+    Endpoint.objects.create(
+        provider=provider, slug="sim-fast-anthropic", model="sim-fast+tokens=12"
+    )
+
+    text = speedtest("sim-fast-anthropic", "--repeat", "2")
+
+    assert text.splitlines()[0].startswith("speedtest · sim-fast+tokens=12 @ Simulated Anthropic")
+    assert "(simulated)" in text.splitlines()[0] and "anthropic_messages" in text
+    assert "ok 2/2" in text
+
+
+@pytest.mark.django_db
+def test_it_refuses_an_unknown_endpoint_slug() -> None:
+    with pytest.raises(CommandError, match="Unknown endpoint 'nope'"):
+        speedtest("nope")
+
+
+def test_it_needs_the_key_variable_it_was_given(
+    simulator: SimulatorHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TOKSPEED_TEST_UNSET_KEY", raising=False)
+    with pytest.raises(CommandError, match="TOKSPEED_TEST_UNSET_KEY"):
+        speedtest(*adhoc(simulator, "sim-fast", "--api-key-env", "TOKSPEED_TEST_UNSET_KEY"))
+
+
+def test_it_stops_after_a_round_that_failed_entirely(
+    keyed_simulator: SimulatorHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOKSPEED_TEST_KEY", "sk-wrong-key-000000000000")
+    out = StringIO()
+    with pytest.raises(CommandError, match="all 1 requests failed; first: auth"):
+        call_command(
+            "speedtest",
+            *adhoc(keyed_simulator, "sim-fast", "--api-key-env", "TOKSPEED_TEST_KEY"),
+            stdout=out,
+        )
+    assert "ok 0/1" in out.getvalue()  # one round of five: a wrong key does not heal
+
+
+def test_it_exits_non_zero_with_one_line_for_a_wrong_key(keyed_simulator: SimulatorHandle) -> None:
+    wrong = "sk-wrong-key-111111111111111"
+    result = run_manage(
+        *adhoc(keyed_simulator, "sim-fast+tokens=5", "--api-key-env", "TS_KEY", "--json"),
+        env={"TS_KEY": wrong},
+    )
+
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "auth" in result.stderr
+    assert json.loads(result.stdout)["summary"]["errors_by_category"] == {"auth": 1}
+    assert wrong not in result.stdout + result.stderr
+
+
+def test_it_reaches_the_right_key_from_a_subprocess(keyed_simulator: SimulatorHandle) -> None:
+    result = run_manage(
+        *adhoc(keyed_simulator, "sim-fast+tokens=5", "--api-key-env", "TS_KEY", "--repeat", "1"),
+        env={"TS_KEY": SECRET},
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "ok 1/1" in result.stdout and SECRET not in result.stdout + result.stderr
+
+
+def test_it_exits_non_zero_for_an_unreachable_host() -> None:
+    result = run_manage(
+        "--base-url", "http://127.0.0.1:9/v1", "--protocol", "gemini", "--model", "m"
+    )
+
+    assert result.returncode == 1
+    assert result.stderr.strip().startswith("CommandError: all 1 requests failed; first: timeout")
+    assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--concurrency", "0"], "--concurrency: 0 is not between 1 and 1024"),
+        (["--repeat", "many"], "--repeat: 'many' is not a whole number"),
+        (["--protocol", "grpc"], "--protocol: invalid choice"),
+    ],
+)
+def test_it_rejects_a_bad_flag_with_one_line(args: list[str], message: str) -> None:
+    result = run_manage(*args)
+
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and message in result.stderr
