@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
 
 from .models import Delivery, Notification
 from .presenters import Presented, absolute, present
@@ -28,7 +29,7 @@ def text_table(header: list[str], rows: list[list[str]]) -> str:
 
 def subject(notification: Notification, shown: list[Presented]) -> str:
     if notification.delivery == Delivery.DIGEST:
-        day = timezone.localtime(notification.created_at, timezone.UTC).strftime("%d %b %Y")
+        day = notification.created_at.astimezone(UTC).strftime("%d %b %Y")
         return f"[tokspeed] Daily digest, {day}: {len(shown)} alert update(s)"
     text = shown[0].headline
     if shown[0].kind == "resolved":

@@ -128,32 +128,39 @@ def _deliver_one(notification_id: int, connection, report: DeliveryReport) -> No
     mine = Notification.objects.filter(id=notification_id, claim_token=token)
     try:
         message = emails.build(notification, connection=connection)
+    except Exception as error:  # a rendering bug must not hold back every other email
+        log.exception("alert email %s could not be rendered", notification_id)
+        _failed(notification, mine, error, report, permanent=False)
+        return
+    try:
         message.send()
     except (smtplib.SMTPException, OSError) as error:
         connection.close()  # the next message reconnects rather than reuse a broken session
-        reason = f"{type(error).__name__}: {error}"[:2000]
-        attempts = notification.attempts
-        if _permanent(error) or attempts >= settings.ALERTS_SMTP_MAX_RETRIES:
-            mine.update(failed_at=timezone.now(), last_error=reason, claimed_until=None)
-            report.failed.append(notification_id)
-            log.error(
-                "alert email %s to %s failed for good: %s",
-                notification_id,
-                notification.email,
-                reason,
-            )
-            return
-        backoff = min(BACKOFF_FIRST_S * 2 ** (attempts - 1), BACKOFF_MAX_S)
-        mine.update(claimed_until=timezone.now() + timedelta(seconds=backoff), last_error=reason)
-        report.retry_after(backoff)
-        log.warning(
-            "alert email %s to %s failed (attempt %s), retry in %ss: %s",
-            notification_id,
-            notification.email,
-            attempts,
-            backoff,
-            reason,
-        )
+        _failed(notification, mine, error, report, permanent=_permanent(error))
         return
     mine.update(sent_at=timezone.now(), subject=message.subject[:300], last_error="")
     report.sent.append(notification_id)
+
+
+def _failed(notification, mine, error: Exception, report: DeliveryReport, *, permanent: bool):
+    """Record a failed attempt: give up, or hold the email back with exponential backoff."""
+    reason = f"{type(error).__name__}: {error}"[:2000]
+    attempts = notification.attempts
+    if permanent or attempts >= settings.ALERTS_SMTP_MAX_RETRIES:
+        mine.update(failed_at=timezone.now(), last_error=reason, claimed_until=None)
+        report.failed.append(notification.id)
+        log.error(
+            "alert email %s to %s failed for good: %s", notification.id, notification.email, reason
+        )
+        return
+    backoff = min(BACKOFF_FIRST_S * 2 ** (attempts - 1), BACKOFF_MAX_S)
+    mine.update(claimed_until=timezone.now() + timedelta(seconds=backoff), last_error=reason)
+    report.retry_after(backoff)
+    log.warning(
+        "alert email %s to %s failed (attempt %s), retry in %ss: %s",
+        notification.id,
+        notification.email,
+        attempts,
+        backoff,
+        reason,
+    )

@@ -77,16 +77,16 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
         (
             "Baseline median",
             f"{quantity(snap.get('baseline_median'), metric)} ({snap.get('baseline_days', 14)} "
-            f"days before {_time(snap.get('recent_start'))}, {snap.get('n_baseline', 0)} samples)",
+            f"days to {_time(snap.get('recent_start'))}, {snap.get('n_baseline', 0)} samples)",
         ),
         (
             "Recent median",
-            f"{quantity(snap.get('recent_median'), metric)} (last "
-            f"{snap.get('recent_hours', 24)} h, {snap.get('n_recent', 0)} samples)",
+            f"{quantity(snap.get('recent_median'), metric)} ({snap.get('recent_hours', 24)} h "
+            f"to {_time(snap.get('end'))}, {snap.get('n_recent', 0)} samples)",
         ),
         (
             "Shift",
-            f"{percent(snap.get('shift'))} {worse} ({level:.0%} interval "
+            f"{percent(snap.get('shift'))} {worse} ({percent(level, 0)} confidence interval "
             f"{percent(snap.get('ci_low'))} to {percent(snap.get('ci_high'))}; Hodges–Lehmann "
             "estimate on time-of-day residuals)",
         ),

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from django.utils import timezone
+from datetime import UTC, datetime
 
 UNITS = {"decode_tps": "tok/s", "ttft_ms": "ms"}
 METRIC_WORDS = {
@@ -41,7 +39,7 @@ def p_value(value: float | None) -> str:
 def when(moment: datetime | None) -> str:
     if moment is None:
         return "–"
-    return timezone.localtime(moment, timezone.UTC).strftime("%d %b %Y %H:%M UTC")
+    return moment.astimezone(UTC).strftime("%d %b %Y %H:%M UTC")
 
 
 def series_words(alert) -> str:

@@ -3,10 +3,10 @@
     python bench/read_side.py [--endpoints 100] [--days 365] [--workloads 4] [--slots 3]
                               [--samples-per-run 5] [--requests 40] [--reseed] [--explain]
 
-Seeds its own PostgreSQL database `tokspeed_readside` on 127.0.0.1:5432 (created if missing)
-with SYNTHETIC history — by default 100 endpoints × 4 workloads × 3 slots a day × 365 days
-(≈ 440,000 runs, 2.2 million samples) — unless it already holds exactly that, then times
-requests through Django's test client (the whole middleware and view stack, no network):
+Seeds its own PostgreSQL database `tokspeed_readside` on 127.0.0.1:5432 (dropped and created
+again unless it holds exactly the history asked for) with SYNTHETIC history — by default 100
+endpoints × 4 workloads × 3 slots a day × 365 days (≈ 440,000 runs, 2.2 million samples) — then
+times requests through Django's test client (the whole middleware and view stack, no network):
 
 - leaderboard API  GET /api/v1/leaderboard/          (default filters, then 30 d, then long context)
 - leaderboard page GET /
@@ -33,11 +33,28 @@ SERVER = "postgresql://postgres@127.0.0.1:5432"
 TARGET_P95_MS = 100.0
 
 
-def configure(database: str) -> None:
-    """Environment before Django loads its settings: our database, public pages, no throttle."""
+def synthetic_runs(database: str) -> int | None:
+    """Synthetic runs already in the database (None: no database or no tables yet)."""
+    import psycopg
+
+    try:
+        with psycopg.connect(f"{SERVER}/{database}") as connection:
+            row = connection.execute(
+                "SELECT count(*) FROM benchmarks_run WHERE client_version = 'synthetic'"
+            ).fetchone()
+            return row[0]
+    except psycopg.Error:
+        return None
+
+
+def configure(database: str, *, fresh: bool) -> None:
+    """Our own database (dropped and created again when `fresh`), public pages, no throttle;
+    set before Django loads its settings."""
     import psycopg
 
     with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as connection:
+        if fresh:
+            connection.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
         exists = connection.execute(
             "SELECT 1 FROM pg_database WHERE datname = %s", [database]
         ).fetchone()
@@ -51,17 +68,13 @@ def configure(database: str) -> None:
     sys.path.insert(0, str(ROOT))
 
 
-def seed(args: argparse.Namespace) -> None:
+def seed(args: argparse.Namespace, *, fresh: bool) -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from benchmarks.models import Run
-
     call_command("migrate", verbosity=0)
-    expected = args.endpoints * args.workloads * args.days * args.slots
-    have = Run.objects.filter(client_version="synthetic").count()
-    if have == expected and not args.reseed:
-        print(f"reusing {have:,} synthetic runs in {DATABASE}")
+    if not fresh:
+        print(f"reusing the synthetic history in {args.database}")
         return
     started = time.perf_counter()
     call_command(
@@ -71,7 +84,6 @@ def seed(args: argparse.Namespace) -> None:
         workloads=args.workloads,
         slots=args.slots,
         samples_per_run=args.samples_per_run,
-        replace=True,
     )
     print(f"seeded in {time.perf_counter() - started:.0f} s")
     with connection.cursor() as cursor:
@@ -98,14 +110,28 @@ def timings(client, paths: list[str], *, requests: int) -> list[float]:
     return spent
 
 
-def report(name: str, spent: list[float]) -> bool:
+def database_share(client, paths: list[str]) -> tuple[float, int]:
+    """Median milliseconds spent in SQL per request, and queries per request."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    spent, counts = [], []
+    for path in paths[:5]:
+        with CaptureQueriesContext(connection) as captured:
+            client.get(path)
+        spent.append(sum(float(q["time"]) for q in captured.captured_queries) * 1000)
+        counts.append(len(captured.captured_queries))
+    return statistics.median(spent), max(counts)
+
+
+def report(name: str, spent: list[float], sql_ms: float, queries: int) -> bool:
     ordered = sorted(spent)
     p50 = statistics.median(ordered)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     ok = p95 <= TARGET_P95_MS
     verdict = "ok" if ok else f"MISSES the {TARGET_P95_MS:.0f} ms target"
-    figures = f"p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   max {ordered[-1]:7.1f} ms"
-    print(f"  {name:<18} {figures}   {verdict}")
+    figures = f"p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  max {ordered[-1]:6.1f} ms"
+    print(f"  {name:<17} {figures}  (SQL {sql_ms:5.1f} ms, {queries} queries)  {verdict}")
     return ok
 
 
@@ -153,7 +179,9 @@ def main() -> int:
     parser.add_argument("--explain", action="store_true", help="EXPLAIN the slow targets.")
     parser.add_argument("--database", default=DATABASE)
     args = parser.parse_args()
-    configure(args.database)
+    expected = args.endpoints * args.workloads * args.days * args.slots
+    fresh = args.reseed or synthetic_runs(args.database) != expected
+    configure(args.database, fresh=fresh)
 
     import django
 
@@ -162,7 +190,7 @@ def main() -> int:
 
     from providers.models import Endpoint
 
-    seed(args)
+    seed(args, fresh=fresh)
     client = Client(HTTP_HOST="localhost")
     slugs = list(
         Endpoint.objects.filter(runs__isnull=False).distinct().values_list("slug", flat=True)[:10]
@@ -180,7 +208,8 @@ def main() -> int:
     print(f"\nread side, {args.requests} requests per target (Django test client, in process):")
     slow: list[Callable[[], None]] = []
     for name, paths in targets.items():
-        if not report(name, timings(client, paths, requests=args.requests)):
+        spent = timings(client, paths, requests=args.requests)
+        if not report(name, spent, *database_share(client, paths)):
             slow.append(lambda paths=paths: explain_slowest(client, paths[0]))
     sizes()
     if args.explain:

@@ -89,8 +89,8 @@ def claim_and_enqueue(*, now: datetime, run_ids: list[int] | None = None) -> lis
             .select_related("vantage")
             .only("id", "repetitions", "vantage__queue")
         )
-        for run in mine:
-            transaction.on_commit(partial(_send, run.id, run.vantage.queue, run.repetitions))
+        batch = [(run.id, run.vantage.queue, run.repetitions) for run in mine]
+        transaction.on_commit(partial(_send_all, batch))
     return [run.id for run in mine]
 
 
@@ -101,18 +101,31 @@ def time_limits(repetitions: int) -> tuple[float, float]:
     return soft, soft + 60
 
 
-def _send(run_id: int, queue: str, repetitions: int) -> None:
-    soft, hard = time_limits(repetitions)
+def _send_all(batch: list[tuple[int, str, int]]) -> None:
+    """Publish execute_run for each (run id, queue, repetitions), over one broker connection.
+
+    If the broker fails, the claims of the runs not sent are released: the next tick retries.
+    """
+    unsent = list(batch)
     try:
-        current_app.send_task(
-            EXECUTE_RUN, args=[run_id], queue=queue, soft_time_limit=soft, time_limit=hard
-        )
+        with current_app.producer_or_acquire() as producer:
+            while unsent:
+                run_id, queue, repetitions = unsent[0]
+                soft, hard = time_limits(repetitions)
+                current_app.send_task(
+                    EXECUTE_RUN,
+                    args=[run_id],
+                    queue=queue,
+                    soft_time_limit=soft,
+                    time_limit=hard,
+                    producer=producer,
+                )
+                unsent.pop(0)
     except Exception:
-        # The broker refused: release the claim so the next tick tries again.
-        log.exception("could not enqueue run %s on queue %s", run_id, queue)
-        Run.objects.filter(id=run_id, status=RunStatus.QUEUED).update(
-            enqueued_at=None, enqueue_token=None
-        )
+        log.exception("could not enqueue %d runs; the next tick tries again", len(unsent))
+        Run.objects.filter(id__in=[run_id for run_id, _, _ in unsent]).filter(
+            status=RunStatus.QUEUED
+        ).update(enqueued_at=None, enqueue_token=None)
 
 
 def queue_run_now(*, endpoint: Endpoint, workload: Workload, vantage: Vantage) -> Run:

@@ -129,14 +129,17 @@ def _framing(status: int, method: str, fields: dict[bytes, list[bytes]]) -> tupl
 
 
 class ChunkedDecoder:
-    """Incremental chunked transfer decoding: feed network reads, get the payload they hold."""
+    """Incremental chunked transfer decoding: feed network reads, get the payload they hold.
+
+    Chunk extensions are ignored; like most clients it accepts a bare LF after a size line.
+    """
 
     __slots__ = ("_pending", "_remaining", "_need_crlf", "_trailer", "done", "leftover")
 
     def __init__(self) -> None:
         self._pending = b""  # an incomplete size line or CRLF
         self._remaining = 0  # payload bytes still to come in the current chunk
-        self._need_crlf = False
+        self._need_crlf = False  # the CRLF that closes a chunk's data
         self._trailer = False
         self.done = False
         self.leftover = b""  # bytes after the end of the message
@@ -159,7 +162,7 @@ class ChunkedDecoder:
                     pos += 2
                 elif buf.startswith(b"\n", pos):
                     pos += 1
-                elif end - pos < 2 and buf[pos:] == b"\r":
+                elif end - pos == 1 and buf[pos] == 13:  # a lone CR: its LF is in the next read
                     break
                 else:
                     raise httpx.RemoteProtocolError("chunk data not followed by CRLF")
@@ -170,21 +173,33 @@ class ChunkedDecoder:
                 if end - pos > 1024:
                     raise httpx.RemoteProtocolError("chunk size line too long")
                 break
-            line = buf[pos:eol].rstrip(b"\r")
+            line = buf[pos:eol]
             pos = eol + 1
             if self._trailer:
-                if not line:
+                if line in (b"", b"\r"):
                     self.done = True
                     self.leftover = buf[pos:]
                     return b"".join(out)
                 continue
-            size = line.split(b";", 1)[0].strip(b" \t")
-            if not _HEX.fullmatch(size):
-                raise httpx.RemoteProtocolError(f"bad chunk size line {line[:40]!r}")
-            self._remaining = int(size, 16)
+            self._remaining = _chunk_size(line)
             self._trailer = not self._remaining
         self._pending = buf[pos:]
-        return b"".join(out) if len(out) != 1 else out[0]
+        return out[0] if len(out) == 1 else b"".join(out)
+
+
+def _chunk_size(line: bytes) -> int:
+    try:
+        return int(line, 16) if line[-1:] == b"\r" and line[:1].isalnum() else _strict_size(line)
+    except ValueError:
+        return _strict_size(line)
+
+
+def _strict_size(line: bytes) -> int:
+    """The slow path: extensions, bare LF, stray spaces; and the errors."""
+    size = line.rstrip(b"\r").split(b";", 1)[0].strip(b" \t")
+    if not _HEX.fullmatch(size):
+        raise httpx.RemoteProtocolError(f"bad chunk size line {line[:40]!r}")
+    return int(size, 16)
 
 
 class LengthDecoder:

@@ -16,6 +16,7 @@ import ipaddress
 import socket
 import ssl
 import struct
+import sys
 import time
 from collections import deque
 from time import perf_counter_ns
@@ -24,9 +25,10 @@ import httpx
 
 _READ_SIZE = 64 * 1024
 _HIGH_WATER = 1 << 20  # stop reading while this much waits for the measuring task
-# Linux socket option and control message type (same number) for nanosecond receive stamps.
-_SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
-_ANCILLARY_SIZE = socket.CMSG_SPACE(16)
+# Linux socket option and control message type (same number) for nanosecond receive stamps;
+# elsewhere the readiness callback's clock is the stamp.
+_SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35) if sys.platform == "linux" else None
+_ANCILLARY_SIZE = socket.CMSG_SPACE(16) if _SO_TIMESTAMPNS else 0
 _TIMESPEC = struct.Struct("qq")
 _STALE_NS = 60 * 1_000_000_000  # a kernel stamp this old (or in the future) is not trusted
 
@@ -253,10 +255,11 @@ async def open_connection(host: str, port: int, timeout: float | None) -> Connec
                     errors.append(str(exc) or type(exc).__name__)
                     continue
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                try:
-                    sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
-                except OSError:
-                    pass  # no kernel stamps here: the readiness callback's clock is used
+                if _SO_TIMESTAMPNS is not None:
+                    try:
+                        sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+                    except OSError:
+                        pass  # no kernel stamps: the readiness callback's clock is used
                 return Connection(sock)
     except TimeoutError as exc:
         raise httpx.ConnectTimeout(f"connecting to {host}:{port} timed out") from exc

@@ -31,7 +31,7 @@ from .recorder import Recorder
 _ERROR_BODY_BYTES = 64 * 1024
 # After the end marker, how long the rest of the body (e.g. the chunked terminator) may take
 # before the connection is dropped instead of being returned to the pool for reuse.
-_DRAIN_GRACE_NS = 250_000_000
+_DRAIN_GRACE_S = 0.25
 _SENSITIVE_HEADER_WORDS = ("key", "auth", "token", "secret")
 
 
@@ -46,7 +46,10 @@ class PreparedRequest:
 
 
 class _Trace:
-    """httpcore trace hook: when the TCP connect started and when TCP (+TLS) was ready."""
+    """httpx "trace" extension: when the TCP connect started and when TCP (+TLS) was ready.
+
+    Our transport emits httpcore's event names, so this works with a plain httpx client too.
+    """
 
     __slots__ = ("recorder",)
 
@@ -115,13 +118,9 @@ class _Watchdog:
         self.handle = self.loop.call_later(min(limits.idle_timeout_s, limits.deadline_s), self)
 
     def __call__(self) -> None:
-        recorder = self.recorder
         now = perf_counter_ns()
-        if recorder.ended:
-            due, reason = recorder.end_ns + _DRAIN_GRACE_NS, "drain"
-        else:
-            idle_due = recorder.last_data_ns + self.idle_ns
-            due, reason = min((idle_due, "idle"), (self.deadline_at_ns, "deadline"))
+        idle_due = self.recorder.last_data_ns + self.idle_ns
+        due, reason = min((idle_due, "idle"), (self.deadline_at_ns, "deadline"))
         if now >= due:
             self.reason = reason
             self.scope.reschedule(self.loop.time())  # cancels the stream at once
@@ -136,23 +135,22 @@ async def execute(
     client: httpx.AsyncClient, prepared: PreparedRequest, *, limits: Limits
 ) -> Measurement:
     """Send a prepared request and measure it (see measure_request)."""
-    started_at = datetime.now(UTC)
-    recorder = Recorder(prepared.adapter, started_at=started_at, t0_ns=perf_counter_ns())
+    recorder = Recorder(prepared.adapter, started_at=datetime.now(UTC), t0_ns=0)
     prepared.trace.recorder = recorder
     watchdog: _Watchdog | None = None
     try:
         async with asyncio.timeout(None) as scope:
+            # The clock starts here, and the request goes out now.
+            recorder.t0_ns = recorder.last_data_ns = perf_counter_ns()
             watchdog = _Watchdog(scope, recorder, limits)
-            # The clock starts here: t0 was read just above, and the request goes out now.
             response = await client.send(prepared.request, stream=True)
             try:
                 await _read_response(response, recorder, prepared.adapter, limits)
             finally:
                 await response.aclose()
     except TimeoutError:
-        reason = watchdog.reason if watchdog else ""
-        if reason != "drain" and not recorder.ended:
-            _timed_out(recorder, reason, limits)
+        if not recorder.ended:
+            _timed_out(recorder, watchdog.reason if watchdog else "", limits)
     except httpx.HTTPError as exc:
         if not recorder.ended:
             category = classify_transport(exc, after_first_token=bool(recorder.ttft_ns))
@@ -238,11 +236,16 @@ async def _read_response(
             )
         return
     if recorder.ended and not recorder.error_category:
-        # Read the rest (normally just the chunked terminator) so the connection can be reused.
-        async for chunk in chunks:
-            received += len(chunk)
-            if received > max_bytes:
-                break
+        # Read the rest (normally just the chunked terminator) so that the connection can be
+        # reused; a server that holds the stream open after its end marker loses it instead.
+        try:
+            async with asyncio.timeout(_DRAIN_GRACE_S):
+                async for chunk in chunks:
+                    received += len(chunk)
+                    if received > max_bytes:
+                        break
+        except TimeoutError:
+            pass
 
 
 async def _read_some(chunks: Any) -> bytes:

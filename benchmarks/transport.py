@@ -61,6 +61,9 @@ class _Body(httpx.AsyncByteStream):
         conn, timeout = self._conn, self._timeout
         decoder = http11.body_decoder(self._head)
         data, self._first = self._first, b""
+        if decoder.done:  # no body (204, 304, HEAD): anything more is a protocol error
+            self._complete = not data
+            return
         while not decoder.done:
             if data:
                 payload = decoder.feed(data)
@@ -106,7 +109,7 @@ class StampingTransport(httpx.AsyncBaseTransport):
             reused = self._reusable(origin)
             try:
                 conn, head, first = await self._exchange(reused, origin, request, timeouts, trace)
-            except (httpx.RemoteProtocolError, httpx.WriteError):
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
                 if reused is None:
                     raise
                 # The server closed the kept-alive connection as we reused it: once more, fresh.

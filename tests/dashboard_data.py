@@ -270,4 +270,7 @@ def demo(*, slots: int = 9, with_samples: bool = True) -> dict[str, Endpoint]:
             if with_samples and i == len(when) - 1:
                 samples(base_run, count=4, ttft_ms=ttft, decode_tps=tps, tokens=400)
                 samples(base_run, count=1, start=4, ttft_ms=ttft, error_category="server_error")
+                Run.objects.filter(pk=base_run.pk).update(
+                    ok_count=4, error_count=1, status="partial"
+                )
     return made

@@ -9,12 +9,13 @@ from __future__ import annotations
 import asyncio
 import email
 import os
+import re
 import socket
 import subprocess
 import sys
 import threading
-import time
 from datetime import UTC, datetime, timedelta
+from email import policy
 from email.message import Message
 from pathlib import Path
 from statistics import median
@@ -54,6 +55,7 @@ class SmtpSink:
         self.fail_data = 0  # answer this many DATA commands with 451
         self.refuse = set()  # recipients answered with 550
         self.delay_s = 0.0
+        self.port = 0
 
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
         if address in self.refuse:
@@ -68,7 +70,7 @@ class SmtpSink:
             if self.fail_data:
                 self.fail_data -= 1
                 return "451 4.3.0 Try again later"
-            message = email.message_from_bytes(envelope.content)
+            message = email.message_from_bytes(envelope.content, policy=policy.default)
             message["X-Envelope-To"] = ",".join(envelope.rcpt_tos)
             self.messages.append(message)
         return "250 OK"
@@ -80,7 +82,8 @@ class SmtpSink:
 @pytest.fixture
 def smtp():
     sink = SmtpSink()
-    controller = Controller(sink, hostname="127.0.0.1", port=free_port())
+    sink.port = free_port()
+    controller = Controller(sink, hostname="127.0.0.1", port=sink.port)
     controller.start()
     try:
         with override_settings(
@@ -101,26 +104,40 @@ def smtp():
 def body(message: Message, subtype: str) -> str:
     for part in message.walk():
         if part.get_content_type() == f"text/{subtype}":
-            return part.get_payload(decode=True).decode(part.get_content_charset())
+            return part.get_content()
     raise AssertionError(f"no text/{subtype} part")
 
 
-def make_series(name: str = "acme", model: str = "llama-3-70b") -> dict:
+def make_series(name: str = "acme", model: str = "llama-3-70b", vantage: str = "eu") -> dict:
     provider = Provider.objects.create(
         slug=name, name=name.title(), protocol="openai_chat", base_url=f"https://{name}.example/v1"
     )
     endpoint = Endpoint.objects.create(provider=provider, slug=f"{name}-llama", model=model)
     workload, _ = Workload.objects.get_or_create(slug="w", defaults={"name": "Standard prompt"})
-    vantage, _ = Vantage.objects.get_or_create(slug="eu", defaults={"label": "EU probe", "queue": "eu"})
+    vantage, _ = Vantage.objects.get_or_create(
+        slug=vantage, defaults={"label": f"{vantage.upper()} probe", "queue": vantage}
+    )
     return {"endpoint": endpoint, "workload": workload, "vantage": vantage}
 
 
-def regress(series: dict, *, start_h: float = 25, decode: float = 49.0, ttft: float = 600.0,
-            history: bool = True, seed: int = 0) -> list:
+def regress(
+    series: dict,
+    *,
+    start_h: float = 25,
+    decode: float = 49.0,
+    ttft: float = 600.0,
+    history: bool = True,
+    seed: int = 0,
+) -> list:
     """Steady history to T0 (70 tok/s, 600 ms), then 3 runs at the given level; evaluated."""
     if history:
-        store_history(**series, slots=daily_slots(end=T0, days=15), decode=lambda s: 70.0,
-                      ttft=lambda s: 600.0, seed=seed)
+        store_history(
+            **series,
+            slots=daily_slots(end=T0, days=15),
+            decode=lambda s: 70.0,
+            ttft=lambda s: 600.0,
+            seed=seed,
+        )
     runs = store_history(
         **series,
         slots=[T0 + timedelta(hours=start_h + k) for k in range(3)],
@@ -134,3 +151,185 @@ def regress(series: dict, *, start_h: float = 25, decode: float = 49.0, ttft: fl
 def send() -> outbox.DeliveryReport:
     outbox.dispatch(Delivery.IMMEDIATE)
     return outbox.deliver()
+
+
+def baseline_and_recent(series: dict, metric: str, recent_start: datetime, end: datetime):
+    rows = Sample.objects.filter(run__endpoint=series["endpoint"], error_category="")
+    base = rows.filter(run__slot__gt=recent_start - timedelta(days=14), run__slot__lte=recent_start)
+    recent = rows.filter(run__slot__gt=recent_start, run__slot__lte=end)
+    return (
+        median(base.values_list(metric, flat=True)),
+        median(recent.values_list(metric, flat=True)),
+    )
+
+
+@pytest.mark.django_db
+def test_it_emails_each_recipient_once_per_round_with_the_numbers(smtp, django_user_model):
+    series = make_series()
+    peer = make_series("globex", model="meta/llama-3-70b")
+    store_history(
+        **peer,
+        slots=daily_slots(end=T0 + timedelta(hours=27), days=16),
+        decode=lambda s: 80.0,
+        ttft=lambda s: 500.0,
+    )
+    ana = django_user_model.objects.create_user("ana", "ana@team.example", "pw")
+    Subscription.objects.create(user=ana, email="ana@team.example").endpoints.add(
+        series["endpoint"]
+    )
+    bo = django_user_model.objects.create_user("bo", "bo@team.example", "pw")
+    Subscription.objects.create(user=bo, email="bo@team.example", delivery=Delivery.DIGEST)
+    EmailOptOut.objects.create(email="gone@team.example")
+    with override_settings(ALERT_EMAILS=["oncall@team.example", "gone@team.example"]):
+        outcomes = regress(series, decode=49.0, ttft=840.0)  # 30 % slower, 40 % higher TTFT
+        assert len(outcomes[-1].opened) == 2  # both in the same round
+        report = send()
+    assert len(report.sent) == 2
+    assert sorted(m["To"] for m in smtp.messages) == ["ana@team.example", "oncall@team.example"]
+    message = smtp.to("oncall@team.example")[0]
+    text, html = body(message, "plain"), body(message, "html")
+    print(message["Subject"], text, sep="\n")  # pytest -s shows the email as people read it
+
+    shown = re.fullmatch(
+        r"\[tokspeed\] Decode speed of llama-3-70b @ Acme is (\d+) % slower \(\+1 more\)",
+        message["Subject"],
+    )
+    assert shown and abs(int(shown[1]) - (1 - 49 / 70) * 100) <= 3, message["Subject"]
+    end = T0 + timedelta(hours=27)
+    base, recent = baseline_and_recent(series, "decode_tps", end - timedelta(hours=24), end)
+    assert (
+        f"Baseline median: {base:.1f} tok/s (14 days to 10 Mar 2026 21:00 UTC, 210 samples)" in text
+    )
+    assert (
+        f"Recent median:   {recent:.1f} tok/s (24 h to 11 Mar 2026 21:00 UTC, 15 samples)" in text
+    )
+    base_ttft, recent_ttft = baseline_and_recent(series, "ttft_ms", end - timedelta(hours=24), end)
+    assert f"{base_ttft:,.0f} ms" in text and f"{recent_ttft:,.0f} ms" in text
+    assert "Time to first token of llama-3-70b @ Acme is 4" in text
+    assert "one-sided Mann–Whitney U p = " in text and "n = 15 recent, 210 baseline" in text
+    assert "00–06 UTC" in text and "06–12 UTC" in text and "18–24 UTC" in text  # by time of day
+    assert "llama-3-70b @ Globex" in text  # the same model elsewhere
+    assert "0 of 15 requests in the last 24 h (0.0 %)" in text
+    assert f"{BASE_URL}/endpoints/acme-llama/?workload=w&vantage=eu" in text
+    for alert_id in outcomes[-1].opened:
+        for action in ("acknowledge", "accept", "invalid"):
+            assert f"{BASE_URL}/alerts/{alert_id}/{action}/" in text
+    assert (
+        "Unsubscribe from all tokspeed alert emails: https://tokspeed.example/alerts/unsubscribe/"
+        in text
+    )
+    assert message["List-Unsubscribe"].strip().startswith(f"<{BASE_URL}/alerts/unsubscribe/")
+    assert (
+        "llama-3-70b @ Acme is 3" in html and "<table" in html and "Accept as new baseline" in html
+    )
+    # Once each: another pass sends nothing, and the digest subscriber waits for the digest.
+    assert send().sent == []
+    assert len(smtp.messages) == 2
+
+
+@pytest.mark.django_db
+def test_it_unsubscribes_from_the_link_in_the_email_without_logging_in(smtp, client):
+    regress(make_series())
+    send()
+    text = body(smtp.to("oncall@team.example")[0], "plain")
+    url = next(w for w in text.split() if "/alerts/unsubscribe/" in w)
+    path = url.removeprefix(BASE_URL)
+    page = client.get(path)
+    assert page.status_code == 200 and b"oncall@team.example" in page.content
+    assert not EmailOptOut.objects.exists()  # a mail scanner opening the link changes nothing
+    done = client.post(path, {"List-Unsubscribe": "One-Click"})  # what mail clients send
+    assert done.status_code == 200 and b"Unsubscribed" in done.content
+    assert EmailOptOut.objects.filter(email="oncall@team.example").exists()
+    regress(make_series("globex"), seed=5)
+    send()
+    assert len(smtp.to("oncall@team.example")) == 1  # nothing after unsubscribing
+    assert client.get(path[:-3] + "xx/").status_code == 400  # a tampered link
+
+
+@pytest.mark.django_db
+def test_it_retries_an_smtp_failure_with_backoff_and_sends_once(smtp):
+    regress(make_series())
+    smtp.fail_data = 1  # the server answers 451 once
+    with pytest.raises(Retry):
+        send_pending.run()  # the task asks Celery to retry
+    notification = Notification.objects.get()
+    assert notification.sent_at is None and notification.attempts == 1
+    assert "451" in notification.last_error
+    assert notification.claimed_until > timezone.now() + timedelta(seconds=25)  # backoff
+    assert send().sent == [] and smtp.messages == []  # held back until the backoff ends
+    Notification.objects.update(claimed_until=timezone.now() - timedelta(seconds=1))
+    assert send().sent == [notification.id]
+    assert send().sent == []
+    assert len(smtp.messages) == 1
+
+
+@pytest.mark.django_db
+def test_it_gives_up_on_a_recipient_the_server_refuses(smtp, django_user_model):
+    ana = django_user_model.objects.create_user("ana", "ana@team.example", "pw")
+    Subscription.objects.create(user=ana, email="ana@team.example")
+    smtp.refuse = {"oncall@team.example"}
+    regress(make_series())
+    report = send()
+    assert len(report.sent) == 1 and len(report.failed) == 1 and report.retry_in_s is None
+    refused = Notification.objects.get(email="oncall@team.example")
+    assert refused.failed_at is not None and "550" in refused.last_error
+    assert [m["To"] for m in smtp.messages] == ["ana@team.example"]
+    assert send().sent == [] and send().failed == []
+
+
+@pytest.mark.django_db
+def test_it_sends_digest_subscribers_one_digest(smtp, django_user_model):
+    bo = django_user_model.objects.create_user("bo", "bo@team.example", "pw")
+    Subscription.objects.create(user=bo, email="bo@team.example", delivery=Delivery.DIGEST)
+    regress(make_series(), decode=49.0, ttft=840.0)
+    regress(make_series("globex"), seed=7)
+    send()
+    assert smtp.to("bo@team.example") == []
+    outbox.dispatch(Delivery.DIGEST)
+    outbox.deliver()
+    digest = smtp.to("bo@team.example")
+    assert len(digest) == 1 and digest[0]["Subject"].startswith("[tokspeed] Daily digest")
+    text = body(digest[0], "plain")
+    assert "3 alert updates" in text and "@ Acme" in text and "@ Globex" in text
+    outbox.dispatch(Delivery.DIGEST)
+    assert outbox.deliver().sent == []
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_it_never_sends_an_email_twice_with_two_sender_processes(smtp, django_user_model):
+    ana = django_user_model.objects.create_user("ana", "ana@team.example", "pw")
+    Subscription.objects.create(user=ana, email="ana@team.example")
+    names = ["acme", "globex", "initech", "umbrella"]
+    for k, name in enumerate(names):
+        # Four rounds, each opening one alert (from four vantages: four providers slowing down
+        # together at one vantage would be reported as one probe alert instead).
+        regress(make_series(name, vantage=f"v{k}"), seed=10 * k)
+    smtp.delay_s = 0.05  # a slower server widens the window for a race
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tokspeed.test_settings",
+        "DATABASE_URL": worker_database_url(),
+        "EMAIL_HOST": "127.0.0.1",
+        "EMAIL_PORT": str(smtp.port),
+        "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "ALERT_EMAILS": "oncall@team.example",
+        "TOKSPEED_BASE_URL": BASE_URL,
+    }
+    command = [sys.executable, "manage.py", "send_alert_emails"]
+    senders = [
+        subprocess.Popen(
+            command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        for _ in range(2)
+    ]
+    outputs = [sender.communicate(timeout=120)[0] for sender in senders]
+    assert [sender.returncode for sender in senders] == [0, 0], outputs
+    claimed = [int(re.search(r"sent (\d+)", out)[1]) for out in outputs]
+    assert sum(claimed) == 8, outputs  # what both senders say they sent, together
+    for to in ("ana@team.example", "oncall@team.example"):
+        subjects = [m["Subject"] for m in smtp.to(to)]
+        for name in names:  # each round's email exactly once per recipient
+            assert sum(f"llama-3-70b @ {name.title()} is" in s for s in subjects) == 1, subjects
+    assert len(smtp.messages) == 8
+    assert Notification.objects.filter(sent_at__isnull=True).count() == 0

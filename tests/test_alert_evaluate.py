@@ -188,7 +188,7 @@ def test_it_compares_only_runs_of_the_same_client_version(series) -> None:
 
 def test_it_sends_a_flapping_series_to_the_digest_only(series) -> None:
     history(series)
-    for k in range(2):  # two earlier episodes this week: 4 flips
+    for _ in range(2):  # two earlier episodes this week: 4 flips
         old = Alert.objects.create(
             kind=Kind.REGRESSION, metric="decode_tps", status=Status.RESOLVED, **series
         )

@@ -10,6 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from celery import current_app
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import override_settings
@@ -303,3 +304,27 @@ def test_it_runs_a_schedule_now_from_the_admin(
         (e.id, w) for e in endpoints for w in ("t-a", "t-b")
     }
     assert sorted(t["args"][0] for t in queued_tasks(fs_broker)) == sorted(r.id for r in runs)
+
+
+@pytest.mark.django_db
+def test_it_retries_enqueueing_when_the_broker_was_down(
+    fs_broker: Path, django_capture_on_commit_callbacks
+) -> None:
+    make_endpoints(2)
+    make_schedule(workloads=[workload("t-base")], interval_minutes=60)
+    conf = current_app.conf
+    saved = conf.task_publish_retry_policy
+    conf.task_publish_retry_policy = {"max_retries": 0}  # fail at once, not after retries
+    try:
+        with (
+            broker("redis://127.0.0.1:1/0"),  # nothing listens on port 1
+            django_capture_on_commit_callbacks(execute=True),
+        ):
+            dispatch.tick(now=NOW)
+    finally:
+        conf.task_publish_retry_policy = saved
+    assert Run.objects.filter(enqueued_at=None).count() == 2  # claims released
+
+    with django_capture_on_commit_callbacks(execute=True):
+        report = dispatch.tick(now=NOW + timedelta(minutes=1))
+    assert len(report.enqueued) == 2 and len(queued_tasks(fs_broker)) == 2

@@ -12,7 +12,12 @@ from django.utils import timezone
 
 from benchmarks.models import Vantage
 from benchmarks.selectors.agent_loop import project, verdict
-from benchmarks.selectors.aggregates import SQLITE_FUNCTION, register_sqlite
+from benchmarks.selectors.aggregates import (
+    SQLITE_FUNCTION,
+    SQLITE_QUARTILES,
+    Quartiles,
+    register_sqlite,
+)
 from benchmarks.selectors.history import endpoint_history
 from benchmarks.selectors.leaderboard import BoardFilters, leaderboard
 from benchmarks.selectors.pricing import cost_per_request
@@ -295,3 +300,7 @@ def test_it_computes_percentiles_like_numpy_on_sqlite():
             (fraction,),
         ).fetchone()
         assert got == pytest.approx(float(np.percentile(values, fraction * 100)))
+    (text,) = connection.execute(f"select {SQLITE_QUARTILES}(x) from t").fetchone()  # noqa: S608
+    assert Quartiles.split(text) == pytest.approx(tuple(np.percentile(values, [25, 50, 75])))
+    (empty,) = connection.execute(f"select {SQLITE_QUARTILES}(x) from t where x > 99").fetchone()  # noqa: S608
+    assert Quartiles.split(empty) == (None, None, None)

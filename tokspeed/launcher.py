@@ -95,24 +95,7 @@ class Launcher:
                 raise LaunchError(f"port {self.port} is in use: pass another one (--port)")
             simulator_url = self.start_simulator()
             queues = prepare(simulator_url)
-            self.start(
-                "worker",
-                [
-                    *CELERY,
-                    "worker",
-                    "-Q",
-                    ",".join(queues),
-                    "-c",
-                    str(self.workers),
-                    "-n",
-                    "tokspeed@%h",
-                    "-l",
-                    "info",
-                    "--without-mingle",
-                    "--without-gossip",
-                    "--without-heartbeat",
-                ],
-            )
+            self.start("worker", self.worker_command(queues))
             self.start("beat", [*CELERY, "beat", "-l", "info"])
             self.start(
                 "web",
@@ -124,12 +107,23 @@ class Launcher:
             self.wait_for_web()
             url = f"http://{self.host}:{self.port}/"
             self.say(f"tokspeed is running: {url}  (admin: {url}admin/; Ctrl-C stops everything)")
+            if "TOKSPEED_PUBLIC_DASHBOARD" not in os.environ:
+                self.say(
+                    "the dashboard is public here (TOKSPEED_PUBLIC_DASHBOARD=1); "
+                    "for the admin, create a login: python manage.py createsuperuser"
+                )
             return self.supervise()
         except LaunchError as exc:
             self.say(f"error: {exc}")
             return 1
         finally:
             self.stop_all()
+
+    def worker_command(self, queues: list[str]) -> list[str]:
+        # Mingle, gossip and heartbeats are chatter between workers; one local worker needs none.
+        options = ["--without-mingle", "--without-gossip", "--without-heartbeat"]
+        return [*CELERY, "worker", "-Q", ",".join(queues), "-c", str(self.workers),
+                "-n", "tokspeed@%h", "-l", "info", *options]  # fmt: skip
 
     def start(self, name: str, command: list[str], **popen: object) -> subprocess.Popen:
         process = subprocess.Popen(  # noqa: S603 - our own interpreter, fixed arguments

@@ -30,7 +30,7 @@ def alert_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     alert = get_object_or_404(
         Alert.objects.select_related("endpoint__provider", "workload", "vantage"), id=pk
     )
-    form = ActionForm(request.POST or None)
+    form = ActionForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:
             perform(alert.id, action, user=request.user, note=form.cleaned_data["note"])

@@ -37,7 +37,8 @@ def subscription_edit(request: HttpRequest, pk: int | None = None) -> HttpRespon
     if pk is not None:
         subscription = get_object_or_404(Subscription, id=pk, user=request.user)
     initial = {"email": request.user.email} if subscription is None else None
-    form = SubscriptionForm(request.POST or None, instance=subscription, initial=initial)
+    data = request.POST if request.method == "POST" else None
+    form = SubscriptionForm(data, instance=subscription, initial=initial)
     if request.method == "POST" and form.is_valid():
         saved = form.save(commit=False)
         saved.user = request.user

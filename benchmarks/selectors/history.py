@@ -10,14 +10,7 @@ from ..buckets import BUCKETS
 from ..models import Run, Vantage, Workload
 from .aggregates import Percentile, percentile
 from .runs import RUN_POINT_FIELDS, errors_by_category, run_band, run_point
-from .scope import (
-    base_workload,
-    long_workload,
-    resolve_vantage,
-    resolve_workload,
-    since,
-    window_runs,
-)
+from .scope import Workloads, resolve_vantage, since, window_runs
 
 RECENT_RUNS = 20
 
@@ -35,7 +28,8 @@ def endpoint_history(
     workload/vantage: an instance or a slug; None = the base workload / the default vantage.
     Times in ms, speeds in tokens/s (decode per user; throughput in aggregate), datetimes ISO.
     """
-    workload_obj = resolve_workload(workload)
+    workloads = Workloads.load()
+    workload_obj = workloads.resolve(workload)
     vantage_obj = resolve_vantage(vantage)
     runs = window_runs(vantage=vantage_obj, window_hours=window_hours).filter(endpoint=endpoint)
     series = list(
@@ -53,10 +47,10 @@ def endpoint_history(
         "runs": points,
         "bands": {m: [run_band(run, m) for run in series] for m in ("ttft", "decode")},
         "tod_profile": _tod_profile(points),
-        "context": _context(runs),
+        "context": _context(runs, workloads),
         "concurrency": _concurrency(runs),
         "errors": errors_by_category(runs),
-        "recent_runs": _recent(endpoint, vantage_obj, window_hours),
+        "recent_runs": _recent(endpoint, vantage_obj, window_hours, workloads),
         "roofline": _roofline(endpoint, points),
     }
 
@@ -112,9 +106,9 @@ def _tod_profile(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return profile
 
 
-def _context(runs: Any) -> dict[str, Any]:
+def _context(runs: Any, workloads: Workloads) -> dict[str, Any]:
     """Base vs long-context TTFT per slot; prefill cost = median of paired differences."""
-    base, long = base_workload(), long_workload()
+    base, long = workloads.base(), workloads.long()
     if base is None or long is None:
         return {"context_tokens": None, "pairs": [], "prefill_cost_ms": None}
     rows = runs.filter(workload__in=[base, long]).values("slot", "workload_id", "ttft_p50_ms")
@@ -166,11 +160,13 @@ def _concurrency(runs: Any) -> list[dict[str, Any]]:
     ]
 
 
-def _recent(endpoint: Endpoint, vantage: Vantage | None, window_hours: int) -> list[dict[str, Any]]:
+def _recent(
+    endpoint: Endpoint, vantage: Vantage | None, window_hours: int, workloads: Workloads
+) -> list[dict[str, Any]]:
     """The newest runs of any workload and status in the window (bounded by slot, so the
     scan stays within the window's index range however long the history)."""
-    names = dict(Workload.objects.values_list("id", "name"))
-    slugs = dict(Workload.objects.values_list("id", "slug"))
+    names = {w.id: w.name for w in workloads.items}
+    slugs = {w.id: w.slug for w in workloads.items}
     recent = (
         Run.objects.filter(endpoint=endpoint, vantage=vantage, slot__gte=since(window_hours))
         .order_by("-slot", "workload_id")

@@ -24,14 +24,7 @@ from .aggregates import Percentile, Quartiles
 from .filters import BoardFilters
 from .pricing import cost_per_request
 from .rows import BoardRow, mark_ties, sort_rows
-from .scope import (
-    base_workload,
-    concurrency_q,
-    long_workload,
-    resolve_vantage,
-    since,
-    window_runs,
-)
+from .scope import Workloads, concurrency_q, resolve_vantage, since, window_runs
 
 __all__ = ["BoardFilters", "BoardRow", "leaderboard"]
 
@@ -55,15 +48,20 @@ def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None)
     )
     if endpoint_ids is not None:
         runs = runs.filter(endpoint_id__in=endpoint_ids)
-    primary, workload = _primary(runs, filters)
+    workloads = Workloads.load()
+    primary, workload = _primary(runs, filters, workloads)
     stats = {row["endpoint_id"]: row for row in _primary_stats(primary)}
-    by_concurrency = _concurrency_stats(runs)
-    prefill = _prefill_stats(runs, window_hours=filters.window_hours)
+    by_concurrency = _concurrency_stats(runs, workloads)
+    prefill = _prefill_stats(runs, workloads, window_hours=filters.window_hours)
 
     endpoints = (
         Endpoint.objects.select_related("provider")
         .filter(Q(id__in=stats.keys()) | Q(enabled=True, provider__enabled=True))
-        .annotate(**_last_run(primary_workloads=_workload_ids(filters, workload), vantage=vantage))
+        .annotate(
+            **_last_run(
+                primary_workloads=_workload_ids(filters, workload, workloads), vantage=vantage
+            )
+        )
     )
     if endpoint_ids is not None:
         endpoints = endpoints.filter(id__in=endpoint_ids)
@@ -82,24 +80,30 @@ def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None)
     return rows
 
 
-def _primary(runs: QuerySet[Run], filters: BoardFilters) -> tuple[QuerySet[Run], Workload | None]:
+def _primary(
+    runs: QuerySet[Run], filters: BoardFilters, workloads: Workloads
+) -> tuple[QuerySet[Run], Workload | None]:
     """The runs behind the main columns, and their workload when there is exactly one."""
     if filters.workload:
-        workload = Workload.objects.filter(slug=filters.workload).first()
+        workload = workloads.by_slug(filters.workload)
         return runs.filter(concurrency_q(filters.concurrency), workload=workload), workload
     if filters.concurrency is not None:
-        return runs.filter(concurrency_q(filters.concurrency), workload__context_tokens=0), None
-    workload = base_workload()
+        ids = [w.id for w in workloads.base_context()]
+        return runs.filter(concurrency_q(filters.concurrency), workload_id__in=ids), None
+    workload = workloads.base()
     return (runs.filter(workload=workload) if workload else runs.none()), workload
 
 
-def _workload_ids(filters: BoardFilters, workload: Workload | None) -> list[int]:
+def _workload_ids(
+    filters: BoardFilters, workload: Workload | None, workloads: Workloads
+) -> list[int]:
     if workload:
         return [workload.id]
-    ids = Workload.objects.filter(context_tokens=0)
-    if filters.concurrency == "peak":
-        ids = ids.filter(concurrency=0)
-    return list(ids.values_list("id", flat=True))
+    return [
+        w.id
+        for w in workloads.base_context()
+        if filters.concurrency != "peak" or w.concurrency == 0
+    ]
 
 
 def _primary_stats(primary: QuerySet[Run]) -> Iterable[dict[str, Any]]:
@@ -121,12 +125,10 @@ def _primary_stats(primary: QuerySet[Run]) -> Iterable[dict[str, Any]]:
     return (_unpack(group, "ttft", "decode", "e2e") for group in grouped)
 
 
-def _concurrency_stats(runs: QuerySet[Run]) -> dict[int, dict[str, Any]]:
+def _concurrency_stats(runs: QuerySet[Run], workloads: Workloads) -> dict[int, dict[str, Any]]:
     """Per endpoint: per-user decode at concurrency 1, 10 and peak; aggregate throughput."""
     # Workload ids, not a join: each one is a range of the run_board index.
-    concurrency_of = dict(
-        Workload.objects.filter(context_tokens=0).values_list("id", "concurrency")
-    )
+    concurrency_of = {w.id: w.concurrency for w in workloads.base_context()}
     grouped = (
         runs.filter(workload_id__in=concurrency_of)
         .order_by()
@@ -153,9 +155,11 @@ def _concurrency_stats(runs: QuerySet[Run]) -> dict[int, dict[str, Any]]:
     return result
 
 
-def _prefill_stats(runs: QuerySet[Run], *, window_hours: int) -> dict[int, dict[str, Any]]:
+def _prefill_stats(
+    runs: QuerySet[Run], workloads: Workloads, *, window_hours: int
+) -> dict[int, dict[str, Any]]:
     """Prefill cost: long-context TTFT − base TTFT of the same endpoint, vantage and slot."""
-    base, long = base_workload(), long_workload()
+    base, long = workloads.base(), workloads.long()
     if base is None or long is None:
         return {}
     # A join (through the endpoint) to the base run of the same slot; the slot bound lets the

@@ -1,5 +1,6 @@
 """Which runs a page looks at: the vantage, the workloads and the time window."""
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db.models import Q, QuerySet
@@ -20,28 +21,55 @@ def resolve_vantage(vantage: Vantage | str | None) -> Vantage | None:
     return Vantage.objects.order_by("-is_default", "slug").first()
 
 
+@dataclass(frozen=True, slots=True)
+class Workloads:
+    """Every workload, read once per page (a handful of rows), so that picking the base and
+    long-context workloads, names and concurrencies costs no further queries."""
+
+    items: tuple[Workload, ...]
+
+    @classmethod
+    def load(cls) -> "Workloads":
+        return cls(tuple(Workload.objects.all()))
+
+    def by_slug(self, slug: str) -> Workload | None:
+        return next((w for w in self.items if w.slug == slug), None)
+
+    def base(self) -> Workload | None:
+        """The standard request: no context padding, one request in flight ("base" first)."""
+        candidates = [w for w in self.items if w.context_tokens == 0 and w.concurrency == 1]
+        return next((w for w in candidates if w.slug == "base"), None) or next(
+            iter(candidates), None
+        )
+
+    def long(self) -> Workload | None:
+        """The long-context variant at concurrency 1 (the largest padding if there are several)."""
+        candidates = [w for w in self.items if w.context_tokens > 0 and w.concurrency == 1]
+        candidates.sort(key=lambda w: (-w.context_tokens, w.slug))
+        return next(iter(candidates), None)
+
+    def base_context(self) -> list[Workload]:
+        """Workloads without padding: the concurrency curve is drawn from these."""
+        return [w for w in self.items if w.context_tokens == 0]
+
+    def resolve(self, workload: Workload | str | None) -> Workload | None:
+        """A Workload from an instance or a slug; None = the base workload."""
+        if isinstance(workload, Workload):
+            return workload
+        return self.by_slug(workload) if workload else self.base()
+
+
 def resolve_workload(workload: Workload | str | None) -> Workload | None:
     """A Workload from an instance or a slug; None = the base workload."""
-    if isinstance(workload, Workload):
-        return workload
-    if workload:
-        return Workload.objects.filter(slug=workload).first()
-    return base_workload()
+    return Workloads.load().resolve(workload)
 
 
 def base_workload() -> Workload | None:
-    """The standard request: no context padding, one request in flight ("base" if it exists)."""
-    candidates = Workload.objects.filter(context_tokens=0, concurrency=1)
-    return candidates.filter(slug="base").first() or candidates.first()
+    return Workloads.load().base()
 
 
 def long_workload() -> Workload | None:
-    """The long-context variant at concurrency 1 (the largest padding if there are several)."""
-    return (
-        Workload.objects.filter(context_tokens__gt=0, concurrency=1)
-        .order_by("-context_tokens", "slug")
-        .first()
-    )
+    return Workloads.load().long()
 
 
 def since(window_hours: int, *, now: datetime | None = None) -> datetime:

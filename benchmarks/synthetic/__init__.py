@@ -165,7 +165,13 @@ def seed_history(
         vantage_id=vantage.id,
     )
     tasks = [(number, endpoint.id) for number, endpoint in enumerate(catalog, start=1)]
-    parallel = jobs > 1 and len(tasks) > 1 and connection.vendor == "postgresql"
+    # Workers need committed rows and their own connections: not inside a caller's transaction.
+    parallel = (
+        jobs > 1
+        and len(tasks) > 1
+        and connection.vendor == "postgresql"
+        and not connection.in_atomic_block
+    )
     counts = (
         _in_workers(plan, tasks, jobs)
         if parallel

@@ -44,7 +44,8 @@ def tps(value: float | None) -> str:
     """Tokens per second: 71.3 · 752 · 1,204."""
     if value is None:
         return DASH
-    return f"{value:.1f}" if abs(value) < 100 else f"{value:,.0f}"
+    # 99.97 would print as "100.0": switch to whole numbers where one decimal reaches 100.
+    return f"{value:.1f}" if abs(value) < 99.95 else f"{value:,.0f}"
 
 
 @register.filter

@@ -3,15 +3,16 @@
 import re
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from rest_framework import serializers
 
 from providers.models import Endpoint
 
 from ...models import Schedule, Vantage, Workload
+from ...validators import parse_times_of_day, validate_schedule_timing
 from .fields import SlugRef
 
-_TIME_OF_DAY = re.compile(r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
 _QUEUE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -98,10 +99,11 @@ class ScheduleSerializer(serializers.ModelSerializer):
         extra_kwargs = {"interval_minutes": {"min_value": 1, "max_value": 7 * 24 * 60}}
 
     def validate_times_of_day(self, value: list[str]) -> list[str]:
-        bad = [item for item in value if not _TIME_OF_DAY.match(item)]
-        if bad:
-            raise serializers.ValidationError(f'Give UTC times as "HH:MM"; not {bad[0]!r}.')
-        return sorted(set(value))
+        try:
+            moments = parse_times_of_day(value)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.messages) from None
+        return [moment.strftime("%H:%M") for moment in moments]
 
     def validate_workloads(self, value: list[Workload]) -> list[Workload]:
         if not value:
@@ -112,8 +114,8 @@ class ScheduleSerializer(serializers.ModelSerializer):
         current = self.instance
         times = attrs.get("times_of_day", current.times_of_day if current else [])
         interval = attrs.get("interval_minutes", current.interval_minutes if current else None)
-        if bool(times) == bool(interval):
-            raise serializers.ValidationError(
-                {"times_of_day": ["Give times_of_day or interval_minutes (one of the two)."]}
-            )
+        try:
+            validate_schedule_timing(times, interval)  # the model's own rule
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError({"times_of_day": exc.messages}) from None
         return attrs

@@ -86,6 +86,7 @@ class EndpointSerializer(serializers.ModelSerializer):
             "key_configured",
             "price_input_per_mtok",
             "price_output_per_mtok",
+            "price_note",
             "max_tokens_field",
             "reasoning_effort",
             "extra_body",

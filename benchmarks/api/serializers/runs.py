@@ -97,8 +97,10 @@ class RunSerializer(serializers.ModelSerializer):
 
 
 class RunDetailSerializer(RunSerializer):
+    """A run with its full summary (p10/p50/p90/p99 of every metric) and how it was executed."""
+
     class Meta(RunSerializer.Meta):
-        fields = [*RUN_FIELDS, "summary"]
+        fields = [*RUN_FIELDS, "enqueued_at", "heartbeat_at", "attempts", "worker", "summary"]
         read_only_fields = fields
 
 

@@ -26,7 +26,11 @@
   }
   function tps(v) {
     if (v === null || v === undefined) return "—";
-    return Math.abs(v) < 100 ? v.toFixed(1) : Math.round(v).toLocaleString("en-US");
+    return Math.abs(v) < 99.95 ? v.toFixed(1) : Math.round(v).toLocaleString("en-US");
+  }
+  // Axis ticks: no trailing ".0" on round values.
+  function tick(v) {
+    return Number.isInteger(v) ? v.toLocaleString("en-US") : String(+v.toPrecision(3));
   }
   function seconds(v) {
     if (v === null || v === undefined) return "—";
@@ -174,5 +178,5 @@
     return new Chart(canvas, config);
   }
 
-  window.TS = { COLORS, SERIES, data, ms, tps, seconds, shortSeconds, secondsTick, usd, when, alpha, setup, timeAxis, concurrencyAxis, make };
+  window.TS = { COLORS, SERIES, data, ms, tps, tick, seconds, shortSeconds, secondsTick, usd, when, alpha, setup, timeAxis, concurrencyAxis, make };
 })();

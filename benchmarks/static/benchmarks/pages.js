@@ -31,7 +31,7 @@
     const rows = T.data("board-data") || [];
     if (!rows.length) return;
     boardBars("chart-board-ttft", rows, "ttft", C.ttft, T.ms);
-    boardBars("chart-board-decode", rows, "decode", C.decode, T.tps);
+    boardBars("chart-board-decode", rows, "decode", C.decode, T.tick);
   }
 
   // A per-run median line with an optional band (p10–p90 of the run's requests).
@@ -134,7 +134,7 @@
     const h = T.data("history-data");
     if (!h) return;
     historyChart("chart-history-ttft", h.runs, h.bands.ttft, "ttft_ms", C.ttft, T.ms, "TTFT p50");
-    historyChart("chart-history-decode", h.runs, h.bands.decode, "decode_tps", C.decode, T.tps, "Decode p50");
+    historyChart("chart-history-decode", h.runs, h.bands.decode, "decode_tps", C.decode, T.tick, "Decode p50");
     todChart("chart-tod", h.tod_profile);
     contextChart("chart-context", h.context);
     concurrencyChart("chart-concurrency", h.concurrency);
@@ -202,10 +202,20 @@
         ctx.save();
         ctx.font = "11px system-ui, sans-serif";
         ctx.fillStyle = "#344054";
+        // Label each dot to its right, or its left if that collides; skip it if both do
+        // (the tooltip and the table below still name it).
+        const placed = [];
+        const free = (r) => !placed.some((q) => r.x < q.x + q.w && q.x < r.x + r.w && r.y < q.y + q.h && q.y < r.y + r.h);
         [1, 2].forEach((index) => {
           chart.getDatasetMeta(index).data.forEach((pt, i) => {
             const raw = chart.data.datasets[index].data[i];
-            ctx.fillText(raw.label + (raw.sim ? " (sim)" : ""), pt.x + 8, pt.y + 4);
+            const text = raw.label + (raw.sim ? " (sim)" : "");
+            const w = ctx.measureText(text).width;
+            const spots = [{ x: pt.x + 8, y: pt.y - 8, w, h: 12 }, { x: pt.x - 8 - w, y: pt.y - 8, w, h: 12 }];
+            const spot = spots.find(free);
+            if (!spot) return;
+            placed.push(spot);
+            ctx.fillText(text, spot.x, pt.y + 4);
           });
         });
         ctx.restore();
@@ -312,7 +322,7 @@
     const xs = histories.flatMap((h) => h.runs.map((r) => Date.parse(r.slot)));
     const timeOpts = (format) => ({ scales: { x: T.timeAxis(xs), y: { beginAtZero: true, ticks: { callback: (v) => format(v) } } } });
     T.make("chart-cmp-ttft", { type: "line", data: { datasets: lines("ttft_ms") }, options: timeOpts(T.ms) });
-    T.make("chart-cmp-decode", { type: "line", data: { datasets: lines("decode_tps") }, options: timeOpts(T.tps) });
+    T.make("chart-cmp-decode", { type: "line", data: { datasets: lines("decode_tps") }, options: timeOpts(T.tick) });
     const buckets = histories[0].tod_profile.map((b) => b.label);
     const todBars = (metric) => histories.map((h, i) => ({ label: name(h), data: h.tod_profile.map((b) => b[metric].p50), backgroundColor: T.alpha(color(i), 0.8) }));
     T.make("chart-cmp-tod-ttft", { type: "bar", data: { labels: buckets, datasets: todBars("ttft_ms") }, options: { scales: { y: { beginAtZero: true, ticks: { callback: (v) => T.ms(v) } } } } });

@@ -1,0 +1,180 @@
+"""The alert pages: list with tabs and filters, an alert's page, acting on it from an email
+link, managing subscriptions, and badges for other pages (selectors)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.test import override_settings
+from django.urls import reverse
+
+from alerts.evaluate import evaluate_after_run
+from alerts.models import Alert, EventKind, Segment, Status, Subscription
+from alerts.selectors import open_alerts_by_endpoint
+from alerts.testing import daily_slots, store_history, store_run
+from benchmarks.models import Vantage, Workload
+from providers.models import Endpoint, Provider
+
+pytestmark = pytest.mark.django_db
+T0 = datetime(2026, 3, 10, 18, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def series():
+    provider = Provider.objects.create(
+        slug="acme", name="Acme", protocol="openai_chat", base_url="https://acme.example/v1"
+    )
+    return {
+        "endpoint": Endpoint.objects.create(provider=provider, slug="acme-m", model="m-70b"),
+        "workload": Workload.objects.create(slug="w", name="Standard prompt"),
+        "vantage": Vantage.objects.create(slug="eu", label="EU probe", queue="eu"),
+    }
+
+
+@pytest.fixture
+def regression(series) -> Alert:
+    """A decode regression opened by real evaluations of stored runs (3 days of history)."""
+    store_history(
+        **series, slots=daily_slots(end=T0, days=3), decode=lambda s: 70.0, ttft=lambda s: 600.0
+    )
+    runs = store_history(
+        **series,
+        slots=[T0 + timedelta(hours=h) for h in (25, 26, 27)],
+        decode=lambda s: 49.0,
+        ttft=lambda s: 600.0,
+        seed=1,
+    )
+    for run in runs:
+        evaluate_after_run(run.id)
+    return Alert.objects.get()
+
+
+@pytest.fixture
+def user(django_user_model):
+    return django_user_model.objects.create_user("ana", "ana@team.example", "pw")
+
+
+def test_it_asks_for_a_login_unless_the_dashboard_is_public(client, regression) -> None:
+    page = client.get("/alerts/")
+    assert page.status_code == 302 and page["Location"].startswith("/accounts/login/")
+    with override_settings(TOKSPEED_PUBLIC_DASHBOARD=True):
+        page = client.get("/alerts/")
+        assert page.status_code == 200 and regression.subject in page.content.decode()
+        assert client.get(f"/alerts/{regression.id}/").status_code == 200
+
+
+def test_it_lists_open_alerts_and_keeps_closed_ones_in_history(client, user, regression) -> None:
+    client.force_login(user)
+    text = client.get("/alerts/").content.decode()
+    assert regression.subject in text and "Needs attention (1)" in text
+    regression.status = Status.RESOLVED
+    regression.save()
+    assert regression.subject not in client.get("/alerts/").content.decode()
+    assert regression.subject in client.get("/alerts/?view=history").content.decode()
+    assert regression.subject in client.get("/alerts/?view=history&provider=acme").content.decode()
+    assert "No alerts here" in client.get("/alerts/?view=history&severity=minor").content.decode()
+
+
+def test_it_answers_a_bad_filter_with_a_400_naming_it(client, user) -> None:
+    client.force_login(user)
+    page = client.get("/alerts/?severity=catastrophic")
+    assert page.status_code == 400 and b"severity" in page.content
+
+
+def test_it_shows_an_alert_with_its_numbers_tables_and_actions(client, user, regression) -> None:
+    client.force_login(user)
+    text = client.get(f"/alerts/{regression.id}/").content.decode()
+    assert regression.subject in text
+    assert "Baseline median" in text and "70.0 tok/s" in text
+    assert "By time of day" in text and "18–24 UTC" in text
+    for action in ("acknowledge", "accept", "invalid"):
+        assert f"/alerts/{regression.id}/{action}/" in text
+    assert "/endpoints/acme-m/?workload=w&amp;vantage=eu" in text
+    assert "Opened" in text  # the history
+
+
+def test_it_acts_from_an_email_link_after_a_login_and_a_confirmation(
+    client, user, regression
+) -> None:
+    link = f"/alerts/{regression.id}/acknowledge/"
+    assert client.get(link)["Location"].startswith("/accounts/login/?next=")
+    client.force_login(user)
+    confirm = client.get(link)
+    assert confirm.status_code == 200 and b"Acknowledge?" in confirm.content
+    regression.refresh_from_db()
+    assert regression.status == Status.OPEN  # opening the link changes nothing
+    done = client.post(link, {"note": "looking into it"}, follow=True)
+    regression.refresh_from_db()
+    assert regression.status == Status.ACKNOWLEDGED
+    event = regression.events.last()
+    assert (event.kind, event.actor, event.note) == (
+        EventKind.ACKNOWLEDGED,
+        user,
+        "looking into it",
+    )
+    assert event.dispatched_at is not None  # nobody is emailed about one's own action
+    assert b"Acknowledge: done." in done.content
+    client.post(f"/alerts/{regression.id}/accept/")
+    regression.refresh_from_db()
+    assert regression.status == Status.ACCEPTED and Segment.objects.filter(alert=regression)
+    again = client.post(f"/alerts/{regression.id}/invalid/", follow=True)
+    assert b"already accepted as new baseline" in again.content
+
+
+def test_it_never_offers_an_outage_as_the_new_baseline(client, user, series) -> None:
+    store_history(
+        **series, slots=daily_slots(end=T0, days=1), decode=lambda s: 70.0, ttft=lambda s: 600.0
+    )
+    failing = store_run(
+        **series, slot=T0 + timedelta(hours=8), decode=[], ttft=[], errors=["overloaded"] * 5
+    )
+    evaluate_after_run(failing.id)
+    outage = Alert.objects.get()
+    client.force_login(user)
+    assert (
+        f"/alerts/{outage.id}/accept/" not in client.get(f"/alerts/{outage.id}/").content.decode()
+    )
+    page = client.get(f"/alerts/{outage.id}/accept/")
+    assert b"only a speed regression can become the new baseline" in page.content
+
+
+def test_it_lets_a_user_manage_their_own_subscriptions(client, user, series, django_user_model):
+    client.force_login(user)
+    new = client.post(
+        reverse("alerts:subscription_new"),
+        {
+            "email": "Ana@Team.example",
+            "endpoints": [series["endpoint"].id],
+            "min_severity": "major",
+            "delivery": "digest",
+            "active": "on",
+        },
+    )
+    assert new.status_code == 302
+    subscription = Subscription.objects.get()
+    assert (subscription.user, subscription.email) == (user, "ana@team.example")
+    assert list(subscription.endpoints.all()) == [series["endpoint"]]
+    page = client.get(reverse("alerts:subscriptions")).content.decode()
+    assert "m-70b @ Acme" in page and "Major only" in page and "Daily digest" in page
+    other = django_user_model.objects.create_user("bo", "bo@x.example", "pw")
+    client.force_login(other)
+    assert (
+        client.get(reverse("alerts:subscription_edit", args=[subscription.id])).status_code == 404
+    )
+    assert (
+        client.post(reverse("alerts:subscription_delete", args=[subscription.id])).status_code
+        == 404
+    )
+    client.force_login(user)
+    client.post(reverse("alerts:subscription_delete", args=[subscription.id]))
+    assert not Subscription.objects.exists()
+
+
+def test_it_gives_other_pages_the_open_alerts_of_their_endpoints(regression, series) -> None:
+    quiet = Endpoint.objects.create(provider=series["endpoint"].provider, slug="q", model="q")
+    badges = open_alerts_by_endpoint([series["endpoint"].id, quiet.id])
+    assert badges == {series["endpoint"].id: [regression]}
+    regression.status = Status.RESOLVED
+    regression.save()
+    assert open_alerts_by_endpoint([series["endpoint"].id]) == {}
