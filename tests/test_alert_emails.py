@@ -14,6 +14,8 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from email import policy
 from email.message import Message
@@ -79,8 +81,9 @@ class SmtpSink:
         return [m for m in self.messages if m["To"] == address]
 
 
-@pytest.fixture
-def smtp():
+@contextmanager
+def smtp_sink(**settings) -> Iterator[SmtpSink]:
+    """A real SMTP server on a free loopback port, and Django's email settings pointing at it."""
     sink = SmtpSink()
     sink.port = free_port()
     controller = Controller(sink, hostname="127.0.0.1", port=sink.port)
@@ -89,16 +92,21 @@ def smtp():
         with override_settings(
             EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend",
             EMAIL_HOST="127.0.0.1",
-            EMAIL_PORT=controller.port,
+            EMAIL_PORT=sink.port,
             EMAIL_USE_TLS=False,
             EMAIL_HOST_USER="",
             EMAIL_HOST_PASSWORD="",
-            TOKSPEED_BASE_URL=BASE_URL,
-            ALERT_EMAILS=["oncall@team.example"],
+            **{"TOKSPEED_BASE_URL": BASE_URL, "ALERT_EMAILS": ["oncall@team.example"], **settings},
         ):
             yield sink
     finally:
         controller.stop()
+
+
+@pytest.fixture
+def smtp() -> Iterator[SmtpSink]:
+    with smtp_sink() as sink:
+        yield sink
 
 
 def body(message: Message, subtype: str) -> str:

@@ -9,13 +9,11 @@ few real runs copied to earlier slots (time-shifted rows), so each scenario stre
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.test import override_settings
 from django.utils import timezone
 
 from alerts import outbox
@@ -28,9 +26,8 @@ from benchmarks.buckets import tod_bucket
 from benchmarks.models import Run, Sample, Vantage, Workload
 from providers.models import Endpoint, Provider
 from tests.celery_helpers import FILESYSTEM_URL, broker, filesystem_options, queued_tasks
-from tests.test_alert_emails import SmtpSink, body, free_port
+from tests.test_alert_emails import SmtpSink, body, smtp_sink
 
-TIMES = []
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 MODEL = "sim-fast+tps=300+ttft=40+tokens=60"
@@ -46,21 +43,9 @@ def fs_broker(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.fixture
-def smtp():
-    from aiosmtpd.controller import Controller
-
-    sink = SmtpSink()
-    sink.port = free_port()
-    controller = Controller(sink, hostname="127.0.0.1", port=sink.port)
-    controller.start()
-    with override_settings(
-        EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend",
-        EMAIL_HOST="127.0.0.1",
-        EMAIL_PORT=sink.port,
-        ALERT_EMAILS=["oncall@team.example"],
-    ):
+def smtp() -> Iterator[SmtpSink]:
+    with smtp_sink() as sink:
         yield sink
-    controller.stop()
 
 
 @pytest.fixture
@@ -84,9 +69,7 @@ def series(sim_control, request) -> dict:
 def real_run(series: dict, slot, fs_broker: Path):
     """Execute a run now (at a past slot), then the evaluation its end asked for."""
     run = Run.objects.create(**series, slot=slot, concurrency=1, repetitions=5)
-    started = time.perf_counter()
     assert runner.execute(run.id) in ("done", "partial", "failed")
-    TIMES.append(time.perf_counter() - started)
     # The runner files a run under the time of day it was measured (now); these runs stand
     # for runs measured at their slots.
     Run.objects.filter(id=run.id).update(tod_bucket=tod_bucket(slot))
@@ -137,7 +120,7 @@ def test_it_alerts_once_on_a_30_percent_slowdown_and_once_on_recovery(
     assert outcomes[1].verdicts["decode_tps"].startswith("positive")
     alert = Alert.objects.get()
     assert alert.metric == "decode_tps" and alert.shift == pytest.approx(1 - 0.7, abs=0.06)
-    assert alert.ci_low <= 1 - 0.7 <= alert.ci_high + 0.03
+    assert 0.05 <= alert.ci_low <= alert.shift <= alert.ci_high
     assert len(send()) == 1 and send() == []
     [opened] = smtp.messages
     assert opened["To"] == "oncall@team.example"
@@ -161,14 +144,13 @@ def test_it_never_alerts_on_a_pure_time_of_day_cycle(series, sim_control, fs_bro
     baseline(series, fs_broker, factor_by_hour=evenings_slow, sim=sim_control)
     sim_control.control(speed_factor=0.7)
     # The last 24 h hold only evening runs: 30 % below the overall median, as every evening.
-    outcomes = [real_run(series, slot, fs_broker) for slot in hours(24, 26, 28)]
+    outcomes = [real_run(series, slot, fs_broker) for slot in hours(24, 26)]
     assert not Alert.objects.exists()
     assert outcomes[-1].verdicts["decode_tps"].startswith("clear")
     recent = Run.objects.filter(slot__gt=T0 + timedelta(hours=20)).values_list(
         "decode_tps_p50", flat=True
     )
     earlier = Run.objects.filter(slot__lte=T0).values_list("decode_tps_p50", flat=True)
-    print("run times", TIMES)
     assert max(recent) < 0.85 * sorted(earlier)[len(earlier) // 2]  # naive comparison would fire
 
 
@@ -194,7 +176,12 @@ def test_it_stops_alerting_on_a_step_accepted_as_the_new_baseline(
         real_run(series, slot, fs_broker)
     alert = Alert.objects.get()
     perform(alert.id, "accept", user=admin_user)
-    outcomes = [real_run(series, slot, fs_broker) for slot in hours(33, 41, 49, 57)]
-    assert not any(o.opened for o in outcomes)
-    assert Alert.objects.count() == 1
+    # Two more days at the new level (copies of the last slow run), then two real runs: their
+    # baseline is the accepted level, with enough samples to compare, and nothing alerts.
+    slow = Run.objects.get(slot=T0 + timedelta(hours=27), endpoint=series["endpoint"])
+    for slot in hours(*range(35, 75, 8)):
+        copy_run(Run.objects.get(pk=slow.pk), slot)
+    outcomes = [real_run(series, slot, fs_broker) for slot in hours(76, 77)]
+    assert outcomes[-1].verdicts["decode_tps"].startswith("clear")
+    assert not any(o.opened for o in outcomes) and Alert.objects.count() == 1
     assert len(send()) == 1  # the opening only: accepting and later runs email nobody

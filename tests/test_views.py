@@ -131,11 +131,12 @@ def test_it_says_how_to_start_a_run_when_nothing_was_measured(user_client):
 
 
 def test_it_says_when_filters_leave_nothing(user_client):
-    data.demo(slots=2, with_samples=False)
-    html = user_client.get("/?tod=1").content.decode()  # the two latest slots are not 06–12
-    if 'data-empty="no_data_in_filters"' not in html:
-        pytest.skip("the clock put a 10:00 slot among the latest two")
-    assert "30-day window" in html
+    ep = data.endpoint(data.provider("p"), "p")
+    night = [slot for slot in data.recent_slots(6) if slot.hour == 2]
+    data.series(ep, ttft_ms=[300] * len(night), decode_tps=[80] * len(night), slots=night)
+    assert "data-empty" not in user_client.get("/?tod=0").content.decode()
+    html = user_client.get("/?tod=1").content.decode()  # 06–12 UTC: nothing ran then
+    assert 'data-empty="no_data_in_filters"' in html and "30-day window" in html
 
 
 def test_it_shows_an_endpoint_history_with_its_recent_runs(user_client):

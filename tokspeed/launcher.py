@@ -28,7 +28,9 @@ CELERY = [sys.executable, "-m", "celery", "-A", "tokspeed"]
 LISTENING = re.compile(r"listening on (http://\S+)")
 START_TIMEOUT_S = 60.0
 # Seconds each child gets after SIGTERM before the next step (worker: SIGQUIT, then SIGKILL).
-GRACE_S = {"web": 5.0, "beat": 5.0, "worker": 10.0, "simulator": 5.0}
+# The worker's grace is short on purpose: a cold shutdown hands unfinished runs back to the
+# broker, and the next start resumes them with the samples they lack.
+GRACE_S = {"web": 5.0, "beat": 5.0, "worker": 3.0, "simulator": 5.0}
 
 
 class LaunchError(Exception):
@@ -190,7 +192,9 @@ class Launcher:
         for name in ("web", "beat", "worker", "simulator"):
             process = self.children.pop(name, None)
             if process is not None:
+                started = time.monotonic()
                 self.stop(name, process)
+                self.say(f"stopped {name} ({time.monotonic() - started:.1f} s)")
         if self._stop.is_set():
             self.say("stopped")
 

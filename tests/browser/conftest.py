@@ -38,22 +38,25 @@ def browser():
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1440, "height": 900})
-    # Nothing on the dashboard may come from the network: fail any request off loopback.
-    context.route(
-        "**/*",
-        lambda route: (
+    # Nothing on the dashboard may come from the network: refuse, and report, any request
+    # that leaves loopback (a CDN script, a web font...).
+    off_host: list[str] = []
+
+    def only_loopback(route):
+        if route.request.url.startswith(("http://localhost", "http://127.0.0.1")):
             route.continue_()
-            if route.request.url.startswith(("http://localhost", "http://127.0.0.1"))
-            else route.abort()
-        ),
-    )
+        else:
+            off_host.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", only_loopback)
     tab = context.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda error: errors.append(str(error)))
-    tab.js_errors = errors
     yield tab
     context.close()
     assert not errors, f"JavaScript errors: {errors}"
+    assert not off_host, f"Requests off this machine: {off_host}"
 
 
 @pytest.fixture
