@@ -97,21 +97,30 @@ class Round:
 
     def evaluate(self) -> Outcome:
         speeds = self.test_speed()
-        outage = availability.check(self.run)
         outage_state = self.state(Metric.AVAILABILITY)
-        self.record(outage_state, outage.verdict, f"{outage.errors} of {outage.samples} failed")
+        outage = None
+        if not self.evaluated_later(outage_state):
+            outage = availability.check(self.run)
+            reason = f"{outage.errors} of {outage.samples} requests failed"
+            self.record(outage_state, outage.verdict, reason)
         suppress = self.probe_round()
         for item in speeds:
             self.apply_speed(item, suppress=suppress)
-        self.apply_outage(outage, outage_state, suppress=suppress)
+        if outage is not None:
+            self.apply_outage(outage, outage_state, suppress=suppress)
         return self.outcome
+
+    def evaluated_later(self, state: SeriesState) -> bool:
+        """A later run of this series was evaluated first (tasks can overtake each other):
+        going back would replay the hysteresis out of order, so this run is skipped."""
+        return state.last_slot is not None and state.last_slot >= self.run.slot
 
     def test_speed(self) -> list[SpeedSeries]:
         items = []
         for metric in SPEED_METRICS:
             state = self.state(metric)
-            if state.last_slot and state.last_slot >= self.run.slot:
-                continue  # a later run of this series was evaluated first: don't go back
+            if self.evaluated_later(state):
+                continue
             items.append(SpeedSeries(state, series.load(self.run, metric, self.config)))
         tests = [
             test_series(

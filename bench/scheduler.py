@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -234,8 +235,11 @@ def main() -> int:
         f"; target ≤ {limit:.2f} ms  {verdict}",
         flush=True,
     )
-    print(f"worker log: {scratch / 'worker.log'}")
-    return 0 if verdict == "OK" else 1
+    if verdict == "OK":
+        shutil.rmtree(scratch, ignore_errors=True)
+        return 0
+    print(f"kept for a look: {scratch} (worker.log, the SQLite file)")
+    return 1
 
 
 if __name__ == "__main__":

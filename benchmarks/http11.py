@@ -47,6 +47,7 @@ def encode_head(request: httpx.Request) -> bytes:
 async def send_request(conn: Connection, request: httpx.Request, timeout: float | None) -> None:
     """Write the request; a body of known length goes out in the same write as the head."""
     head = encode_head(request)
+    conn.expect_response()
     chunked = request.headers.get("transfer-encoding", "").lower() == "chunked"
     if not chunked:
         parts = [part async for part in request.stream]  # type: ignore[union-attr]

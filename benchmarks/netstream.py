@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import socket
 import ssl
 import struct
@@ -31,16 +32,24 @@ _SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35) if sys.platform == "linu
 _ANCILLARY_SIZE = socket.CMSG_SPACE(16) if _SO_TIMESTAMPNS else 0
 _TIMESPEC = struct.Struct("qq")
 _STALE_NS = 60 * 1_000_000_000  # a kernel stamp this old (or in the future) is not trusted
+# Response head and first events read one message at a time: enough to cover the preamble
+# events every protocol sends before the first token (Responses API: four).
+_SPLIT_MESSAGES = 16
+_EVENT_END = re.compile(rb"\n\r?\n")
 
 
-def _kernel_stamp(ancdata: list[tuple[int, int, bytes]], now_ns: int) -> int:
-    """The kernel's CLOCK_REALTIME receive stamp on the perf_counter timeline, else `now_ns`."""
+def _kernel_stamp(ancdata: list[tuple[int, int, bytes]], now_ns: int, offset_ns: int) -> int:
+    """The kernel's CLOCK_REALTIME receive stamp on the perf_counter timeline, else `now_ns`.
+
+    `offset_ns` is CLOCK_REALTIME − perf_counter read in this callback (so an earlier NTP step
+    does not matter). For TCP the stamp is that of the last packet the read consumed.
+    """
     for level, kind, data in ancdata:
         if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(data) >= 16:
             seconds, nanos = _TIMESPEC.unpack_from(data)
-            # Offset between the two clocks, read now: immune to an earlier NTP step.
-            stamp = seconds * 1_000_000_000 + nanos - (time.time_ns() - perf_counter_ns())
-            if now_ns - _STALE_NS < stamp <= now_ns:
+            stamp = seconds * 1_000_000_000 + nanos - offset_ns
+            # A packet may land between the callback's clock read and the read itself.
+            if now_ns - _STALE_NS < stamp <= perf_counter_ns():
                 return stamp
     return now_ns
 
@@ -64,6 +73,7 @@ class Connection:
         self._tls_in = ssl.MemoryBIO()
         self._tls_out = ssl.MemoryBIO()
         self._raw_ns = 0  # stamp of the last raw chunk fed to TLS
+        self._split_budget = 0  # messages still to read one at a time (see _read_split)
         self.read_ns = 0
         self._reading = True
         self._loop.add_reader(sock.fileno(), self._on_readable)
@@ -72,24 +82,59 @@ class Connection:
 
     def _on_readable(self) -> None:
         now = perf_counter_ns()
+        offset = time.time_ns() - now
         try:
-            data, ancdata, _flags, _address = self._sock.recvmsg(_READ_SIZE, _ANCILLARY_SIZE)
+            if self._split_budget > 0 and _SO_TIMESTAMPNS is not None:
+                self._read_split(now, offset)
+            else:
+                data, ancdata, _flags, _address = self._sock.recvmsg(_READ_SIZE, _ANCILLARY_SIZE)
+                self._arrived(data, _kernel_stamp(ancdata, now, offset) if ancdata else now)
         except (BlockingIOError, InterruptedError):
             return
         except OSError as exc:
             self._error = exc
-            data = b""
-        if not data:
-            self._eof_ns = now
-            self._stop_reading()
-        else:
-            self._chunks.append((data, _kernel_stamp(ancdata, now) if ancdata else now))
-            self._buffered += len(data)
-            if self._buffered > _HIGH_WATER:
-                self._stop_reading()
+            self._arrived(b"", now)
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+
+    def _read_split(self, now: int, offset: int) -> None:
+        """Read what is queued one message at a time, so each gets its own packet's stamp.
+
+        A TCP read reports the stamp of the last packet it consumed. At the start of a
+        response (head, first events, the first token) the process may have been busy while
+        several packets queued: read up to each SSE event end (or TLS record end) separately
+        so that the first token is not stamped with a later packet's arrival.
+        """
+        queued = self._sock.recv(_READ_SIZE, socket.MSG_PEEK)
+        if not queued:
+            self._arrived(b"", now)  # the peer closed
+            return
+        ends = _record_ends(queued) if self._tls is not None else _event_ends(queued)
+        taken = 0
+        for end in ends[: self._split_budget] + [len(queued)]:
+            if end <= taken:
+                continue
+            data, ancdata, _flags, _address = self._sock.recvmsg(end - taken, _ANCILLARY_SIZE)
+            self._arrived(data, _kernel_stamp(ancdata, now, offset) if ancdata else now)
+            taken += len(data)
+            if not data:
+                return
+        self._split_budget -= len(ends)
+
+    def _arrived(self, data: bytes, stamp: int) -> None:
+        if not data:
+            self._eof_ns = stamp
+            self._stop_reading()
+            return
+        self._chunks.append((data, stamp))
+        self._buffered += len(data)
+        if self._buffered > _HIGH_WATER:
+            self._stop_reading()
+
+    def expect_response(self) -> None:
+        """A request is going out: read the start of its response message by message."""
+        self._split_budget = _SPLIT_MESSAGES
 
     def _stop_reading(self) -> None:
         if self._reading:
@@ -217,6 +262,23 @@ class Connection:
             raise httpx.ConnectError(f"TLS handshake failed: {exc}") from exc
         self._tls = tls
         return self
+
+
+def _event_ends(data: bytes) -> list[int]:
+    """Offsets just after each blank line (an SSE event end, or the end of an HTTP head)."""
+    return [match.end() for match in _EVENT_END.finditer(data)]
+
+
+def _record_ends(data: bytes) -> list[int]:
+    """Offsets just after each complete TLS record (5-byte header, then its length)."""
+    ends: list[int] = []
+    position = 0
+    while position + 5 <= len(data):
+        position += 5 + int.from_bytes(data[position + 3 : position + 5], "big")
+        if position > len(data):
+            break
+        ends.append(position)
+    return ends
 
 
 def _expire(waiter: asyncio.Future[None]) -> None:

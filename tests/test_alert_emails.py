@@ -30,7 +30,16 @@ from django.utils import timezone
 
 from alerts import outbox
 from alerts.evaluate import evaluate_after_run
-from alerts.models import Delivery, EmailOptOut, Notification, Subscription
+from alerts.models import (
+    Alert,
+    AlertEvent,
+    Delivery,
+    EmailOptOut,
+    Kind,
+    Notification,
+    Status,
+    Subscription,
+)
 from alerts.tasks import send_pending
 from alerts.testing import daily_slots, store_history
 from benchmarks.models import Sample, Vantage, Workload
@@ -341,3 +350,25 @@ def test_it_never_sends_an_email_twice_with_two_sender_processes(smtp, django_us
             assert sum(f"llama-3-70b @ {name.title()} is" in s for s in subjects) == 1, subjects
     assert len(smtp.messages) == 8
     assert Notification.objects.filter(sent_at__isnull=True).count() == 0
+
+
+@pytest.mark.django_db
+def test_it_tells_immediate_recipients_about_a_flapping_series_in_the_digest_only(smtp):
+    series = make_series()
+    for _ in range(2):  # four flips this week already
+        old = Alert.objects.create(
+            kind=Kind.REGRESSION, metric="decode_tps", status=Status.RESOLVED, **series
+        )
+        AlertEvent.objects.bulk_create(
+            [
+                AlertEvent(alert=old, kind=k, dispatched_at=T0, digested_at=T0)
+                for k in ("opened", "resolved")
+            ]
+        )
+    regress(series)
+    assert Alert.objects.get(status=Status.OPEN).digest_only
+    assert send().sent == [] and smtp.messages == []
+    outbox.dispatch(Delivery.DIGEST)
+    outbox.deliver()
+    [digest] = smtp.to("oncall@team.example")
+    assert "Decode speed of llama-3-70b @ Acme" in body(digest, "plain")

@@ -253,3 +253,16 @@ def test_it_opens_an_outage_naming_the_error_categories(series) -> None:
     # Two good runs: the share over the last two runs falls to 0 and the outage resolves.
     outcomes = later(series, [16, 24], decode=DECODE, seed=11)
     assert not outcomes[0].resolved and outcomes[1].resolved == [alert.id]
+
+
+def test_it_skips_a_run_whose_later_run_was_evaluated_first(series) -> None:
+    history(series)
+    runs = store_history(
+        **series,
+        slots=[T0 + timedelta(hours=h) for h in (25, 26)],
+        decode=lambda s: DECODE,
+        ttft=lambda s: TTFT,
+    )
+    evaluate_after_run(runs[1].id)  # its task overtook the earlier run's
+    late = evaluate_after_run(runs[0].id)
+    assert late is not None and late.verdicts == {}  # nothing replayed out of order

@@ -178,3 +178,16 @@ def test_it_gives_other_pages_the_open_alerts_of_their_endpoints(regression, ser
     regression.status = Status.RESOLVED
     regression.save()
     assert open_alerts_by_endpoint([series["endpoint"].id]) == {}
+
+
+def test_it_shows_alerts_and_their_emails_in_the_admin(client, admin_user, regression) -> None:
+    client.force_login(admin_user)
+    for url in (
+        "/admin/alerts/alert/",
+        f"/admin/alerts/alert/{regression.id}/change/",
+        "/admin/alerts/notification/",
+        "/admin/alerts/subscription/add/",
+        "/admin/alerts/changepoint/",
+    ):
+        assert client.get(url).status_code == 200, url
+    assert regression.subject in client.get("/admin/alerts/alert/").content.decode()

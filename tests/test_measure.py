@@ -347,7 +347,7 @@ def test_it_ends_at_the_end_marker_even_if_the_server_holds_the_stream_open() ->
     m, elapsed_s = measure_against(done_then_silence)
 
     assert m.ok and m.finish_reason == "stop" and m.output_tokens is not None
-    assert m.total_ms == m.last_token_ms  # [DONE] came in the same read as the token
+    assert m.total_ms - m.last_token_ms < 1  # [DONE] came in the same packet as the token
     assert elapsed_s < 2  # gave the connection up instead of waiting for the body
 
 

@@ -27,10 +27,15 @@ MANAGE = [sys.executable, str(BASE_DIR / "manage.py")]
 CELERY = [sys.executable, "-m", "celery", "-A", "tokspeed"]
 LISTENING = re.compile(r"listening on (http://\S+)")
 START_TIMEOUT_S = 60.0
-# Seconds each child gets after SIGTERM before the next step (worker: SIGQUIT, then SIGKILL).
-# The worker's grace is short on purpose: a cold shutdown hands unfinished runs back to the
-# broker, and the next start resumes them with the samples they lack.
-GRACE_S = {"web": 5.0, "beat": 5.0, "worker": 3.0, "simulator": 5.0}
+# How each child is stopped: (signal, seconds to wait for it), then SIGKILL. The worker's warm
+# shutdown is cut short on purpose: its cold shutdown hands unfinished runs back to the broker,
+# and the next start resumes them with the samples they lack.
+STOP_STEPS = {
+    "web": [(signal.SIGTERM, 5.0)],
+    "beat": [(signal.SIGTERM, 5.0)],
+    "worker": [(signal.SIGTERM, 3.0), (signal.SIGQUIT, 15.0)],
+    "simulator": [(signal.SIGTERM, 5.0)],
+}
 
 
 class LaunchError(Exception):
@@ -199,22 +204,16 @@ class Launcher:
             self.say("stopped")
 
     def stop(self, name: str, process: subprocess.Popen) -> None:
-        # SIGTERM: graceful. The worker then gets SIGQUIT (cold shutdown: unfinished runs go
-        # back to the broker and resume next time), and anything left in its group SIGKILL.
-        steps = [signal.SIGTERM] + ([signal.SIGQUIT] if name == "worker" else []) + [None]
-        for step in steps:
+        for sig, grace_s in STOP_STEPS[name]:
             if process.poll() is not None:
                 break
-            if step is None:
-                _killpg(process.pid, signal.SIGKILL)
-                process.wait()
-                break
-            _signal(process, step)
+            _signal(process, sig)
             try:
-                process.wait(timeout=GRACE_S[name])
+                process.wait(timeout=grace_s)
             except subprocess.TimeoutExpired:
                 continue
-        _killpg(process.pid, signal.SIGKILL)  # pool children that outlived their parent
+        _killpg(process.pid, signal.SIGKILL)  # whatever is left in its group (pool children)
+        process.wait()
 
 
 def _signal(process: subprocess.Popen, sig: int) -> None:

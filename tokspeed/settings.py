@@ -274,3 +274,12 @@ CELERY_BEAT_SCHEDULE.update(
         },
     }
 )
+# Alert enums get their own names in the API schema (Run also has a "status", events a "kind").
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
+    **SPECTACULAR_SETTINGS.get("ENUM_NAME_OVERRIDES", {}),
+    "AlertKindEnum": "alerts.models.Kind",
+    "AlertEventKindEnum": "alerts.models.EventKind",
+    "AlertStatusEnum": "alerts.models.Status",
+    "AlertSeverityEnum": "alerts.models.Severity",
+    "AlertMetricEnum": "alerts.models.Metric",
+}

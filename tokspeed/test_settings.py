@@ -1,10 +1,17 @@
 """Settings for the test suite: the production settings, plus loopback targets allowed.
 
 pytest-django exports DJANGO_SETTINGS_MODULE, so subprocesses started by tests (Celery workers,
-management commands) load this module too.
+management commands) load this module too, and inherit the broker folder chosen here.
 """
 
-from .settings import *  # noqa: F403
+import os
+import tempfile
+
+# Messages published by tests must never reach the repository's var/broker, where a later
+# `make run` would consume them.
+os.environ.setdefault("TOKSPEED_BROKER_DIR", tempfile.mkdtemp(prefix="tokspeed-test-broker-"))
+
+from .settings import *  # noqa: E402, F403
 
 # Tests benchmark the simulator and local servers on 127.0.0.1.
 TOKSPEED_ALLOW_PRIVATE_ENDPOINTS = True
