@@ -23,6 +23,7 @@ class AlertEventInline(admin.TabularInline):
 class AlertAdmin(admin.ModelAdmin):
     list_display = [
         "id",
+        "subject",
         "kind",
         "metric",
         "endpoint",

@@ -72,7 +72,7 @@ def present(alert: Alert, kind: str, snapshot: dict) -> Presented:
 def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
     metric = alert.metric
     worse = WORSE[metric]
-    level = snap.get("ci_level", 0.9)
+    level = snap.get("ci_level", settings.ALERTS_CI_LEVEL)
     shown.facts += [
         (
             "Baseline median",

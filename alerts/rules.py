@@ -62,7 +62,7 @@ class DetectorConfig:
     min_baseline: int = 30
     p_value: float = 0.01  # one-sided Mann–Whitney U
     fdr_q: float = 0.05  # Benjamini–Hochberg across the series evaluated together
-    ci_level: float = 0.90  # two-sided level of the Hodges–Lehmann interval
+    ci_level: float = 0.85  # two-sided level of the Hodges–Lehmann interval (tuned: bench)
     min_bucket_baseline: int = 5  # fewer baseline samples in a bucket: use the overall median
     major_effect: float = 0.25  # severity major above this shift
     open_after: int = 2
