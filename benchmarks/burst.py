@@ -76,10 +76,9 @@ async def measure_burst(
         if on_done is not None:
             on_done(index, measurement)
 
-    # A full collection of every object the process holds (Django, the app) can pause the loop
-    # for tens of milliseconds mid-stream. Collect now, before the clock runs, and keep the
-    # survivors out of the collector's way until the burst ends.
-    gc.collect()
+    # A full collection walks every object the process holds (Django, the app) and can pause
+    # the loop for tens of milliseconds mid-stream. Park them outside the collector until the
+    # burst ends (unfreeze hands them back, garbage included, to the next full collection).
     gc.freeze()
     try:
         async with asyncio.TaskGroup() as group:

@@ -87,6 +87,23 @@ class RunStatus(models.TextChoices):
     SKIPPED = "skipped"  # a missed slot that was not replayed
 
 
+# Run columns the leaderboard aggregates over a window (beyond the run_board key columns).
+BOARD_COLUMNS = [
+    "endpoint",
+    "status",
+    "tod_bucket",
+    "concurrency",
+    "ok_count",
+    "error_count",
+    "input_tokens",
+    "output_tokens_p50",
+    "ttft_p50_ms",
+    "decode_tps_p50",
+    "e2e_p50_ms",
+    "throughput_tps",
+]
+
+
 class Run(models.Model):
     endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="runs")
     workload = models.ForeignKey(Workload, on_delete=models.PROTECT, related_name="runs")
@@ -140,7 +157,13 @@ class Run(models.Model):
         ]
         indexes = [
             models.Index(fields=["endpoint", "workload", "vantage", "-slot"], name="run_series"),
-            models.Index(fields=["workload", "vantage", "-slot"], name="run_board"),
+            # Covering: the leaderboard's aggregates read only these columns, so a window of
+            # runs is an index-only range instead of one ~1.7 kB heap row (summary) per run.
+            models.Index(
+                fields=["workload", "vantage", "-slot"],
+                include=BOARD_COLUMNS,
+                name="run_board",
+            ),
             models.Index(fields=["status", "-slot"], name="run_status"),
             # The tick's claim: queued runs nobody has enqueued yet.
             models.Index(

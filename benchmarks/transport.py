@@ -214,7 +214,9 @@ def make_client(
         headers={"accept-encoding": "identity"},
         timeout=httpx.Timeout(
             connect=limits.connect_timeout_s,
-            read=limits.idle_timeout_s,  # backstop; the data-idle watchdog is the real limit
+            # Idle time is enforced per data event by measure's watchdog (keep-alive comments
+            # would reset a per-read timeout); no timer per read here.
+            read=None,
             write=limits.idle_timeout_s,
             pool=limits.deadline_s,
         ),

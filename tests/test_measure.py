@@ -341,7 +341,7 @@ def test_it_ends_at_the_end_marker_even_if_the_server_holds_the_stream_open() ->
         await response.prepare(request)
         chunk = {"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": "stop"}]}
         await response.write(f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode())
-        await asyncio.sleep(3)  # does not finish the HTTP body
+        await asyncio.sleep(1.5)  # does not finish the HTTP body in time
         return response
 
     m, elapsed_s = measure_against(done_then_silence)

@@ -111,7 +111,7 @@ def _primary_stats(primary: QuerySet[Run]) -> Iterable[dict[str, Any]]:
         primary.order_by()
         .values("endpoint_id")
         .annotate(
-            runs=Count("id"),
+            runs=Count("*"),
             ok=Sum("ok_count"),
             errors=Sum("error_count"),
             last_slot=Max("slot"),
