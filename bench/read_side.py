@@ -8,8 +8,9 @@ again unless it holds exactly the history asked for) with SYNTHETIC history — 
 endpoints × 4 workloads × 3 slots a day × 365 days (≈ 440,000 runs, 2.2 million samples) — then
 times requests through Django's test client (the whole middleware and view stack, no network):
 
-- leaderboard API  GET /api/v1/leaderboard/          (default filters, then 30 d, then long context)
-- leaderboard page GET /
+- leaderboard API  GET /api/v1/leaderboard/          (default filters and long context; then both
+                                                     again over 30 d, reported apart)
+- leaderboard page GET /                             (the same four)
 - endpoint page    GET /endpoints/<slug>/            (endpoints in turn)
 - history API      GET /api/v1/endpoints/<slug>/history/
 
@@ -131,7 +132,7 @@ def report(name: str, spent: list[float], sql_ms: float, queries: int) -> bool:
     ok = p95 <= TARGET_P95_MS
     verdict = "ok" if ok else f"MISSES the {TARGET_P95_MS:.0f} ms target"
     figures = f"p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  max {ordered[-1]:6.1f} ms"
-    print(f"  {name:<17} {figures}  (SQL {sql_ms:5.1f} ms, {queries} queries)  {verdict}")
+    print(f"  {name:<20} {figures}  (SQL {sql_ms:5.1f} ms, {queries} queries)  {verdict}")
     return ok
 
 
@@ -195,17 +196,22 @@ def main() -> int:
     slugs = list(
         Endpoint.objects.filter(runs__isnull=False).distinct().values_list("slug", flat=True)[:10]
     )
+    # The default window (72 h) and the widest (30 d) are timed apart: a 30-day board
+    # aggregates ten times the runs, and mixing the two would hide either figure.
+    board = ["", "?workload=long-context&sort=ttft"]
+    wide = ["?window=30d", "?window=30d&workload=long-context&sort=ttft"]
     targets: dict[str, list[str]] = {
-        "leaderboard API": [
-            "/api/v1/leaderboard/",
-            "/api/v1/leaderboard/?window=30d",
-            "/api/v1/leaderboard/?workload=long-context&sort=ttft",
-        ],
-        "leaderboard page": ["/", "/?window=30d", "/?workload=long-context&sort=ttft"],
+        "leaderboard API": [f"/api/v1/leaderboard/{query}" for query in board],
+        "leaderboard API 30d": [f"/api/v1/leaderboard/{query}" for query in wide],
+        "leaderboard page": [f"/{query}" for query in board],
+        "leaderboard page 30d": [f"/{query}" for query in wide],
         "endpoint page": [f"/endpoints/{slug}/" for slug in slugs],
         "history API": [f"/api/v1/endpoints/{slug}/history/" for slug in slugs],
     }
-    print(f"\nread side, {args.requests} requests per target (Django test client, in process):")
+    print(
+        f"\nread side, {args.requests} requests per target (Django test client, in process; "
+        "no response cache: every request runs its queries):"
+    )
     slow: list[Callable[[], None]] = []
     for name, paths in targets.items():
         spent = timings(client, paths, requests=args.requests)

@@ -1,6 +1,6 @@
 """BoardRow: one endpoint on the leaderboard, and the tie marking between neighbouring rows."""
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -93,10 +93,15 @@ class BoardRow:
         return None
 
     def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        # Every field is a scalar: a shallow copy gives what dataclasses.asdict's deep copy did,
+        # at a fraction of the cost (the API turns 100 rows per request).
+        data = {name: getattr(self, name) for name in _FIELD_NAMES}
         data["last_run_at"] = self.last_run_at.isoformat() if self.last_run_at else None
         data["roofline_efficiency"] = self.roofline_efficiency
         return data
+
+
+_FIELD_NAMES = tuple(field.name for field in fields(BoardRow))
 
 
 def sort_rows(rows: list[BoardRow], sort: str) -> list[BoardRow]:

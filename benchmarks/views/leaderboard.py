@@ -11,7 +11,7 @@ from ..selectors.filters import DEFAULT_SORT, SORT_KEYS, BoardFilters
 from ..selectors.leaderboard import leaderboard
 from ..selectors.rows import BoardRow
 from .access import dashboard_view
-from .board_cells import cells
+from .board_cells import row_cells_html
 from .empty import empty_state
 
 
@@ -56,6 +56,7 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     filters = BoardFilters.from_query(request.GET)
     rows = leaderboard(filters)
     urls, arrows = sort_links(filters)
+    endpoint_query = _endpoint_query(filters)
     has_data = any(row.has_data for row in rows)
     return render(
         request,
@@ -64,14 +65,15 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
             "filters": filters,
             "form": FilterForm(filters),
             "rows": rows,
-            "table": [(row, cells(row)) for row in rows],
+            # Each row's cells as markup built in Python (see board_cells).
+            "table": [(row, row_cells_html(row, endpoint_query)) for row in rows],
             "chart_rows": chart_rows(rows),
             "sort_urls": urls,
             "sort_arrows": arrows,
             "empty": empty_state(has_data=has_data),
             "params": filters.as_query(),
             # Links to endpoint pages keep the window, workload and vantage (not the sort).
-            "endpoint_query": _endpoint_query(filters),
+            "endpoint_query": endpoint_query,
             "sort_keep": {"sort": filters.sort} if filters.sort != DEFAULT_SORT else {},
             "tod_label": BUCKETS.get(filters.tod_bucket),
             "long_context": next(

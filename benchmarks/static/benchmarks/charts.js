@@ -178,5 +178,13 @@
     return new Chart(canvas, config);
   }
 
-  window.TS = { COLORS, SERIES, data, ms, tps, tick, seconds, shortSeconds, secondsTick, usd, when, alpha, setup, timeAxis, concurrencyAxis, make };
+  // "Model · Provider": the same model name recurs at several providers. Simulated endpoints
+  // already carry "(simulated)" in their names; others that are simulated get a short mark.
+  function endpointName(item) {
+    const provider = item.provider ? ` · ${item.provider}` : "";
+    const mark = item.simulated && !/simulated/i.test(item.label) ? " (sim)" : "";
+    return `${item.label}${mark}${provider}`;
+  }
+
+  window.TS = { endpointName, COLORS, SERIES, data, ms, tps, tick, seconds, shortSeconds, secondsTick, usd, when, alpha, setup, timeAxis, concurrencyAxis, make };
 })();

@@ -9,7 +9,7 @@
     return T.make(canvasId, {
       type: "bar",
       data: {
-        labels: rows.map((r) => r.label + (r.simulated ? " (sim)" : "")),
+        labels: rows.map(T.endpointName),
         datasets: [{ label: metric, data: values, backgroundColor: T.alpha(color, 0.75), borderRadius: 3 }],
       },
       options: {
@@ -180,7 +180,7 @@
       const onFrontier = new Set(d.frontiers[axis]);
       const bySlug = Object.fromEntries(priced.map((p) => [p.slug, p]));
       const frontier = d.frontiers[axis].map((s) => bySlug[s]).filter(Boolean);
-      const point = (p) => ({ x: p.price_out, y: p[key], label: p.label, sim: p.simulated });
+      const point = (p) => ({ x: p.price_out, y: p[key], label: T.endpointName(p) });
       return [
         { type: "line", label: "Cheapest-and-fastest frontier", data: frontier.map(point), borderColor: C.frontier, borderDash: [6, 4], pointRadius: 0, fill: false, order: 3 },
         { type: "scatter", label: "On the frontier", data: frontier.map(point), backgroundColor: C.frontier, pointRadius: 6, pointHoverRadius: 8, order: 1 },
@@ -209,7 +209,7 @@
         [1, 2].forEach((index) => {
           chart.getDatasetMeta(index).data.forEach((pt, i) => {
             const raw = chart.data.datasets[index].data[i];
-            const text = raw.label + (raw.sim ? " (sim)" : "");
+            const text = raw.label;
             const w = ctx.measureText(text).width;
             const spots = [{ x: pt.x + 8, y: pt.y - 8, w, h: 12 }, { x: pt.x - 8 - w, y: pt.y - 8, w, h: 12 }];
             const spot = spots.find(free);
@@ -269,7 +269,7 @@
     return T.make(canvasId, {
       type: "bar",
       data: {
-        labels: projections.map((p) => p.label + (p.simulated ? " (sim)" : "")),
+        labels: projections.map(T.endpointName),
         datasets: [{
           label: "Projected wall time",
           data: projections.map((p) => p.wall_s),
@@ -314,7 +314,7 @@
     const histories = T.data("compare-histories");
     if (!histories) return;
     const color = (i) => T.SERIES[i % T.SERIES.length];
-    const name = (h) => h.endpoint.label + (h.endpoint.simulated ? " (sim)" : "");
+    const name = (h) => T.endpointName(h.endpoint);
     const lines = (key) => histories.map((h, i) => ({
       label: name(h), data: h.runs.map((r) => ({ x: Date.parse(r.slot), y: r[key] })),
       borderColor: color(i), backgroundColor: color(i), pointRadius: 2, spanGaps: true, tension: 0.2,
