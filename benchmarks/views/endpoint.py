@@ -3,13 +3,16 @@
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from alerts.selectors import change_points, open_alerts_by_endpoint
 from providers.models import Endpoint
 
 from ..forms import FilterForm
 from ..models import Run
 from ..selectors.filters import BoardFilters
 from ..selectors.history import endpoint_history
+from ..selectors.scope import resolve_vantage, resolve_workload, since
 from .access import dashboard_view
+from .alert_badges import banner_items, banner_level
 
 FIELDS = ("workload", "window", "vantage")
 
@@ -24,6 +27,7 @@ def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
         vantage=filters.vantage,
         window_hours=filters.window_hours,
     )
+    alerts = open_alerts_by_endpoint([endpoint.id]).get(endpoint.id, [])
     return render(
         request,
         "benchmarks/endpoint.html",
@@ -36,5 +40,22 @@ def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
             "has_runs": bool(history["runs"] or history["recent_runs"]),
             "ever_ran": bool(history["runs"] or history["recent_runs"])
             or Run.objects.filter(endpoint=endpoint).exists(),
+            "alerts": banner_items(alerts, endpoint.label),
+            "alert_level": banner_level(alerts),
+            "change_points": _change_points(endpoint, filters),
         },
+    )
+
+
+def _change_points(endpoint: Endpoint, filters: BoardFilters) -> list[dict]:
+    """Change points of the series the history charts show (this workload and vantage, in
+    the window), for their annotations."""
+    workload, vantage = resolve_workload(filters.workload), resolve_vantage(filters.vantage)
+    if workload is None or vantage is None:
+        return []
+    return change_points(
+        endpoint.id,
+        workload_id=workload.id,
+        vantage_id=vantage.id,
+        since=since(filters.window_hours),
     )

@@ -5,12 +5,15 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from alerts.selectors import open_alerts_by_endpoint
+
 from ..buckets import BUCKETS
 from ..forms import FilterForm
 from ..selectors.filters import DEFAULT_SORT, SORT_KEYS, BoardFilters
 from ..selectors.leaderboard import leaderboard
 from ..selectors.rows import BoardRow
 from .access import dashboard_view
+from .alert_badges import alert_cell_html
 from .board_cells import row_cells_html
 from .empty import empty_state
 
@@ -58,6 +61,8 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     urls, arrows = sort_links(filters)
     endpoint_query = _endpoint_query(filters)
     has_data = any(row.has_data for row in rows)
+    # Every row's active alerts in one query, whatever the number of endpoints.
+    alerts = open_alerts_by_endpoint(row.endpoint_id for row in rows)
     return render(
         request,
         "benchmarks/leaderboard.html",
@@ -65,8 +70,16 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
             "filters": filters,
             "form": FilterForm(filters),
             "rows": rows,
-            # Each row's cells as markup built in Python (see board_cells).
-            "table": [(row, row_cells_html(row, endpoint_query)) for row in rows],
+            # Each row's cells as markup built in Python (see board_cells, alert_badges).
+            "table": [
+                (
+                    row,
+                    row_cells_html(row, endpoint_query),
+                    alert_cell_html(alerts.get(row.endpoint_id, []), row.slug),
+                )
+                for row in rows
+            ],
+            "alert_count": sum(len(found) for found in alerts.values()),
             "chart_rows": chart_rows(rows),
             "sort_urls": urls,
             "sort_arrows": arrows,

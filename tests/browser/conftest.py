@@ -14,7 +14,9 @@ CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: while Playwright's sync API is open it keeps an event loop running
+# in this thread, and every later test that calls asyncio.run() would fail.
+@pytest.fixture(scope="module")
 def browser():
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is not installed")

@@ -8,9 +8,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from alerts.selectors import open_alerts_by_endpoint
+
 from ...selectors import agent_loop
 from ...selectors.filters import BoardFilters
 from ...selectors.leaderboard import leaderboard
+from ...views.alert_badges import api_alerts
 from ..params import StrictQueryMixin, float_param, int_param
 from .docs import AGENT_LOOP_PARAMETERS, BOARD_PARAMETERS
 
@@ -33,12 +36,19 @@ class LeaderboardView(StrictQueryMixin, APIView):
         "speed per user and e2e medians (p50 of per-run medians, with p25–p75 as the spread), "
         "prefill cost, decode at concurrency 1/10/peak, aggregate throughput (labelled as "
         "such), prices, cost per request, error rate. Rows whose intervals overlap the row "
-        "above are marked `tie` and share its rank. The same selector feeds the dashboard.",
+        "above are marked `tie` and share its rank. `alerts` lists the endpoint's active "
+        "(open or acknowledged) alerts, most severe first: id, kind, metric, severity, status, "
+        "shift (worse-oriented fraction), workload, vantage, since; details at "
+        "/api/v1/alerts/{id}/. The same selector feeds the dashboard.",
     )
     def get(self, request: Request) -> Response:
         filters = BoardFilters.from_query(request.query_params)
         rows = leaderboard(filters)
-        return Response({"filters": filters_out(filters), "rows": [r.as_dict() for r in rows]})
+        alerts = open_alerts_by_endpoint(row.endpoint_id for row in rows)  # one query
+        out = [
+            {**row.as_dict(), "alerts": api_alerts(alerts.get(row.endpoint_id, []))} for row in rows
+        ]
+        return Response({"filters": filters_out(filters), "rows": out})
 
 
 class AgentLoopView(StrictQueryMixin, APIView):

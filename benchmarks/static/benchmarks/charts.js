@@ -1,4 +1,4 @@
-/* tokspeed chart helpers: formatting, colours and two small Chart.js plugins. */
+/* tokspeed chart helpers: formatting, colours and three small Chart.js plugins. */
 (function () {
   "use strict";
 
@@ -134,9 +134,56 @@
     },
   };
 
+  // Change points on a time axis: a dashed vertical line at each, a short label at the top
+  // ("▼ 18 %"), and the full wording as the canvas's hover title near a line.
+  // options.points = [{x: epoch ms, label, title, worse: bool}]. How many lines were drawn is
+  // kept in canvas.dataset.changePoints (pages and tests read it).
+  const changePoints = {
+    id: "changePoints",
+    afterDatasetsDraw(chart, _args, options) {
+      const scale = chart.scales.x;
+      if (!options.points || !scale) return;
+      const shown = options.points.filter((p) => p.x >= scale.min && p.x <= scale.max);
+      chart.$changePoints = shown.map((p) => ({ ...p, px: scale.getPixelForValue(p.x) }));
+      chart.canvas.dataset.changePoints = String(shown.length);
+      if (!shown.length) return;
+      const { ctx, chartArea } = chart;
+      ctx.save();
+      ctx.font = "11px system-ui, sans-serif";
+      chart.$changePoints.forEach((p, index) => {
+        const color = p.worse ? "#c92a2a" : "#2b8a3e";
+        ctx.strokeStyle = color;
+        ctx.lineWidth = 1.5;
+        ctx.setLineDash([4, 3]);
+        ctx.beginPath();
+        ctx.moveTo(p.px, chartArea.top);
+        ctx.lineTo(p.px, chartArea.bottom);
+        ctx.stroke();
+        ctx.setLineDash([]);
+        // Label on a white box just inside the plot; left of the line near the right edge,
+        // one row lower every other line so neighbours do not overprint.
+        const w = ctx.measureText(p.label).width + 6;
+        const x = p.px + 3 + w > chartArea.right ? p.px - 3 - w : p.px + 3;
+        const y = chartArea.top + 2 + (index % 2) * 16;
+        ctx.fillStyle = "rgba(255, 255, 255, 0.9)";
+        ctx.fillRect(x, y, w, 14);
+        ctx.fillStyle = color;
+        ctx.textBaseline = "top";
+        ctx.fillText(p.label, x + 3, y + 2);
+      });
+      ctx.restore();
+    },
+    afterEvent(chart, args) {
+      const points = chart.$changePoints || [];
+      if (!points.length) return;
+      const near = points.find((p) => Math.abs(p.px - args.event.x) <= 5);
+      chart.canvas.title = near ? near.title : "";
+    },
+  };
+
   function setup() {
     if (!window.Chart) return false;
-    Chart.register(referenceLines, whiskers);
+    Chart.register(referenceLines, whiskers, changePoints);
     Chart.defaults.font.family = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
     Chart.defaults.font.size = 12;
     Chart.defaults.color = "#475467";

@@ -35,7 +35,23 @@
   }
 
   // A per-run median line with an optional band (p10–p90 of the run's requests).
-  function historyChart(canvasId, runs, bands, key, color, format, title) {
+  // Change points of one metric as the changePoints plugin's markers. `change` is after/before
+  // − 1; worse = decode fell or TTFT rose.
+  function changeMarkers(points, metric, format) {
+    return (points || []).filter((p) => p.metric === metric).map((p) => {
+      const size = Math.round(Math.abs(p.change) * 100);
+      const arrow = p.change < 0 ? "▼" : "▲";
+      const sign = p.change < 0 ? "−" : "+";
+      return {
+        x: Date.parse(p.at),
+        worse: metric === "decode_tps" ? p.change < 0 : p.change > 0,
+        label: `${arrow} ${size} %`,
+        title: `Change point ${T.when(p.at)} UTC: ${format(p.before)} → ${format(p.after)} (${sign}${size} %)`,
+      };
+    });
+  }
+
+  function historyChart(canvasId, runs, bands, key, color, format, title, markers) {
     const pts = runs.map((r) => ({ x: Date.parse(r.slot), y: r[key], id: r.id }));
     const datasets = [];
     const haveBand = bands && bands.some((b) => b);
@@ -50,7 +66,7 @@
       type: "line",
       data: { datasets },
       options: {
-        plugins: { legend: { display: false }, tooltip: { callbacks: {
+        plugins: { legend: { display: false }, changePoints: { points: markers }, tooltip: { callbacks: {
           title: (items) => T.when(items[0].parsed.x) + " UTC",
           label: (c) => `${c.dataset.label}: ${format(c.parsed.y)}`,
         } } },
@@ -133,8 +149,12 @@
   function endpoint() {
     const h = T.data("history-data");
     if (!h) return;
-    historyChart("chart-history-ttft", h.runs, h.bands.ttft, "ttft_ms", C.ttft, T.ms, "TTFT p50");
-    historyChart("chart-history-decode", h.runs, h.bands.decode, "decode_tps", C.decode, T.tick, "Decode p50");
+    const points = T.data("change-points");
+    const decodeFormat = (v) => `${T.tps(v)} tok/s`;
+    historyChart("chart-history-ttft", h.runs, h.bands.ttft, "ttft_ms", C.ttft, T.ms, "TTFT p50",
+      changeMarkers(points, "ttft_ms", T.ms));
+    historyChart("chart-history-decode", h.runs, h.bands.decode, "decode_tps", C.decode, T.tick, "Decode p50",
+      changeMarkers(points, "decode_tps", decodeFormat));
     todChart("chart-tod", h.tod_profile);
     contextChart("chart-context", h.context);
     concurrencyChart("chart-concurrency", h.concurrency);
