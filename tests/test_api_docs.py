@@ -5,12 +5,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
-# serialized_rollback: the default workloads of migration 0002 survive for the tests after it.
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True, serialized_rollback=True),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -1,10 +1,12 @@
 """seed_history: synthetic history, labelled as such, consistent and shaped like real runs."""
 
 from datetime import UTC, datetime, timedelta
+from importlib import import_module
 from io import StringIO
 
 import numpy as np
 import pytest
+from django.apps import apps as django_apps
 from django.core.management import CommandError, call_command
 
 from benchmarks.models import Run, RunStatus, Sample, Workload
@@ -93,8 +95,12 @@ def test_it_writes_samples_that_obey_the_metric_definitions():
 
 
 @pytest.mark.slow
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_it_seeds_endpoints_in_parallel_worker_processes():
+    # An earlier transactional test may have flushed the default workloads: put them back.
+    # (serialized_rollback cannot mix with the flushes of other transactional tests.)
+    defaults = import_module("benchmarks.migrations.0002_default_workloads")
+    defaults.create_defaults(django_apps, None)
     output = seed(endpoints=3, days=2, jobs=2)
     assert "SYNTHETIC" in output
     assert Run.objects.count() == 3 * SIZE["workloads"] * 2 * SIZE["slots"]
