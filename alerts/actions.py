@@ -91,8 +91,6 @@ def _reset_series(alert: Alert, *, muted: bool) -> None:
 
 
 def _why_not(alert: Alert, action: str) -> str:
-    if alert.status not in ACTIVE:
-        return f"This alert is already {alert.get_status_display().lower()}."
-    if action == "accept":
+    if alert.status in ACTIVE and action == "accept":
         return "Only a speed regression can become the new baseline."
     return f"This alert is already {alert.get_status_display().lower()}."

@@ -24,6 +24,7 @@ from . import selectors
 from .actions import ACTIONS, ActionRefused, allowed_actions, perform
 from .models import Alert, AlertEvent
 from .presenters import links
+from .transitions import NUMBERS
 
 FILTERS = ("view", "kind", "metric", "severity", "endpoint", "provider", "vantage")
 
@@ -75,17 +76,7 @@ class AlertSerializer(serializers.ModelSerializer):
             "severity",
             "subject",
             "digest_only",
-            "baseline_median",
-            "recent_median",
-            "shift",
-            "ci_low",
-            "ci_high",
-            "p_value",
-            "q_value",
-            "n_baseline",
-            "n_recent",
-            "error_rate",
-            "error_categories",
+            *NUMBERS,
             "first_bad_at",
             "opened_at",
             "updated_at",

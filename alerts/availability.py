@@ -16,7 +16,7 @@ from django.db.models import Count, Q
 from benchmarks.models import Run, Sample
 
 from .detector import Verdict
-from .series import ENDED
+from .series import series_runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,14 +35,9 @@ class Availability:
 def check(run: Run) -> Availability:
     """Availability of run's series (endpoint × workload × vantage) over its last runs."""
     recent_runs = list(
-        Run.objects.filter(
-            Q(ok_count__gt=0) | Q(error_count__gt=0),
-            endpoint_id=run.endpoint_id,
-            workload_id=run.workload_id,
-            vantage_id=run.vantage_id,
-            status__in=ENDED,
-            slot__lte=run.slot,
-        ).order_by("-slot")[: settings.ALERTS_OUTAGE_RUNS]
+        series_runs(run)
+        .filter(Q(ok_count__gt=0) | Q(error_count__gt=0), slot__lte=run.slot)
+        .order_by("-slot")[: settings.ALERTS_OUTAGE_RUNS]
     )
     if not recent_runs:
         return Availability(Verdict.NO_DATA, 0, 0)

@@ -21,7 +21,7 @@ from benchmarks.models import Run
 from .models import ChangePoint
 from .report import RUN_MEDIAN
 from .rules import SPEED_METRICS, DetectorConfig
-from .series import ENDED, SeriesKey
+from .series import ENDED, SeriesKey, series_runs
 
 MIN_SIZE = 3  # runs on each side of a change
 MIN_RUNS = 2 * MIN_SIZE + 2
@@ -56,15 +56,8 @@ def detect_series(key: SeriesKey, *, since: datetime, until: datetime) -> int:
     rule = DetectorConfig.from_settings().rules[key.metric]
     column = RUN_MEDIAN[key.metric]
     rows = list(
-        Run.objects.filter(
-            endpoint_id=key.endpoint_id,
-            workload_id=key.workload_id,
-            vantage_id=key.vantage_id,
-            status__in=ENDED,
-            slot__gte=since,
-            slot__lte=until,
-            **{f"{column}__gt": 0},
-        )
+        series_runs(key)
+        .filter(slot__gte=since, slot__lte=until, **{f"{column}__gt": 0})
         .order_by("slot")
         .values_list("slot", "tod_bucket", column, "client_version")
     )

@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from .models import Delivery, Notification
 from .presenters import Presented, absolute, present
+from .recipients import normal
 from .tokens import unsubscribe_token
 
 SUBJECT_LIMIT = 150
@@ -42,8 +43,7 @@ def subject(notification: Notification, shown: list[Presented]) -> str:
 
 
 def why(notification: Notification) -> str:
-    email = notification.email.lower()
-    if email in {e.strip().lower() for e in settings.ALERT_EMAILS}:
+    if normal(notification.email) in {normal(e) for e in settings.ALERT_EMAILS}:
         return "this address is in tokspeed's ALERT_EMAILS"
     if notification.delivery == Delivery.DIGEST:
         return "you subscribed to tokspeed alerts (daily digest)"

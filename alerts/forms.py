@@ -8,6 +8,7 @@ from benchmarks.models import Vantage
 from providers.models import Endpoint, Provider
 
 from .models import Kind, Metric, Severity, Subscription
+from .recipients import normal
 from .selectors import VIEW_LABELS
 
 VIEW_CHOICES = list(VIEW_LABELS.items())
@@ -74,4 +75,4 @@ class SubscriptionForm(forms.ModelForm):
         self.fields["endpoints"].label_from_instance = lambda e: e.label
 
     def clean_email(self) -> str:
-        return self.cleaned_data["email"].strip().lower()
+        return normal(self.cleaned_data["email"])

@@ -23,10 +23,7 @@ FLIPS = (EventKind.OPENED, EventKind.RESOLVED)
 def is_flapping(key: SeriesKey, *, now: datetime) -> bool:
     """True when this flip would be more than ALERTS_FLAP_LIMIT flips of the series in 7 days."""
     flips = AlertEvent.objects.filter(
-        alert__endpoint_id=key.endpoint_id,
-        alert__workload_id=key.workload_id,
-        alert__vantage_id=key.vantage_id,
-        alert__metric=key.metric,
+        **{f"alert__{name}": value for name, value in key.filter().items()},
         kind__in=FLIPS,
         created_at__gte=now - timedelta(days=7),
     ).count()

@@ -228,13 +228,21 @@ class Notification(models.Model):
         return f"{self.delivery} email to {self.email}"
 
 
-class SeriesState(models.Model):
-    """Hysteresis of one series between evaluations (see hysteresis.Streak)."""
+class SeriesFields(models.Model):
+    """The series a row belongs to: endpoint × workload × vantage × metric (series.SeriesKey)."""
 
     endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="+")
     workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="+")
     vantage = models.ForeignKey(Vantage, on_delete=models.CASCADE, related_name="+")
     metric = models.CharField(max_length=16, choices=Metric.choices)
+
+    class Meta:
+        abstract = True
+
+
+class SeriesState(SeriesFields):
+    """Hysteresis of one series between evaluations (see hysteresis.Streak)."""
+
     positives = models.PositiveSmallIntegerField(default=0)
     clears = models.PositiveSmallIntegerField(default=0)
     muted = models.BooleanField(default=False)
@@ -268,13 +276,9 @@ class ProbeState(models.Model):
         return f"probe state of {self.vantage_id}"
 
 
-class Segment(models.Model):
+class Segment(SeriesFields):
     """History of a series starts again here: baselines never reach back across it."""
 
-    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="+")
-    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="+")
-    vantage = models.ForeignKey(Vantage, on_delete=models.CASCADE, related_name="+")
-    metric = models.CharField(max_length=16, choices=Metric.choices)
     starts_at = models.DateTimeField()
     alert = models.ForeignKey(Alert, on_delete=models.SET_NULL, null=True, blank=True)
     created_by = models.ForeignKey(
@@ -295,13 +299,10 @@ class Segment(models.Model):
         return f"segment from {self.starts_at:%Y-%m-%d %H:%M}"
 
 
-class ChangePoint(models.Model):
+class ChangePoint(SeriesFields):
     """A level shift found by the daily change-point pass; annotates charts, never emails."""
 
     endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="change_points")
-    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="+")
-    vantage = models.ForeignKey(Vantage, on_delete=models.CASCADE, related_name="+")
-    metric = models.CharField(max_length=16, choices=Metric.choices)
     at = models.DateTimeField(help_text="Slot of the first run after the change.")
     before_median = models.FloatField()
     after_median = models.FloatField()

@@ -77,12 +77,12 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
         (
             "Baseline median",
             f"{quantity(snap.get('baseline_median'), metric)} ({snap.get('baseline_days', 14)} "
-            f"days to {_time(snap.get('recent_start'))}, {snap.get('n_baseline', 0)} samples)",
+            f"days up to {_time(snap.get('recent_start'))}, {snap.get('n_baseline', 0)} samples)",
         ),
         (
             "Recent median",
             f"{quantity(snap.get('recent_median'), metric)} ({snap.get('recent_hours', 24)} h "
-            f"to {_time(snap.get('end'))}, {snap.get('n_recent', 0)} samples)",
+            f"up to {_time(snap.get('end'))}, {snap.get('n_recent', 0)} samples)",
         ),
         (
             "Shift",
@@ -124,7 +124,13 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
         shown.tables.append(
             {
                 "title": "By time of day",
-                "header": ["Time of day", "Baseline", "Recent", f"Change ({worse})", "n"],
+                "header": [
+                    "Time of day",
+                    "Baseline",
+                    "Recent",
+                    f"Change ({worse})",
+                    "Samples (baseline / recent)",
+                ],
                 "rows": rows,
             }
         )

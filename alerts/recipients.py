@@ -16,7 +16,8 @@ from django.conf import settings
 from .models import AlertEvent, Delivery, EmailOptOut, Severity, Subscription
 
 
-def _normal(email: str) -> str:
+def normal(email: str) -> str:
+    """Addresses compare case-insensitively (ALERT_EMAILS, subscriptions, opt-outs)."""
     return email.strip().lower()
 
 
@@ -24,7 +25,7 @@ class Audience:
     """Subscriptions and opt-outs loaded once per sending pass."""
 
     def __init__(self) -> None:
-        self.opted_out = {_normal(e) for e in EmailOptOut.objects.values_list("email", flat=True)}
+        self.opted_out = {normal(e) for e in EmailOptOut.objects.values_list("email", flat=True)}
         self.subscriptions = list(
             Subscription.objects.filter(active=True).prefetch_related("endpoints", "providers")
         )
@@ -47,30 +48,26 @@ class Audience:
             return False
         return endpoint.id in endpoints or endpoint.provider_id in providers
 
+    def subscribers(self, event: AlertEvent, delivery: str) -> set[str]:
+        """Addresses of the subscriptions with this delivery that want the event."""
+        return {
+            normal(s.email)
+            for s in self.subscriptions
+            if s.delivery == delivery and self.matches(s, event)
+        }
+
     def immediate(self, event: AlertEvent) -> set[str]:
         if event.digest_only:
             return set()
-        emails = {_normal(e) for e in settings.ALERT_EMAILS}
-        emails |= {
-            _normal(s.email)
-            for s in self.subscriptions
-            if s.delivery == Delivery.IMMEDIATE and self.matches(s, event)
-        }
+        emails = {normal(e) for e in settings.ALERT_EMAILS}
+        emails |= self.subscribers(event, Delivery.IMMEDIATE)
         return emails - self.opted_out
 
     def digest(self, event: AlertEvent) -> set[str]:
-        emails = {
-            _normal(s.email)
-            for s in self.subscriptions
-            if s.delivery == Delivery.DIGEST and self.matches(s, event)
-        }
+        emails = self.subscribers(event, Delivery.DIGEST)
         if event.digest_only:  # the only way immediate recipients hear about a flapping series
-            emails |= {_normal(e) for e in settings.ALERT_EMAILS}
-            emails |= {
-                _normal(s.email)
-                for s in self.subscriptions
-                if s.delivery == Delivery.IMMEDIATE and self.matches(s, event)
-            }
+            emails |= {normal(e) for e in settings.ALERT_EMAILS}
+            emails |= self.subscribers(event, Delivery.IMMEDIATE)
         return emails - self.opted_out
 
     def group(self, events: Iterable[AlertEvent], *, delivery: str) -> dict[str, list[AlertEvent]]:

@@ -17,7 +17,7 @@ from providers.models import Endpoint
 
 from .detector import SeriesDetail, SeriesTest
 from .rules import DetectorConfig, MetricRule
-from .series import ENDED, Bounds
+from .series import ENDED, Bounds, series_runs
 
 RUN_MEDIAN = {"decode_tps": "decode_tps_p50", "ttft_ms": "ttft_p50_ms"}
 
@@ -71,14 +71,11 @@ def error_rates(run: Run, bounds: Bounds) -> dict:
     """Error share of the series' requests in the recent and baseline windows."""
 
     def share(start: datetime, end: datetime) -> tuple[int, int]:
-        totals = Run.objects.filter(
-            endpoint_id=run.endpoint_id,
-            workload_id=run.workload_id,
-            vantage_id=run.vantage_id,
-            status__in=ENDED,
-            slot__gt=start,
-            slot__lte=end,
-        ).aggregate(ok=Sum("ok_count"), errors=Sum("error_count"))
+        totals = (
+            series_runs(run)
+            .filter(slot__gt=start, slot__lte=end)
+            .aggregate(ok=Sum("ok_count"), errors=Sum("error_count"))
+        )
         return totals["errors"] or 0, (totals["ok"] or 0) + (totals["errors"] or 0)
 
     errors, samples = share(bounds.recent_start, bounds.end)

@@ -45,10 +45,25 @@ class MetricRule:
         return math.log1p(fraction) if self.higher_is_worse else -math.log1p(-fraction)
 
 
-def _default_rules() -> dict[str, MetricRule]:
+def speed_rules(
+    *,
+    decode_effect: float = 0.10,
+    decode_floor: float = 3.0,
+    ttft_effect: float = 0.15,
+    ttft_floor: float = 100.0,
+) -> dict[str, MetricRule]:
+    """The two speed metrics' rules; defaults are DESIGN.md §7's."""
     return {
-        DECODE: MetricRule(DECODE, higher_is_worse=False, min_effect=0.10, floor=3.0, unit="tok/s"),
-        TTFT: MetricRule(TTFT, higher_is_worse=True, min_effect=0.15, floor=100.0, unit="ms"),
+        DECODE: MetricRule(
+            DECODE,
+            higher_is_worse=False,
+            min_effect=decode_effect,
+            floor=decode_floor,
+            unit="tok/s",
+        ),
+        TTFT: MetricRule(
+            TTFT, higher_is_worse=True, min_effect=ttft_effect, floor=ttft_floor, unit="ms"
+        ),
     }
 
 
@@ -67,28 +82,18 @@ class DetectorConfig:
     major_effect: float = 0.25  # severity major above this shift
     open_after: int = 2
     resolve_after: int = 2
-    rules: dict[str, MetricRule] = field(default_factory=_default_rules)
+    rules: dict[str, MetricRule] = field(default_factory=speed_rules)
 
     @classmethod
     def from_settings(cls) -> DetectorConfig:
         from django.conf import settings
 
-        rules = {
-            DECODE: MetricRule(
-                DECODE,
-                higher_is_worse=False,
-                min_effect=settings.ALERTS_DECODE_MIN_EFFECT,
-                floor=settings.ALERTS_DECODE_FLOOR_TPS,
-                unit="tok/s",
-            ),
-            TTFT: MetricRule(
-                TTFT,
-                higher_is_worse=True,
-                min_effect=settings.ALERTS_TTFT_MIN_EFFECT,
-                floor=settings.ALERTS_TTFT_FLOOR_MS,
-                unit="ms",
-            ),
-        }
+        rules = speed_rules(
+            decode_effect=settings.ALERTS_DECODE_MIN_EFFECT,
+            decode_floor=settings.ALERTS_DECODE_FLOOR_TPS,
+            ttft_effect=settings.ALERTS_TTFT_MIN_EFFECT,
+            ttft_floor=settings.ALERTS_TTFT_FLOOR_MS,
+        )
         return cls(
             recent_hours=settings.ALERTS_RECENT_HOURS,
             baseline_days=settings.ALERTS_BASELINE_DAYS,

@@ -80,16 +80,22 @@ def bounds_for(run: Run, key: SeriesKey, config: DetectorConfig) -> Bounds:
     return Bounds(baseline_start, recent_start, run.slot, start)
 
 
+def series_runs(of: Run | SeriesKey):
+    """Finished runs of the endpoint × workload × vantage of a run or series key."""
+    return Run.objects.filter(
+        endpoint_id=of.endpoint_id,
+        workload_id=of.workload_id,
+        vantage_id=of.vantage_id,
+        status__in=ENDED,
+    )
+
+
 def comparable_runs(run: Run):
     """Runs of the same series that measured the same thing the same way as `run`."""
-    return Run.objects.filter(
-        endpoint_id=run.endpoint_id,
-        workload_id=run.workload_id,
-        vantage_id=run.vantage_id,
+    return series_runs(run).filter(
         client_version=run.client_version,
         concurrency=run.concurrency,
         context_tokens=run.context_tokens,
-        status__in=ENDED,
     )
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from django.core import signing
 
+from .recipients import normal
+
 SALT = "alerts.unsubscribe"
 
 
 def unsubscribe_token(email: str) -> str:
-    return signing.dumps({"email": email.strip().lower()}, salt=SALT, compress=True)
+    return signing.dumps({"email": normal(email)}, salt=SALT, compress=True)
 
 
 def email_from_token(token: str) -> str | None:

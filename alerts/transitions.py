@@ -20,6 +20,7 @@ from .models import (
     Status,
 )
 
+# The evaluation's numbers an Alert keeps as columns (the API shows them; `details` has the rest).
 NUMBERS = (
     "baseline_median",
     "recent_median",

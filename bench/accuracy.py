@@ -111,6 +111,10 @@ def report(sim: SimulatorHandle, concurrency: int, samples: list[Measurement], c
         true_tps = truth["output_tokens"] / ((truth["end_ns"] - truth["first_token_ns"]) / 1e9)
         decode_errors.append(abs(m.decode_tps - true_tps) / true_tps * 100)
         lags.append(truth["max_lag_ms"])
+    if not ttft_errors:  # nothing to compare: say why instead of failing on empty lists
+        first = f"{failed[0].error_category}: {failed[0].error_message}" if failed else "none"
+        print(f"c={concurrency:<4} n={len(samples):<4} no request succeeded; first error {first}")
+        return False
     events = sum(m.chunks for m in samples)
     ttft_errors.sort()
     decode_errors.sort()
@@ -148,9 +152,7 @@ def main() -> int:
     profiler = cProfile.Profile() if args.profile else None
     with pinned_simulator() as sim:
         for concurrency in levels:
-            rounds = (1 if args.quick else 5) if concurrency == 1 else (1 if args.quick else 2)
-            if concurrency == 1 and args.quick:
-                rounds = 3
+            rounds = (3 if args.quick else 5) if concurrency == 1 else (1 if args.quick else 2)
             if profiler:
                 profiler.enable()
             samples, cpu = asyncio.run(run_level(sim, concurrency, rounds, args.tokens))

@@ -123,8 +123,9 @@ def main() -> None:
     parser.add_argument("--noise", type=float, default=0.15, help="σ of the log-normal noise")
     parser.add_argument("--stepped", type=float, default=0.25, help="share of series per step size")
     args = parser.parse_args()
-    if args.series < 2 or args.series % 2 or args.days < 25:
-        parser.error("give an even --series ≥ 2 and --days ≥ 25")
+    # Steps are planted between day 21 (a full baseline before them) and 10 days before the end.
+    if args.series < 2 or args.series % 2 or args.days < 31:
+        parser.error("give an even --series ≥ 2 and --days ≥ 31")
     config = DetectorConfig.from_settings()
     rng = np.random.default_rng(args.seed)
     per_size = round(args.series * args.stepped)

@@ -8,7 +8,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from providers.models import Endpoint
 
 from .models import Schedule, Workload
-from .prompts import CHARS_PER_TOKEN, build_prompt
+from .prompts import prompt_tokens_estimate
 from .schedules import schedule_endpoints, schedule_workloads, slots_per_day
 
 DAYS_PER_MONTH = 30
@@ -17,8 +17,7 @@ MTOK = Decimal(1_000_000)
 
 def input_tokens_estimate(workload: Workload) -> int:
     """Tokens of one request's prompt (nonce + padding + task), at ~4 characters per token."""
-    prompt = build_prompt(prompt=workload.prompt, context_tokens=workload.context_tokens)
-    return -(-len(prompt) // CHARS_PER_TOKEN)
+    return prompt_tokens_estimate(prompt=workload.prompt, context_tokens=workload.context_tokens)
 
 
 def request_cost_usd(endpoint: Endpoint, *, input_tokens: int, max_output_tokens: int) -> Decimal:

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from .buckets import tod_bucket
 from .models import Run, RunStatus
-from .prompts import CHARS_PER_TOKEN, build_prompt
+from .prompts import prompt_tokens_estimate
 from .stats import median, summarize
 
 log = logging.getLogger(__name__)
@@ -41,8 +41,8 @@ def input_tokens_sent(run: Run, summary: dict) -> tuple[int, str]:
     reported = median(summary, "input_tokens")
     if reported is not None:
         return round(reported), "usage"
-    prompt = build_prompt(prompt=run.workload.prompt, context_tokens=run.context_tokens)
-    return -(-len(prompt) // CHARS_PER_TOKEN), "estimate"
+    estimate = prompt_tokens_estimate(prompt=run.workload.prompt, context_tokens=run.context_tokens)
+    return estimate, "estimate"
 
 
 def finish_run(

@@ -50,18 +50,21 @@ class FilterForm(forms.Form):
 
 class AgentLoopForm(forms.Form):
     calls = forms.IntegerField(
-        label="Serial calls", min_value=1, max_value=10_000, initial=agent_loop.DEFAULT_CALLS
+        label="Serial calls",
+        min_value=1,
+        max_value=agent_loop.MAX_CALLS,
+        initial=agent_loop.DEFAULT_CALLS,
     )
     tokens_per_call = forms.IntegerField(
         label="Output tokens per call",
         min_value=1,
-        max_value=1_000_000,
+        max_value=agent_loop.MAX_TOKENS_PER_CALL,
         initial=agent_loop.DEFAULT_TOKENS_PER_CALL,
     )
     tool_s = forms.FloatField(
         label="Tool time per call (s)",
         min_value=0,
-        max_value=86_400,
+        max_value=agent_loop.MAX_TOOL_S,
         initial=agent_loop.DEFAULT_TOOL_S,
         help_text="Your own work between calls; 0 s shows what the endpoints alone cost.",
     )

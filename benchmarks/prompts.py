@@ -52,3 +52,12 @@ def build_prompt(*, prompt: str = STANDARD_PROMPT, context_tokens: int = 0) -> s
         pieces.append("Background reading (not needed for the task):\n" + padding(context_tokens))
     pieces.append(prompt)
     return "\n\n".join(pieces)
+
+
+def prompt_tokens_estimate(*, prompt: str = STANDARD_PROMPT, context_tokens: int = 0) -> int:
+    """Tokens of one built prompt (nonce + padding + task) at ~4 characters per token.
+
+    For cost estimates and for runs whose provider reported no input tokens.
+    """
+    text = build_prompt(prompt=prompt, context_tokens=context_tokens)
+    return -(-len(text) // CHARS_PER_TOKEN)

@@ -20,29 +20,29 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-# Every numeric field of DESIGN.md §4 that a sample carries (e2e_ms is total_ms).
-METRICS: tuple[str, ...] = (
-    "connect_ms",
-    "ttfb_ms",
-    "first_event_ms",
-    "ttft_ms",
-    "ttfa_ms",
-    "last_token_ms",
-    "total_ms",
-    "e2e_ms",
-    "output_tokens",
-    "reasoning_tokens",
-    "input_tokens",
-    "cached_tokens",
-    "decode_tps",
-    "tpot_ms",
-    "itl_p50_ms",
-    "itl_p90_ms",
-    "itl_p99_ms",
-    "itl_max_ms",
-    "chunks",
-    "tokens_per_chunk",
+from .measurement import SAMPLE_FIELDS
+
+# Sample fields that are not figures to take percentiles of: labels, error details, the
+# answer's fingerprint, and error-only numbers (an ok sample has no retry_after_s).
+_NOT_METRICS = frozenset(
+    {
+        "started_at",
+        "tokens_source",
+        "finish_reason",
+        "outcome",
+        "http_status",
+        "error_category",
+        "error_message",
+        "retry_after_s",
+        "output_chars",
+        "output_sha256",
+    }
 )
+_MEASURED = tuple(name for name in SAMPLE_FIELDS if name not in _NOT_METRICS)
+_AFTER_TOTAL = _MEASURED.index("total_ms") + 1
+# Every numeric field of DESIGN.md §4 that a sample carries, with e2e_ms (= total_ms) beside
+# total_ms: derived from SAMPLE_FIELDS so that a new §4 field is summarized without a second list.
+METRICS: tuple[str, ...] = (*_MEASURED[:_AFTER_TOTAL], "e2e_ms", *_MEASURED[_AFTER_TOTAL:])
 PERCENTILES = (10, 50, 90, 99)
 _TIMINGS = ("connect_ms", "ttfb_ms", "first_event_ms", "ttft_ms", "last_token_ms", "total_ms")
 
@@ -58,7 +58,7 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
 
 
 def describe(values: Iterable[float | None]) -> dict[str, float] | None:
-    """p50/p90/p99 and n of the values that are not None; None when there are none."""
+    """p10/p50/p90/p99 and n of the values that are not None; None when there are none."""
     present = sorted(float(v) for v in values if v is not None)
     if not present:
         return None

@@ -41,7 +41,6 @@ class KnownProvider:
     base_url: str  # for local servers: the usual default, replaced by --local-url
     api_key_env: str = ""
     endpoints: tuple[KnownEndpoint, ...] = ()
-    local: bool = False
 
 
 E = KnownEndpoint
@@ -225,11 +224,10 @@ HOSTED: tuple[KnownProvider, ...] = (
 
 # Local servers: no key, no prices; models are found with GET {base_url}/models or given.
 LOCAL: tuple[KnownProvider, ...] = (
-    KnownProvider("vllm", "vLLM", CHAT, "http://localhost:8000/v1", local=True),
-    KnownProvider("sglang", "SGLang", CHAT, "http://localhost:30000/v1", local=True),
-    KnownProvider("llamacpp", "llama.cpp", CHAT, "http://localhost:8080/v1", local=True),
-    KnownProvider("ollama", "Ollama", CHAT, "http://localhost:11434/v1", local=True),
+    KnownProvider("vllm", "vLLM", CHAT, "http://localhost:8000/v1"),
+    KnownProvider("sglang", "SGLang", CHAT, "http://localhost:30000/v1"),
+    KnownProvider("llamacpp", "llama.cpp", CHAT, "http://localhost:8080/v1"),
+    KnownProvider("ollama", "Ollama", CHAT, "http://localhost:11434/v1"),
 )
 
 CATALOGUE: tuple[KnownProvider, ...] = HOSTED + LOCAL
-BY_SLUG: dict[str, KnownProvider] = {p.slug: p for p in CATALOGUE}

@@ -7,6 +7,7 @@ Precedence: (1) an explicit error code/type from the body or stream event, (2) t
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -188,7 +189,7 @@ def parse_retry_after(headers: Mapping[str, str], *, now: datetime | None = None
     if raw_ms:
         try:
             value = float(raw_ms) / 1000
-            if value >= 0:
+            if math.isfinite(value) and value >= 0:
                 return value
         except ValueError:
             pass
@@ -196,8 +197,8 @@ def parse_retry_after(headers: Mapping[str, str], *, now: datetime | None = None
     if not raw:
         return None
     try:
-        value = float(raw)
-        return value if value >= 0 else None
+        value = float(raw)  # also parses "nan" and "inf": neither is a wait
+        return value if math.isfinite(value) and value >= 0 else None
     except ValueError:
         pass
     try:

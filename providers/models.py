@@ -50,13 +50,11 @@ class Provider(models.Model):
     def __str__(self) -> str:
         return f"{self.name} (simulated)" if self.simulated else self.name
 
-    def api_key(self) -> str | None:
-        """The key from the environment at call time; None when no variable is configured."""
-        return os.environ.get(self.api_key_env) if self.api_key_env else None
-
     @property
     def key_configured(self) -> bool:
-        return not self.api_key_env or bool(os.environ.get(self.api_key_env))
+        """True when no key is needed or its variable holds one (blank counts as unset, as in
+        providers.config.read_key)."""
+        return not self.api_key_env or bool(os.environ.get(self.api_key_env, "").strip())
 
 
 class Endpoint(models.Model):
@@ -84,9 +82,7 @@ class Endpoint(models.Model):
     bytes_per_param = models.FloatField(null=True, blank=True)
     hardware = models.CharField(max_length=100, blank=True)
     chips = models.PositiveIntegerField(null=True, blank=True)
-    chip_bandwidth_tbps = models.FloatField(
-        "chip bandwidth (TB/s)", null=True, blank=True
-    )
+    chip_bandwidth_tbps = models.FloatField("chip bandwidth (TB/s)", null=True, blank=True)
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,8 +46,10 @@ def as_dict(value: Any) -> dict[str, Any]:
 
 
 def as_int(value: Any) -> int | None:
-    """A token count, or None when absent or not a number."""
+    """A token count, or None when absent or not a number (json.loads accepts NaN/Infinity)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     return int(value)
 

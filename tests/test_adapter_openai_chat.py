@@ -215,3 +215,10 @@ def test_it_counts_tokens_from_llamacpp_timings_when_no_usage_is_sent() -> None:
         chunk(choices=[], usage={"prompt_tokens": 13, "completion_tokens": 41}, timings=timings)
     )
     assert both == [Usage(13, 41, None, None)]
+
+
+def test_it_ignores_token_counts_that_are_not_finite_numbers() -> None:
+    # json.loads accepts NaN and Infinity; a relay that sends them must not crash the parser.
+    data = '{"choices":[],"usage":{"prompt_tokens":NaN,"completion_tokens":Infinity}}'
+    items = adapter.parse(SSEEvent("message", data))
+    assert items == [Usage(input_tokens=None, output_tokens=None)]

@@ -215,10 +215,12 @@ def test_it_emails_each_recipient_once_per_round_with_the_numbers(smtp, django_u
     end = T0 + timedelta(hours=27)
     base, recent = baseline_and_recent(series, "decode_tps", end - timedelta(hours=24), end)
     assert (
-        f"Baseline median: {base:.1f} tok/s (14 days to 10 Mar 2026 21:00 UTC, 210 samples)" in text
+        f"Baseline median: {base:.1f} tok/s (14 days up to 10 Mar 2026 21:00 UTC, 210 samples)"
+        in text
     )
     assert (
-        f"Recent median:   {recent:.1f} tok/s (24 h to 11 Mar 2026 21:00 UTC, 15 samples)" in text
+        f"Recent median:   {recent:.1f} tok/s (24 h up to 11 Mar 2026 21:00 UTC, 15 samples)"
+        in text
     )
     base_ttft, recent_ttft = baseline_and_recent(series, "ttft_ms", end - timedelta(hours=24), end)
     assert f"{base_ttft:,.0f} ms" in text and f"{recent_ttft:,.0f} ms" in text

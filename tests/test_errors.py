@@ -147,6 +147,9 @@ def test_it_calls_a_non_event_stream_200_a_server_error() -> None:
         ({"retry-after": format_datetime(NOW - timedelta(seconds=42), usegmt=True)}, 0.0),
         ({"retry-after": "soon"}, None),
         ({"retry-after-ms": "x", "retry-after": "3"}, 3.0),
+        ({"retry-after-ms": "inf", "retry-after": "2"}, 2.0),
+        ({"retry-after": "nan"}, None),
+        ({"retry-after": "Infinity"}, None),
         ({}, None),
     ],
 )

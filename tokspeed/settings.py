@@ -101,8 +101,6 @@ TOKSPEED_CONNECT_TIMEOUT_S = envfloat("TOKSPEED_CONNECT_TIMEOUT_S", 10.0)
 TOKSPEED_IDLE_TIMEOUT_S = envfloat("TOKSPEED_IDLE_TIMEOUT_S", 120.0)
 TOKSPEED_DEADLINE_S = envfloat("TOKSPEED_DEADLINE_S", 600.0)
 TOKSPEED_MAX_BYTES = envint("TOKSPEED_MAX_BYTES", 16 * 1024 * 1024)
-# Label of the default vantage (where probes run from when nothing else is configured).
-TOKSPEED_DEFAULT_VANTAGE = os.environ.get("TOKSPEED_DEFAULT_VANTAGE", "local")
 
 # --- Celery ---------------------------------------------------------------------------------
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://localhost//")

@@ -4,8 +4,10 @@ wall time = calls × (TTFT + tokens_per_call ÷ decode speed) + calls × tool ti
 Under ~1 s feels immediate, under ~10 s holds attention, beyond that it is a background job.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
+
+from .rows import BoardRow
 
 DEFAULT_CALLS = 20
 DEFAULT_TOKENS_PER_CALL = 800
@@ -13,6 +15,10 @@ DEFAULT_TOKENS_PER_CALL = 800
 DEFAULT_TOOL_S = 0.0
 IMMEDIATE_S = 1.0
 ATTENTION_S = 10.0
+# Largest inputs the calculator page and the API accept.
+MAX_CALLS = 10_000
+MAX_TOKENS_PER_CALL = 1_000_000
+MAX_TOOL_S = 86_400
 
 
 def verdict(wall_s: float) -> str:
@@ -30,36 +36,31 @@ def wall_time_s(
     return calls * (ttft_ms / 1000 + tokens_per_call / decode_tps) + calls * tool_s
 
 
-def _get(row: Any, name: str) -> Any:
-    return row.get(name) if isinstance(row, Mapping) else getattr(row, name, None)
-
-
 def project(
-    rows: Iterable[Any], *, calls: int, tokens_per_call: int, tool_s: float
+    rows: Iterable[BoardRow], *, calls: int, tokens_per_call: int, tool_s: float
 ) -> list[dict[str, Any]]:
     """One projection per row with a measured TTFT and decode speed, fastest first.
 
-    `rows` are leaderboard BoardRows (or mappings with the same names: slug, label, provider,
-    simulated, ttft_p50_ms, decode_tps_p50 and optionally their p25/p75). The range uses the
-    favourable and unfavourable quartiles of both medians (best: p25 TTFT with p75 decode).
+    The range uses the favourable and unfavourable quartiles of both medians (best: p25 TTFT
+    with p75 decode).
     """
     if calls < 1 or tokens_per_call < 1 or tool_s < 0:
         raise ValueError("calls and tokens_per_call must be ≥ 1 and tool_s ≥ 0")
     projections = []
     for row in rows:
-        ttft, tps = _get(row, "ttft_p50_ms"), _get(row, "decode_tps_p50")
+        ttft, tps = row.ttft_p50_ms, row.decode_tps_p50
         if ttft is None or not tps:
             continue
         args = {"calls": calls, "tokens_per_call": tokens_per_call, "tool_s": tool_s}
         wall = wall_time_s(ttft_ms=ttft, decode_tps=tps, **args)
-        best = _bound(row, "ttft_p25_ms", "decode_tps_p75", args)
-        worst = _bound(row, "ttft_p75_ms", "decode_tps_p25", args)
+        best = _bound(row.ttft_p25_ms, row.decode_tps_p75, args)
+        worst = _bound(row.ttft_p75_ms, row.decode_tps_p25, args)
         projections.append(
             {
-                "slug": _get(row, "slug"),
-                "label": _get(row, "label"),
-                "provider": _get(row, "provider"),
-                "simulated": bool(_get(row, "simulated")),
+                "slug": row.slug,
+                "label": row.label,
+                "provider": row.provider,
+                "simulated": row.simulated,
                 "ttft_ms": ttft,
                 "decode_tps": tps,
                 "per_call_s": wall / calls,
@@ -76,8 +77,7 @@ def project(
     return projections
 
 
-def _bound(row: Any, ttft_name: str, tps_name: str, args: dict[str, Any]) -> float | None:
-    ttft, tps = _get(row, ttft_name), _get(row, tps_name)
+def _bound(ttft: float | None, tps: float | None, args: dict[str, Any]) -> float | None:
     if ttft is None or not tps:
         return None
     return wall_time_s(ttft_ms=ttft, decode_tps=tps, **args)

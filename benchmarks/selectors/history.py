@@ -8,7 +8,7 @@ from providers.models import Endpoint
 
 from ..buckets import BUCKETS
 from ..models import Run, Vantage, Workload
-from .aggregates import Percentile, percentile
+from .aggregates import Percentile, percentile, quartiles
 from .runs import RUN_POINT_FIELDS, errors_by_category, run_band, run_point
 from .scope import Workloads, resolve_vantage, since, window_runs
 
@@ -71,8 +71,8 @@ def _endpoint_info(endpoint: Endpoint) -> dict[str, Any]:
 
 
 def _quartiles(values: list[float | None]) -> dict[str, float | None]:
-    present = [v for v in values if v is not None]
-    return {q: percentile(present, f) for q, f in (("p25", 0.25), ("p50", 0.5), ("p75", 0.75))}
+    low, mid, high = quartiles([v for v in values if v is not None])
+    return {"p25": low, "p50": mid, "p75": high}
 
 
 def _summary(points: list[dict[str, Any]]) -> dict[str, Any]:
@@ -174,37 +174,17 @@ def _recent(
     )
     return [
         {
-            "id": run["id"],
-            "slot": run["slot"].isoformat(),
+            **run_point(run),
             "slot_label": f"{run['slot']:%Y-%m-%d %H:%M}",
             "workload": slugs[run["workload_id"]],
             "workload_name": names[run["workload_id"]],
-            "concurrency": run["concurrency"],
-            "status": run["status"],
-            "ok": run["ok_count"],
-            "errors": run["error_count"],
-            "ttft_ms": run["ttft_p50_ms"],
-            "decode_tps": run["decode_tps_p50"],
-            "e2e_ms": run["e2e_p50_ms"],
-            "throughput_tps": run["throughput_tps"],
         }
         for run in recent
     ]
 
 
-_RECENT_FIELDS = (
-    "id",
-    "slot",
-    "workload_id",
-    "concurrency",
-    "status",
-    "ok_count",
-    "error_count",
-    "ttft_p50_ms",
-    "decode_tps_p50",
-    "e2e_p50_ms",
-    "throughput_tps",
-)
+# A chart point's columns (without the summary: no band here) and the run's workload.
+_RECENT_FIELDS = (*(f for f in RUN_POINT_FIELDS if f != "summary"), "workload_id")
 
 
 def _roofline(endpoint: Endpoint, points: list[dict[str, Any]]) -> dict[str, Any] | None:

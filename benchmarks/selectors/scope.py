@@ -64,14 +64,6 @@ def resolve_workload(workload: Workload | str | None) -> Workload | None:
     return Workloads.load().resolve(workload)
 
 
-def base_workload() -> Workload | None:
-    return Workloads.load().base()
-
-
-def long_workload() -> Workload | None:
-    return Workloads.load().long()
-
-
 def since(window_hours: int, *, now: datetime | None = None) -> datetime:
     return (now or timezone.now()) - timedelta(hours=window_hours)
 

@@ -4,9 +4,11 @@ from datetime import timedelta
 from typing import Any
 
 import numpy as np
+from django.db import models
 
 from ..buckets import tod_bucket
-from ..models import RunStatus
+from ..measurement import SAMPLE_FIELDS
+from ..models import RunStatus, Sample
 from ..stats import median
 from .generate import ERROR_STATUS, ERRORS, Batch, to_datetimes
 from .summaries import summaries
@@ -83,6 +85,17 @@ _RUN_FIELDS = (
 )  # fmt: skip
 
 
+# The §4 sample fields (measurement.SAMPLE_FIELDS) that the generator leaves NaN where nothing
+# was measured, by column type: float measurements, and token counts (nullable integers).
+_SAMPLE_MODEL_FIELDS = {name: Sample._meta.get_field(name) for name in SAMPLE_FIELDS}
+_MEASURED = tuple(n for n, f in _SAMPLE_MODEL_FIELDS.items() if isinstance(f, models.FloatField))
+_COUNTS = tuple(
+    n
+    for n, f in _SAMPLE_MODEL_FIELDS.items()
+    if isinstance(f, models.PositiveIntegerField) and f.null
+)
+
+
 def sample_columns(batch: Batch, run_ids: list[int]) -> dict[str, list[Any]]:
     s = batch.samples
     error = s["error"]
@@ -93,30 +106,8 @@ def sample_columns(batch: Batch, run_ids: list[int]) -> dict[str, list[Any]]:
         "run_id": np.repeat(np.asarray(run_ids), batch.samples_per_run).tolist(),
         "index": s["index"].tolist(),
         "started_at": to_datetimes(s["started_at"]),
-        **{
-            name: nullable(s[name])
-            for name in (
-                "connect_ms",
-                "ttfb_ms",
-                "first_event_ms",
-                "ttft_ms",
-                "ttfa_ms",
-                "last_token_ms",
-                "total_ms",
-                "decode_tps",
-                "tpot_ms",
-                "itl_p50_ms",
-                "itl_p90_ms",
-                "itl_p99_ms",
-                "itl_max_ms",
-                "tokens_per_chunk",
-                "retry_after_s",
-            )
-        },  # fmt: skip
-        **{
-            name: nullable_int(s[name])
-            for name in ("output_tokens", "reasoning_tokens", "input_tokens", "cached_tokens")
-        },
+        **{name: nullable(s[name]) for name in _MEASURED},
+        **{name: nullable_int(s[name]) for name in _COUNTS},
         "chunks": s["chunks"].astype(int).tolist(),
         "output_chars": s["output_chars"].astype(int).tolist(),
         "tokens_source": np.where(ok, "usage", "").tolist(),

@@ -122,15 +122,9 @@ async def _accept(
 
 
 def _refusal(proto: ModuleType, refused: Refused, request_id: str) -> web.Response:
-    if proto is gemini:
-        rendered = gemini.error(
-            refused.kind,
-            refused.message,
-            request_id=request_id,
-            retry_after_s=refused.retry_after_s,
-        )
-    else:
-        rendered = proto.error(refused.kind, refused.message, request_id=request_id)
+    rendered = proto.error(
+        refused.kind, refused.message, request_id=request_id, retry_after_s=refused.retry_after_s
+    )
     response = web.Response(
         status=rendered.status, body=rendered.body, content_type="application/json"
     )

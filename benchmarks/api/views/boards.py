@@ -66,17 +66,25 @@ class AgentLoopView(StrictQueryMixin, APIView):
     def get(self, request: Request) -> Response:
         query = request.query_params
         calls = int_param(
-            query, "calls", default=agent_loop.DEFAULT_CALLS, minimum=1, maximum=10_000
+            query,
+            "calls",
+            default=agent_loop.DEFAULT_CALLS,
+            minimum=1,
+            maximum=agent_loop.MAX_CALLS,
         )
         tokens = int_param(
             query,
             "tokens_per_call",
             default=agent_loop.DEFAULT_TOKENS_PER_CALL,
             minimum=1,
-            maximum=1_000_000,
+            maximum=agent_loop.MAX_TOKENS_PER_CALL,
         )
         tool_s = float_param(
-            query, "tool_s", default=agent_loop.DEFAULT_TOOL_S, minimum=0, maximum=86_400
+            query,
+            "tool_s",
+            default=agent_loop.DEFAULT_TOOL_S,
+            minimum=0,
+            maximum=agent_loop.MAX_TOOL_S,
         )
         filters = BoardFilters.from_query(query)
         projections = agent_loop.project(

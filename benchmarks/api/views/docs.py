@@ -4,7 +4,14 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 
 from ...buckets import BUCKETS
-from ...selectors.agent_loop import DEFAULT_CALLS, DEFAULT_TOKENS_PER_CALL, DEFAULT_TOOL_S
+from ...selectors.agent_loop import (
+    DEFAULT_CALLS,
+    DEFAULT_TOKENS_PER_CALL,
+    DEFAULT_TOOL_S,
+    MAX_CALLS,
+    MAX_TOKENS_PER_CALL,
+    MAX_TOOL_S,
+)
 from ...selectors.filters import DEFAULT_SORT, PEAK, SORT_KEYS, WINDOWS
 from ..filters import RunFilter
 
@@ -46,16 +53,19 @@ BOARD_PARAMETERS = [
 ]
 
 AGENT_LOOP_PARAMETERS = [
-    OpenApiParameter("calls", int, description=f"Serial calls (default {DEFAULT_CALLS}; 1–10000)."),
+    OpenApiParameter(
+        "calls", int, description=f"Serial calls (default {DEFAULT_CALLS}; 1–{MAX_CALLS})."
+    ),
     OpenApiParameter(
         "tokens_per_call",
         int,
-        description=f"Output tokens per call (default {DEFAULT_TOKENS_PER_CALL}; 1–1000000).",
+        description=f"Output tokens per call (default {DEFAULT_TOKENS_PER_CALL}; "
+        f"1–{MAX_TOKENS_PER_CALL}).",
     ),
     OpenApiParameter(
         "tool_s",
         float,
-        description=f"Seconds of tool time per call (default {DEFAULT_TOOL_S:g}; 0–86400).",
+        description=f"Seconds of tool time per call (default {DEFAULT_TOOL_S:g}; 0–{MAX_TOOL_S}).",
     ),
 ]
 

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmarks.dispatch import queue_run_now
 from benchmarks.models import Run, RunStatus, Vantage, Workload
+from benchmarks.selectors.scope import resolve_vantage
 from providers.models import Endpoint
 
 ENDED = {RunStatus.DONE, RunStatus.PARTIAL, RunStatus.FAILED, RunStatus.SKIPPED}
@@ -97,14 +98,9 @@ class Command(BaseCommand):
             raise CommandError(f"No workload '{slug}'. Known: {known}.") from None
 
     def _vantage(self, slug: str | None) -> Vantage:
-        vantages = Vantage.objects.all()
-        vantage = (
-            vantages.filter(slug=slug).first()
-            if slug
-            else vantages.order_by("-is_default", "slug").first()
-        )
+        vantage = resolve_vantage(slug)
         if vantage is None:
-            known = ", ".join(vantages.values_list("slug", flat=True)) or "none"
+            known = ", ".join(Vantage.objects.values_list("slug", flat=True)) or "none"
             raise CommandError(f"No vantage '{slug}'. Known: {known}.")
         return vantage
 

@@ -11,11 +11,12 @@ from django.db import connection
 from django.test import override_settings
 
 from benchmarks.dispatch import queue_run_now
+from benchmarks.finish import CENTRAL_QUEUE
 from benchmarks.models import Vantage, Workload
+from benchmarks.selectors.scope import resolve_vantage
 from providers.models import Endpoint
 from tokspeed.launcher import Launcher
 
-CENTRAL_QUEUE = "tokspeed"
 FIRST_ROUND_WORKLOAD = "base"
 
 
@@ -72,7 +73,7 @@ class Command(BaseCommand):
     def queue_first_round(self) -> int:
         """One request per enabled endpoint on the default vantage, so the board fills quickly."""
         workload = Workload.objects.filter(slug=FIRST_ROUND_WORKLOAD).first()
-        vantage = Vantage.objects.order_by("-is_default", "slug").first()
+        vantage = resolve_vantage(None)
         if workload is None or vantage is None:
             self.stderr.write("No 'base' workload or no vantage: no first round.")
             return 0

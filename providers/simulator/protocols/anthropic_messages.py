@@ -36,7 +36,10 @@ _ERRORS: dict[str, tuple[int, str, str]] = {
 }
 
 
-def error(kind: str, message: str | None, *, request_id: str) -> Rendered:
+def error(
+    kind: str, message: str | None, *, request_id: str, retry_after_s: float | None = None
+) -> Rendered:
+    """An Anthropic error body; the wait of a 429 goes only in the retry-after header."""
     status, type_, default = _ERRORS[kind]
     body = {
         "type": "error",
@@ -66,26 +69,12 @@ def parse(body: dict[str, Any], path_model: str | None = None) -> ParsedRequest:
 
 
 class Encoder(EncoderBase):
-    __slots__ = ("_rid", "_model", "_prompt_tokens", "_usage", "_index", "_text_head", "_tail")
+    __slots__ = ("_index", "_tail")
 
-    def __init__(
-        self,
-        *,
-        request_id: str,
-        model: str,
-        created: int,
-        prompt_tokens: int,
-        include_usage: bool,
-        nl: bytes,
-    ) -> None:
-        super().__init__(nl)
-        self._rid = request_id
-        self._model = model
-        self._prompt_tokens = prompt_tokens
-        self._usage = include_usage
+    def _setup(self) -> None:
         self._index = -1  # index of the open content block
-        self._text_head = b""
-        self._tail = b'"}}' + nl + nl
+        self._text_head = b""  # set by begin(): the block index is part of every delta
+        self._tail = b'"}}' + self.nl + self.nl
 
     def _event(self, payload: dict[str, Any]) -> bytes:
         return sse(dumps(payload), self.nl, payload["type"].encode())
@@ -175,6 +164,3 @@ class Encoder(EncoderBase):
                 "error": {"details": None, "type": "overloaded_error", "message": "Overloaded"},
             }
         )
-
-    def malformed(self) -> bytes:
-        return self._text_head + b"unterminated" + self.nl + self.nl

@@ -120,12 +120,32 @@ class Encoder(Protocol):
 
 
 class EncoderBase:
-    """Defaults shared by the protocol encoders; `nl` is the line terminator (LF or CRLF)."""
+    """State and defaults shared by the protocol encoders; `nl` is the line terminator (LF or
+    CRLF). Subclasses pre-serialise their constant byte pieces in `_setup()`, so that `delta()`
+    (called between a token's release and its write) only concatenates bytes."""
 
-    __slots__ = ("nl",)
+    __slots__ = ("nl", "_rid", "_model", "_created", "_prompt_tokens", "_usage", "_text_head")
 
-    def __init__(self, nl: bytes) -> None:
+    def __init__(
+        self,
+        *,
+        request_id: str,
+        model: str,
+        created: int,
+        prompt_tokens: int,
+        include_usage: bool,
+        nl: bytes,
+    ) -> None:
         self.nl = nl
+        self._rid = request_id
+        self._model = model
+        self._created = created  # Unix seconds
+        self._prompt_tokens = prompt_tokens
+        self._usage = include_usage
+        self._setup()
+
+    def _setup(self) -> None:
+        """Pre-serialise the byte pieces this protocol's events are built from."""
 
     def start(self) -> bytes:
         """Events sent right after the headers, before the first token."""
@@ -141,3 +161,7 @@ class EncoderBase:
 
     def comment(self, text: bytes = b"keep-alive") -> bytes:
         return b": " + text + self.nl + self.nl
+
+    def malformed(self) -> bytes:
+        """The start of an answer delta cut off before its JSON closes (the `malformed` fault)."""
+        return self._text_head + b"unterminated" + self.nl + self.nl

@@ -42,6 +42,7 @@ _ERRORS: dict[str, tuple[int, str, str]] = {
 def error(
     kind: str, message: str | None, *, request_id: str, retry_after_s: float | None = None
 ) -> Rendered:
+    """A google.rpc.Status error body; a 429 also names its wait in a RetryInfo detail."""
     status, code_name, default = _ERRORS[kind]
     err: dict[str, Any] = {"code": status, "message": message or default, "status": code_name}
     if kind == "auth_invalid":
@@ -86,43 +87,32 @@ def parse(body: dict[str, Any], path_model: str | None = None) -> ParsedRequest:
 
 
 class Encoder(EncoderBase):
-    __slots__ = ("_prompt", "_usage", "_sent", "_text_close", "_thought_close", "_tail")
+    __slots__ = ("_sent", "_text_close", "_thought_close", "_tail")
 
-    def __init__(
-        self,
-        *,
-        request_id: str,
-        model: str,
-        created: int,
-        prompt_tokens: int,
-        include_usage: bool,
-        nl: bytes,
-    ) -> None:
-        super().__init__(nl)
-        self._prompt = prompt_tokens
-        self._usage = include_usage
-        self._sent = 0
+    def _setup(self) -> None:
+        self._text_head = _HEAD
+        self._sent = 0  # output tokens sent so far: Gemini's usage is a running total
         rest = b'}],"role": "model"},"index": 0}]'
-        if include_usage:
-            rest += b',"usageMetadata": {"promptTokenCount": ' + str(prompt_tokens).encode()
+        if self._usage:
+            rest += b',"usageMetadata": {"promptTokenCount": ' + str(self._prompt_tokens).encode()
             rest += b',"totalTokenCount": '
         self._text_close = b'"' + rest
         self._thought_close = b'","thought": true' + rest
         self._tail = (
             b',"modelVersion": '
-            + json.dumps(model).encode()
+            + json.dumps(self._model).encode()
             + b',"responseId": "'
-            + request_id.encode()
+            + self._rid.encode()
             + b'"}'
-            + nl
-            + nl
+            + self.nl
+            + self.nl
         )
 
     def delta(self, text: bytes, reasoning: bool, tokens: int) -> bytes:
         self._sent += tokens
         close = self._thought_close if reasoning else self._text_close
         if self._usage:
-            running = str(self._prompt + self._sent).encode()
+            running = str(self._prompt_tokens + self._sent).encode()
             return _HEAD + text + close + running + b"}" + self._tail
         return _HEAD + text + close + self._tail
 
@@ -134,10 +124,10 @@ class Encoder(EncoderBase):
         )
         if self._usage:
             usage: dict[str, Any] = {
-                "promptTokenCount": self._prompt,
+                "promptTokenCount": self._prompt_tokens,
                 "candidatesTokenCount": output_tokens - reasoning_tokens,
-                "totalTokenCount": self._prompt + output_tokens,
-                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": self._prompt}],
+                "totalTokenCount": self._prompt_tokens + output_tokens,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": self._prompt_tokens}],
             }
             if reasoning_tokens:
                 usage["thoughtsTokenCount"] = reasoning_tokens
@@ -145,12 +135,6 @@ class Encoder(EncoderBase):
         return body + self._tail
 
     def error_event(self) -> bytes:
-        err = {
-            "code": 500,
-            "message": "An internal error has occurred. Please retry.",
-            "status": "INTERNAL",
-        }
+        status, code_name, message = _ERRORS["server_error"]
+        err = {"code": status, "message": message, "status": code_name}
         return b"data: " + json.dumps({"error": err}).encode() + self.nl + self.nl
-
-    def malformed(self) -> bytes:
-        return _HEAD + b"unterminated" + self.nl + self.nl

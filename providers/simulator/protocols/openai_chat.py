@@ -57,8 +57,11 @@ _OPENAI_ERRORS: dict[str, tuple[int, str, str | None, str]] = {
 }
 
 
-def openai_error(kind: str, message: str | None, *, request_id: str) -> Rendered:
-    """An OpenAI-style error body `{"error": {message, type, param, code}}` (§2.5)."""
+def openai_error(
+    kind: str, message: str | None, *, request_id: str, retry_after_s: float | None = None
+) -> Rendered:
+    """An OpenAI-style error body `{"error": {message, type, param, code}}` (§2.5); the wait
+    of a 429 goes only in the retry-after header (set by the server)."""
     status, type_, code, default = _OPENAI_ERRORS[kind]
     body = {"error": {"message": message or default, "type": type_, "param": None, "code": code}}
     return Rendered(status, dumps(body), {"x-request-id": request_id})
@@ -89,40 +92,21 @@ def parse(body: dict[str, Any], path_model: str | None = None) -> ParsedRequest:
 class Encoder(EncoderBase):
     """Pre-serialised chunk pieces; `delta()` only concatenates bytes."""
 
-    __slots__ = (
-        "_head",
-        "_tail",
-        "_text_head",
-        "_reason_head",
-        "_delta_tail",
-        "_usage",
-        "_prompt_tokens",
-    )
+    __slots__ = ("_head", "_tail", "_reason_head", "_delta_tail")
 
-    def __init__(
-        self,
-        *,
-        request_id: str,
-        model: str,
-        created: int,
-        prompt_tokens: int,
-        include_usage: bool,
-        nl: bytes,
-    ) -> None:
-        super().__init__(nl)
-        self._prompt_tokens = prompt_tokens
-        self._usage = include_usage
+    def _setup(self) -> None:
+        nl = self.nl
         self._head = (
-            b'data: {"id":"chatcmpl-' + request_id.encode() + b'","object":"chat.completion.chunk"'
+            b'data: {"id":"chatcmpl-' + self._rid.encode() + b'","object":"chat.completion.chunk"'
             b',"created":'
-            + str(created).encode()
+            + str(self._created).encode()
             + b',"model":'
-            + dumps(model)
+            + dumps(self._model)
             + b',"system_fingerprint":"fp_tokspeed_sim","choices":[{"index":0,"delta":'
         )
         self._tail = (
             b',"logprobs":null,"finish_reason":null}]'
-            + (b',"usage":null' if include_usage else b"")
+            + (b',"usage":null' if self._usage else b"")
             + b"}"
             + nl
             + nl
@@ -166,6 +150,3 @@ class Encoder(EncoderBase):
         _, type_, code, message = _OPENAI_ERRORS["server_error"]
         body = {"error": {"message": message, "type": type_, "param": None, "code": code}}
         return sse(dumps(body), self.nl)
-
-    def malformed(self) -> bytes:
-        return self._text_head + b"unterminated" + self.nl + self.nl

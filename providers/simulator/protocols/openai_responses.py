@@ -52,41 +52,21 @@ def _unescape(escaped: list[bytes]) -> str:
 class Encoder(EncoderBase):
     __slots__ = (
         "_seq",
-        "_rid",
-        "_model",
-        "_created",
-        "_prompt_tokens",
-        "_usage",
         "_reasoning",
         "_answer",
         "_output",
-        "_text_head",
         "_reason_head",
         "_text_mid",
         "_reason_mid",
     )
 
-    def __init__(
-        self,
-        *,
-        request_id: str,
-        model: str,
-        created: int,
-        prompt_tokens: int,
-        include_usage: bool,
-        nl: bytes,
-    ) -> None:
-        super().__init__(nl)
+    def _setup(self) -> None:
+        nl = self.nl
         self._seq = 0
-        self._rid = request_id
-        self._model = model
-        self._created = created
-        self._prompt_tokens = prompt_tokens
-        self._usage = include_usage
         self._reasoning: list[bytes] = []
         self._answer: list[bytes] = []
         self._output: list[dict[str, Any]] = []  # finished output items
-        rid = request_id.encode()
+        rid = self._rid.encode()
         self._text_head = (
             b"event: response.output_text.delta"
             + nl
@@ -221,6 +201,3 @@ class Encoder(EncoderBase):
                 "param": None,
             },
         )
-
-    def malformed(self) -> bytes:
-        return self._text_head + b"unterminated" + self.nl + self.nl
