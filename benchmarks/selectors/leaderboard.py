@@ -1,6 +1,5 @@
 """The leaderboard: one row per endpoint from Run summaries in a window (never from samples)."""
 
-from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,7 +19,7 @@ from providers.models import Endpoint
 
 from ..costs import input_tokens_estimate
 from ..models import Run, Vantage, Workload
-from .aggregates import Percentile, Quartiles, quartiles
+from .aggregates import SQLITE_QUARTILES, Percentile, Quartiles, register_sqlite
 from .filters import BoardFilters
 from .pricing import cost_per_request
 from .rows import BoardRow, mark_ties, sort_rows
@@ -242,17 +241,27 @@ def _prefill_stats(
         .filter(delta__isnull=False)
         .values_list("endpoint_id", "delta")
     )
-    # One row per slot (9,000 over 30 days): read straight from the cursor, without the
-    # ORM's per-row converters and 100-row chunks (~10 ms of Python at 30 days).
+    # One row per slot (9,000 over 30 days): the quartiles per endpoint are taken in the
+    # database around the pairing query, so only one row per endpoint comes back (reading
+    # every pair into Python and sorting there cost ~15 ms at 30 days).
     sql, params = pairs.query.get_compiler(pairs.db).as_sql()
-    deltas: dict[int, list[float]] = defaultdict(list)
-    with connections[pairs.db].cursor() as cursor:
-        cursor.execute(sql, params)
-        for endpoint_id, delta in cursor.fetchall():
-            deltas[endpoint_id].append(float(delta))
+    connection = connections[pairs.db]
+    if connection.vendor == "sqlite":
+        connection.ensure_connection()
+        register_sqlite(connection.connection)
+        quartiles_sql = f"{SQLITE_QUARTILES}(pairs.delta)"
+    else:
+        quartiles_sql = (
+            "percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP (ORDER BY pairs.delta)"
+        )
+    # Built from the ORM's own SQL and constants; the values stay in `params`.
+    outer = f"SELECT pairs.endpoint_id, {quartiles_sql} FROM ({sql}) AS pairs GROUP BY 1"  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute(outer, params)
+        rows = cursor.fetchall()
     result = {}
-    for endpoint_id, values in deltas.items():
-        low, mid, high = quartiles(values)
+    for endpoint_id, value in rows:
+        low, mid, high = Quartiles.split(value)
         result[endpoint_id] = {
             "prefill_cost_ms": mid,
             "prefill_cost_p25_ms": low,
