@@ -112,6 +112,8 @@ class Launcher:
                 count = queue_first_round()
                 self.say(f"first round: {count} runs queued (one request per endpoint)")
             self.wait_for_web()
+            if self._stop.is_set():  # Ctrl-C while starting
+                return 0
             url = f"http://{self.host}:{self.port}/"
             self.say(f"tokspeed is running: {url}  (admin: {url}admin/; Ctrl-C stops everything)")
             if "TOKSPEED_PUBLIC_DASHBOARD" not in os.environ:
