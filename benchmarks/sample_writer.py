@@ -17,7 +17,7 @@ import time
 from django.db import OperationalError, close_old_connections, connection
 from django.utils import timezone
 
-from .measurement import Measurement
+from .measure.measurement import Measurement
 from .models import Run, RunStatus, Sample
 
 log = logging.getLogger(__name__)

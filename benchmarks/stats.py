@@ -15,12 +15,12 @@ samples only: error samples never enter speed statistics (DESIGN.md §4).
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .measurement import SAMPLE_FIELDS
+from .measure.measurement import SAMPLE_FIELDS
+from .measure.timing import percentile
 
 # Sample fields that are not figures to take percentiles of: labels, error details, the
 # answer's fingerprint, and error-only numbers (an ok sample has no retry_after_s).
@@ -45,16 +45,6 @@ _AFTER_TOTAL = _MEASURED.index("total_ms") + 1
 METRICS: tuple[str, ...] = (*_MEASURED[:_AFTER_TOTAL], "e2e_ms", *_MEASURED[_AFTER_TOTAL:])
 PERCENTILES = (10, 50, 90, 99)
 _TIMINGS = ("connect_ms", "ttfb_ms", "first_event_ms", "ttft_ms", "last_token_ms", "total_ms")
-
-
-def percentile(sorted_values: Sequence[float], q: float) -> float:
-    """The q-th percentile (0–100) of ascending values, linear between closest ranks."""
-    if not sorted_values:
-        raise ValueError("percentile of no values")
-    position = (len(sorted_values) - 1) * q / 100
-    low, high = math.floor(position), math.ceil(position)
-    fraction = position - low
-    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * fraction
 
 
 def describe(values: Iterable[float | None]) -> dict[str, float] | None:

@@ -2,11 +2,11 @@
 
 from rest_framework.routers import DefaultRouter
 
-from .api import AlertViewSet
+from .api.alerts import AlertViewSet
 
 router = DefaultRouter()
 router.include_format_suffixes = False
-router.include_root_view = False  # benchmarks.api_urls owns /api/v1/ itself
+router.include_root_view = False  # dashboard.api_urls owns /api/v1/ itself
 router.register("alerts", AlertViewSet, basename="alert")
 
 urlpatterns = router.urls

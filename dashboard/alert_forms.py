@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from django import forms
 
+from alerts.models import Kind, Metric, Severity, Subscription
+from alerts.recipients import normal
+from alerts.selectors import VIEW_LABELS
 from benchmarks.models import Vantage
 from providers.models import Endpoint, Provider
-
-from .models import Kind, Metric, Severity, Subscription
-from .recipients import normal
-from .selectors import VIEW_LABELS
 
 VIEW_CHOICES = list(VIEW_LABELS.items())
 

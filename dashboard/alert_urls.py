@@ -1,9 +1,9 @@
 from django.urls import path, re_path
 
-from .views.actions import alert_action
-from .views.pages import alert_detail, alert_list
-from .views.subscriptions import subscription_delete, subscription_edit, subscription_list
-from .views.unsubscribe import unsubscribe
+from .views.alerts.actions import alert_action
+from .views.alerts.pages import alert_detail, alert_list
+from .views.alerts.subscriptions import subscription_delete, subscription_edit, subscription_list
+from .views.alerts.unsubscribe import unsubscribe
 
 app_name = "alerts"
 

@@ -5,12 +5,11 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from benchmarks.buckets import BUCKETS
+from benchmarks.models import Vantage, Workload
+from benchmarks.selectors import agent_loop
+from benchmarks.selectors.filters import PEAK, WINDOWS, BoardFilters, window_label
 from providers.models import Endpoint
-
-from .buckets import BUCKETS
-from .models import Vantage, Workload
-from .selectors import agent_loop
-from .selectors.filters import PEAK, WINDOWS, BoardFilters, window_label
 
 COMPARE_MIN, COMPARE_MAX = 2, 4
 

@@ -1,7 +1,7 @@
 """What every protocol adapter provides, and the items it turns SSE events into.
 
 Adapters build the streaming request and parse events. They never read the clock, touch the
-database, or log anything: timing lives in benchmarks/measure.py alone.
+database, or log anything: timing lives in benchmarks/measure/ alone.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 import httpx
 import pytest
 
-from benchmarks.http11 import ChunkedDecoder
 from benchmarks.measure import Limits, make_client
+from benchmarks.measure.http.http11 import ChunkedDecoder
 
 LIMITS = Limits(connect_timeout_s=2, idle_timeout_s=5, deadline_s=10)
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]

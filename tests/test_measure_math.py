@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from benchmarks.measure import SAMPLE_FIELDS, Limits, Measurement
+from benchmarks.measure.timing import decode_token_count, decode_tps, itl_stats, tpot_ms
 from benchmarks.models import Sample
-from benchmarks.timing import decode_token_count, decode_tps, itl_stats, tpot_ms
 from providers.tokens import estimate_tokens
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -34,7 +35,8 @@ from tests.celery_helpers import (
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-REDIS_URL = "redis://127.0.0.1:6379/13"  # a database of its own: no other test's messages
+# A database of its own: no other test's messages; a second checkout testing at once picks another.
+REDIS_URL = os.environ.get("TOKSPEED_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
 ENDED = (RunStatus.DONE, RunStatus.PARTIAL, RunStatus.FAILED)
 
 

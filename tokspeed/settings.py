@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "providers",
     "benchmarks",
     "alerts",
+    "dashboard",
 ]
 
 MIDDLEWARE = [
@@ -167,21 +168,21 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    # Reads follow TOKSPEED_PUBLIC_DASHBOARD; writes need staff (benchmarks/api/permissions.py).
-    "DEFAULT_PERMISSION_CLASSES": ["benchmarks.api.permissions.ReadPublicOrAuthenticated"],
+    # Reads follow TOKSPEED_PUBLIC_DASHBOARD; writes need staff (dashboard/api/permissions.py).
+    "DEFAULT_PERMISSION_CLASSES": ["dashboard.api.permissions.ReadPublicOrAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "benchmarks.api.pagination.Pages",
+    "DEFAULT_PAGINATION_CLASS": "dashboard.api.pagination.Pages",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_THROTTLE_CLASSES": [
-        "benchmarks.api.throttling.AnonThrottle",
-        "benchmarks.api.throttling.UserThrottle",
+        "dashboard.api.throttling.AnonThrottle",
+        "dashboard.api.throttling.UserThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("TOKSPEED_THROTTLE_ANON", "120/min"),
         "user": os.environ.get("TOKSPEED_THROTTLE_USER", "1200/min"),
     },
-    "EXCEPTION_HANDLER": "benchmarks.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "dashboard.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "tokspeed API",
@@ -203,7 +204,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "benchmarks.api.schema.add_error_responses",
+        "dashboard.api.schema.add_error_responses",
     ],
 }
 

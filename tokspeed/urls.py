@@ -4,8 +4,8 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
-    path("api/v1/", include("benchmarks.api_urls")),
-    path("api/v1/", include("alerts.api_urls")),
-    path("alerts/", include("alerts.urls")),
-    path("", include("benchmarks.urls")),
+    path("api/v1/", include("dashboard.api_urls")),
+    path("api/v1/", include("dashboard.alert_api_urls")),
+    path("alerts/", include("dashboard.alert_urls")),
+    path("", include("dashboard.urls")),
 ]

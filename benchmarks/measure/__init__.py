@@ -10,9 +10,9 @@ arrivals), transport.py (the client and its pool), stream.py (one request), reco
 """
 
 from .burst import BurstResult, measure_burst, run_burst, throughput
+from .http.transport import make_client
 from .measurement import SAMPLE_FIELDS, Limits, Measurement
-from .stream import execute, measure_request, prepare_request
-from .transport import make_client
+from .request import execute, measure_request, prepare_request
 
 __all__ = [
     "SAMPLE_FIELDS",

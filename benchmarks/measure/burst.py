@@ -12,9 +12,9 @@ import httpx
 
 from providers.base import EndpointConfig
 
+from .http.transport import make_client
 from .measurement import Limits, Measurement
-from .stream import execute, prepare_request
-from .transport import make_client
+from .request import execute, prepare_request
 
 
 @dataclass(slots=True)

@@ -1,7 +1,7 @@
 """Measure one streamed request (DESIGN.md §4): send, stamp every network read, classify.
 
 Clock discipline: t0 is read just before the request goes to httpx. Every piece of body that
-aiter_raw yields carries the time its bytes arrived (`Connection.read_ns`, benchmarks/netstream.py:
+aiter_raw yields carries the time its bytes arrived (`Connection.read_ns`, http/connection.py:
 the kernel's receive stamp, or the clock read first thing when the socket became readable), and
 each SSE event decoded from that piece gets that stamp. Parsing happens after stamping and never
 moves the clock. Only a stream whose transport is not ours (a plain httpx client) falls back to
@@ -23,8 +23,8 @@ from providers.errors import classify_status, classify_transport
 from providers.registry import get_adapter
 from providers.sse import SSEDecoder
 
+from .http.connection import Connection
 from .measurement import Limits, Measurement
-from .netstream import Connection
 from .recorder import Recorder
 
 # How much of an error body is read and classified.

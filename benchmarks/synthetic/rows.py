@@ -7,7 +7,7 @@ import numpy as np
 from django.db import models
 
 from ..buckets import tod_bucket
-from ..measurement import SAMPLE_FIELDS
+from ..measure.measurement import SAMPLE_FIELDS
 from ..models import RunStatus, Sample
 from ..stats import median
 from .generate import ERROR_STATUS, ERRORS, Batch, to_datetimes

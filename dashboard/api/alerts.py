@@ -16,15 +16,14 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from benchmarks.api.params import StrictQueryMixin
-from benchmarks.api.permissions import can_read
-from benchmarks.api.views.base import CheckedLookupMixin
-
-from . import selectors
-from .actions import ACTIONS, ActionRefused, allowed_actions, perform
-from .models import Alert, AlertEvent
-from .presenters import links
-from .transitions import NUMBERS
+from alerts import selectors
+from alerts.actions import ACTIONS, ActionRefused, allowed_actions, perform
+from alerts.models import Alert, AlertEvent
+from alerts.presenters import links
+from alerts.transitions import NUMBERS
+from dashboard.api.params import StrictQueryMixin
+from dashboard.api.permissions import can_read
+from dashboard.api.views.base import CheckedLookupMixin
 
 FILTERS = ("view", "kind", "metric", "severity", "endpoint", "provider", "vantage")
 

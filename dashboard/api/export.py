@@ -10,7 +10,8 @@ from django.http import StreamingHttpResponse
 from django.utils import timezone
 from rest_framework.renderers import BaseRenderer
 
-from ..models import Run, Sample
+from benchmarks.models import Run, Sample
+
 from .serializers.runs import RUN_FIELDS, SAMPLE_FIELDS
 
 CHUNK = 2_000

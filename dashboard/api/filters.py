@@ -4,9 +4,8 @@ import django_filters
 from django import forms
 from django.db.models import QuerySet
 
+from benchmarks.models import Run, RunStatus, Vantage, Workload
 from providers.models import Endpoint, Provider
-
-from ..models import Run, RunStatus, Vantage, Workload
 
 
 class SlugChoiceFilter(django_filters.ModelChoiceFilter):

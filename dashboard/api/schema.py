@@ -31,7 +31,7 @@ def _errors_for(path: str, operation: dict[str, Any]) -> dict[str, str]:
 
 
 def _describe_lookups(operation: dict[str, Any]) -> None:
-    """Path slugs have a shape (benchmarks/api/views/base.py): say so."""
+    """Path slugs have a shape (dashboard/api/views/base.py): say so."""
     for parameter in operation.get("parameters", []):
         if parameter.get("in") == "path" and parameter.get("name") == "slug":
             parameter.setdefault("schema", {})["pattern"] = f"^{SLUG_PATTERN}$"

@@ -3,10 +3,11 @@
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from benchmarks.selectors import agent_loop
+from benchmarks.selectors.filters import BoardFilters
+from benchmarks.selectors.leaderboard import leaderboard
+
 from ..forms import AgentLoopForm, FilterForm
-from ..selectors import agent_loop
-from ..selectors.filters import BoardFilters
-from ..selectors.leaderboard import leaderboard
 from .access import dashboard_view
 from .empty import empty_state
 

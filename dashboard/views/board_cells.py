@@ -8,7 +8,8 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
-from ..selectors.rows import BoardRow
+from benchmarks.selectors.rows import BoardRow
+
 from ..templatetags.dashboard_format import ago, ms, ms_range, pct, tps, tps_range, usd, usd_small
 
 # An error rate at or above this is shown in red.

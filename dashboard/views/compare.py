@@ -3,13 +3,13 @@
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from benchmarks.selectors import agent_loop
+from benchmarks.selectors.filters import BoardFilters
+from benchmarks.selectors.history import endpoint_history
+from benchmarks.selectors.leaderboard import leaderboard
 from providers.models import Endpoint
 
 from ..forms import COMPARE_MAX, COMPARE_MIN, FilterForm, parse_compare
-from ..selectors import agent_loop
-from ..selectors.filters import BoardFilters
-from ..selectors.history import endpoint_history
-from ..selectors.leaderboard import leaderboard
 from .access import dashboard_view
 
 FIELDS = ("workload", "window", "vantage")

@@ -1,8 +1,7 @@
 """What to tell someone when there is nothing to show yet (and how to fix it)."""
 
+from benchmarks.models import Run
 from providers.models import Endpoint
-
-from ..models import Run
 
 
 def empty_state(*, has_data: bool) -> str | None:

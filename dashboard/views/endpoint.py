@@ -4,13 +4,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from alerts.selectors import change_points, open_alerts_by_endpoint
+from benchmarks.models import Run
+from benchmarks.selectors.filters import BoardFilters
+from benchmarks.selectors.history import endpoint_history
+from benchmarks.selectors.scope import resolve_vantage, resolve_workload, since
 from providers.models import Endpoint
 
 from ..forms import FilterForm
-from ..models import Run
-from ..selectors.filters import BoardFilters
-from ..selectors.history import endpoint_history
-from ..selectors.scope import resolve_vantage, resolve_workload, since
 from .access import dashboard_view
 from .alert_badges import banner_items, banner_level
 

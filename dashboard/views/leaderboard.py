@@ -6,12 +6,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from alerts.selectors import open_alerts_by_endpoint
+from benchmarks.buckets import BUCKETS
+from benchmarks.selectors.filters import DEFAULT_SORT, SORT_KEYS, BoardFilters
+from benchmarks.selectors.leaderboard import leaderboard
+from benchmarks.selectors.rows import BoardRow
 
-from ..buckets import BUCKETS
 from ..forms import FilterForm
-from ..selectors.filters import DEFAULT_SORT, SORT_KEYS, BoardFilters
-from ..selectors.leaderboard import leaderboard
-from ..selectors.rows import BoardRow
 from .access import dashboard_view
 from .alert_badges import alert_cell_html
 from .board_cells import row_cells_html

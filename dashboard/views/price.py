@@ -5,10 +5,11 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from benchmarks.selectors.filters import BoardFilters
+from benchmarks.selectors.leaderboard import leaderboard
+from benchmarks.selectors.pricing import pareto_frontier
+
 from ..forms import FilterForm
-from ..selectors.filters import BoardFilters
-from ..selectors.leaderboard import leaderboard
-from ..selectors.pricing import pareto_frontier
 from .access import dashboard_view
 from .empty import empty_state
 

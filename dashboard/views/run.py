@@ -5,7 +5,8 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from ..models import Run, Sample
+from benchmarks.models import Run, Sample
+
 from .access import dashboard_view
 
 # A peak-concurrency run can be large; the waterfall stays readable up to this many requests.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from .netstream import Connection
+from .connection import Connection
 
 MAX_HEAD_BYTES = 64 * 1024
 _HEAD_END = re.compile(rb"\r?\n\r?\n")

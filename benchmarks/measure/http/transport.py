@@ -1,7 +1,7 @@
 """The httpx client measurements use: a transport over stamping connections.
 
-httpx lets a client plug in its own transport; this one speaks HTTP/1.1 (benchmarks/http11.py)
-over the connections of benchmarks/netstream.py, whose every read carries its arrival time.
+httpx lets a client plug in its own transport; this one speaks HTTP/1.1 (http11.py)
+over the connections of connection.py, whose every read carries its arrival time.
 Why not httpcore's pool: it re-scans every connection for every request it queues and every
 response it closes (cubic per burst: ~10⁶ checks at 128 streams, seconds of CPU spent after t0,
 inside the TTFT of the requests waiting), its locks yield to the event loop several times per
@@ -23,9 +23,9 @@ from typing import Any
 
 import httpx
 
+from ..measurement import Limits
 from . import http11
-from .measurement import Limits
-from .netstream import Connection, open_connection
+from .connection import Connection, open_connection
 
 Trace = Callable[[str, dict[str, Any]], Awaitable[None]]
 _Origin = tuple[str, str, int]

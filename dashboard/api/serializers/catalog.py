@@ -7,10 +7,10 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from rest_framework import serializers
 
+from benchmarks.models import Schedule, Vantage, Workload
+from benchmarks.validators import parse_times_of_day, validate_schedule_timing
 from providers.models import Endpoint
 
-from ...models import Schedule, Vantage, Workload
-from ...validators import parse_times_of_day, validate_schedule_timing
 from .fields import SlugRef
 
 _QUEUE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

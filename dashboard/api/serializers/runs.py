@@ -2,10 +2,10 @@
 
 from rest_framework import serializers
 
+from benchmarks.measure.measurement import SAMPLE_FIELDS as MEASURED_FIELDS
+from benchmarks.models import Run, Sample, Vantage, Workload
 from providers.models import Endpoint
 
-from ...measurement import SAMPLE_FIELDS as MEASURED_FIELDS
-from ...models import Run, Sample, Vantage, Workload
 from .fields import SlugRef
 
 RUN_FIELDS = [

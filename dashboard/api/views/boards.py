@@ -9,10 +9,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from alerts.selectors import open_alerts_by_endpoint
+from benchmarks.selectors import agent_loop
+from benchmarks.selectors.filters import BoardFilters
+from benchmarks.selectors.leaderboard import leaderboard
 
-from ...selectors import agent_loop
-from ...selectors.filters import BoardFilters
-from ...selectors.leaderboard import leaderboard
 from ...views.alert_badges import api_alerts
 from ..params import StrictQueryMixin, float_param, int_param
 from .docs import AGENT_LOOP_PARAMETERS, BOARD_PARAMETERS

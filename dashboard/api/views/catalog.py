@@ -1,6 +1,7 @@
 """Workloads, schedules and vantages: readers list them, staff edit them."""
 
-from ...models import Schedule, Vantage, Workload
+from benchmarks.models import Schedule, Vantage, Workload
+
 from ..serializers.catalog import ScheduleSerializer, VantageSerializer, WorkloadSerializer
 from .base import ID_PATTERN, ModelViewSet
 

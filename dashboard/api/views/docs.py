@@ -3,8 +3,8 @@
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 
-from ...buckets import BUCKETS
-from ...selectors.agent_loop import (
+from benchmarks.buckets import BUCKETS
+from benchmarks.selectors.agent_loop import (
     DEFAULT_CALLS,
     DEFAULT_TOKENS_PER_CALL,
     DEFAULT_TOOL_S,
@@ -12,7 +12,8 @@ from ...selectors.agent_loop import (
     MAX_TOKENS_PER_CALL,
     MAX_TOOL_S,
 )
-from ...selectors.filters import DEFAULT_SORT, PEAK, SORT_KEYS, WINDOWS
+from benchmarks.selectors.filters import DEFAULT_SORT, PEAK, SORT_KEYS, WINDOWS
+
 from ..filters import RunFilter
 
 _SORTS = [*SORT_KEYS, *(f"-{key}" for key in SORT_KEYS)]

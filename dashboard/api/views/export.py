@@ -6,7 +6,8 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
-from ...models import Run
+from benchmarks.models import Run
+
 from ..export import CSVRenderer, runs_csv, samples_csv
 from ..filters import RunFilter
 from ..params import StrictQueryMixin

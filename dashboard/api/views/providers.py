@@ -8,10 +8,10 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from benchmarks.selectors.filters import BoardFilters
+from benchmarks.selectors.history import endpoint_history
 from providers.models import Endpoint, Provider
 
-from ...selectors.filters import BoardFilters
-from ...selectors.history import endpoint_history
 from ..filters import SlugChoiceFilter
 from ..serializers.providers import EndpointSerializer, ProviderSerializer
 from .base import ModelViewSet

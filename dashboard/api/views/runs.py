@@ -7,9 +7,10 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ...dispatch import queue_run_now
-from ...models import Run, Sample
-from ...selectors.scope import resolve_vantage
+from benchmarks.dispatch import queue_run_now
+from benchmarks.models import Run, Sample
+from benchmarks.selectors.scope import resolve_vantage
+
 from ..errors import Conflict
 from ..filters import RunFilter
 from ..params import StrictQueryMixin

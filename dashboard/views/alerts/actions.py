@@ -10,10 +10,11 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from ..actions import ACTIONS, ActionRefused, allowed_actions, perform
-from ..forms import ActionForm
-from ..models import Alert
-from ..wording import headline
+from alerts.actions import ACTIONS, ActionRefused, allowed_actions, perform
+from alerts.models import Alert
+from alerts.wording import headline
+
+from ...alert_forms import ActionForm
 
 EXPLAIN = {
     "acknowledge": "Someone is on it. The alert stays open until the series recovers; "

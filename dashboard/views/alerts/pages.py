@@ -8,13 +8,13 @@ from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from benchmarks.views.access import dashboard_view
+from alerts import selectors
+from alerts.actions import ACTIONS, allowed_actions
+from alerts.models import Alert, Status
+from alerts.presenters import present
+from dashboard.views.access import dashboard_view
 
-from .. import selectors
-from ..actions import ACTIONS, allowed_actions
-from ..forms import AlertFilterForm
-from ..models import Alert, Status
-from ..presenters import present
+from ...alert_forms import AlertFilterForm
 
 PAGE_SIZE = 50
 

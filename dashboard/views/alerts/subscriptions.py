@@ -8,8 +8,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from ..forms import SubscriptionForm
-from ..models import EmailOptOut, Subscription
+from alerts.models import EmailOptOut, Subscription
+
+from ...alert_forms import SubscriptionForm
 
 
 @login_required
