@@ -18,7 +18,7 @@ from .detector import Window
 from .models import Segment
 from .rules import DetectorConfig
 
-ENDED = ("done", "partial", "failed")
+ENDED = Run.FINISHED  # the series holds runs whose summary is written
 
 
 @dataclass(frozen=True, slots=True)

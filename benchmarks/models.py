@@ -105,6 +105,11 @@ BOARD_COLUMNS = [
 
 
 class Run(models.Model):
+    # A finished run has its summary written: statistics, alerts and boards read these.
+    FINISHED = frozenset({RunStatus.DONE, RunStatus.PARTIAL, RunStatus.FAILED})
+    # An ended run will do no more work: finished, or skipped (a missed slot not replayed).
+    ENDED = FINISHED | {RunStatus.SKIPPED}
+
     endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="runs")
     workload = models.ForeignKey(Workload, on_delete=models.PROTECT, related_name="runs")
     vantage = models.ForeignKey(Vantage, on_delete=models.PROTECT, related_name="runs")

@@ -18,7 +18,7 @@ from django.db.models import (
 from providers.models import Endpoint
 
 from ..costs import input_tokens_estimate
-from ..models import Run, Vantage, Workload
+from ..models import Run, RunStatus, Vantage, Workload
 from .aggregates import SQLITE_QUARTILES, Percentile, Quartiles, register_sqlite
 from .filters import BoardFilters
 from .pricing import cost_per_request
@@ -289,11 +289,11 @@ def _status(endpoint: Endpoint, error_rate: float | None) -> str:
         return "no key"
     if endpoint.last_status is None:
         return "no runs yet"
-    if endpoint.last_status == "failed":
+    if endpoint.last_status == RunStatus.FAILED:
         return "failing"
     if endpoint.last_status in ("queued", "running"):
         return "running"
-    if endpoint.last_status == "partial" or (error_rate or 0) >= 0.2:
+    if endpoint.last_status == RunStatus.PARTIAL or (error_rate or 0) >= 0.2:
         return "errors"
     return "ok"
 

@@ -6,10 +6,10 @@ from datetime import datetime, timedelta
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from ..models import Run, RunStatus, Vantage, Workload
+from ..models import Run, Vantage, Workload
 
 # Runs that have ended; queued/running ones have no summary yet and skipped ones were never sent.
-FINISHED = (RunStatus.DONE, RunStatus.PARTIAL, RunStatus.FAILED)
+FINISHED = Run.FINISHED
 
 
 def resolve_vantage(vantage: Vantage | str | None) -> Vantage | None:

@@ -11,8 +11,6 @@ from benchmarks.models import Run, RunStatus, Vantage, Workload
 from benchmarks.selectors.scope import resolve_vantage
 from providers.models import Endpoint
 
-ENDED = {RunStatus.DONE, RunStatus.PARTIAL, RunStatus.FAILED, RunStatus.SKIPPED}
-
 
 def _fmt(value: float | None, unit: str, digits: int = 0) -> str:
     return "—" if value is None else f"{value:,.{digits}f} {unit}"
@@ -76,7 +74,7 @@ class Command(BaseCommand):
         deadline = time.monotonic() + timeout
         pending = set(run_ids)
         while pending:
-            ended = Run.objects.filter(id__in=pending, status__in=ENDED).select_related(
+            ended = Run.objects.filter(id__in=pending, status__in=Run.ENDED).select_related(
                 "endpoint__provider", "workload", "vantage"
             )
             for run in ended:
