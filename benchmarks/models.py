@@ -23,6 +23,11 @@ class Workload(models.Model):
         default=5, help_text="Rounds; a run sends repetitions × concurrency requests."
     )
     max_output_tokens = models.PositiveIntegerField(default=2048)
+    cold_connections = models.BooleanField(
+        default=False,
+        help_text="Open each request's connection inside its TTFT (to measure cold starts). "
+        "Off: a round's connections are opened before its clocks start.",
+    )
     enabled = models.BooleanField(default=True)
 
     class Meta:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -23,9 +24,10 @@ from django.utils import timezone
 import tokspeed
 from providers.base import EndpointConfig
 from providers.config import MissingKey, endpoint_config
+from providers.models import Provider
 
 from .finish import finish_run
-from .measure import Limits, Measurement, make_client, measure_burst
+from .measure import Limits, Measurement, Network, make_client, measure_burst
 from .models import Run, RunStatus
 from .prompts import build_prompt
 from .sample_writer import SampleWriter
@@ -142,6 +144,8 @@ def measure_missing(run: Run, config: EndpointConfig, *, attempt: int) -> None:
         context_tokens=run.context_tokens,
         max_tokens=run.workload.max_output_tokens,
         concurrency=run.concurrency,
+        cold=run.workload.cold_connections,
+        network=network_for(run.endpoint.provider),
     )
     heartbeat_s = max(settings.TOKSPEED_RUN_LEASE_S / 3, 0.2)
     with SampleWriter(run_id=run.id, attempt=attempt, heartbeat_s=heartbeat_s) as writer:
@@ -159,13 +163,27 @@ class Shape:
     context_tokens: int
     max_tokens: int
     concurrency: int
+    cold: bool
+    network: Network
+
+
+def network_for(provider: Provider | None) -> Network:
+    """How workers reach `provider`: its proxy variable (else the standard proxy variables),
+    its CA bundle, and whether private addresses are allowed (checked at every connect)."""
+    allow_private = settings.TOKSPEED_ALLOW_PRIVATE_ENDPOINTS
+    if provider is None:
+        return Network(allow_private=allow_private)
+    proxy = os.environ.get(provider.proxy_env, "").strip() if provider.proxy_env else None
+    return Network(proxy=proxy, ca_bundle=provider.ca_bundle, allow_private=allow_private)
 
 
 async def _measure_rounds(
     shape: Shape, config: EndpointConfig, todo: list[tuple[int, set[int]]], writer: SampleWriter
 ) -> None:
     limits = Limits.from_settings()
-    async with make_client(limits=limits, max_connections=shape.concurrency) as client:
+    async with make_client(
+        limits=limits, max_connections=shape.concurrency, network=shape.network
+    ) as client:
         for round_no, missing in todo:
             if writer.lost:
                 raise LeaseLost
@@ -187,4 +205,5 @@ async def _measure_rounds(
                 max_tokens=shape.max_tokens,
                 limits=limits,
                 on_done=on_done,
+                cold=shape.cold,
             )

@@ -38,6 +38,22 @@ class Provider(models.Model):
         help_text="Name of the environment variable holding the key; the key is never stored.",
     )
     extra_headers = models.JSONField(default=dict, blank=True)
+    proxy_env = models.CharField(
+        "proxy variable",
+        max_length=100,
+        blank=True,
+        validators=[validate_env_name],
+        help_text="Name of an environment variable holding this provider's proxy URL "
+        "(http://[user:password@]host:port; empty value = connect directly). Blank: the "
+        "workers' HTTPS_PROXY / HTTP_PROXY / NO_PROXY.",
+    )
+    ca_bundle = models.CharField(
+        "CA bundle",
+        max_length=300,
+        blank=True,
+        help_text="Path, on the workers, of a PEM file of CA certificates to trust (a "
+        "TLS-inspecting proxy's CA). Blank: SSL_CERT_FILE, else the standard bundle.",
+    )
     enabled = models.BooleanField(default=True)
     simulated = models.BooleanField(
         default=False, help_text="Served by tokspeed's reference simulator, not a real provider."

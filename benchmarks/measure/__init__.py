@@ -10,6 +10,7 @@ arrivals), transport.py (the client and its pool), stream.py (one request), reco
 """
 
 from .burst import BurstResult, measure_burst, run_burst, throughput
+from .http.network import Network
 from .http.transport import make_client
 from .measurement import SAMPLE_FIELDS, Limits, Measurement
 from .request import execute, measure_request, prepare_request
@@ -19,6 +20,7 @@ __all__ = [
     "BurstResult",
     "Limits",
     "Measurement",
+    "Network",
     "execute",
     "make_client",
     "measure_burst",

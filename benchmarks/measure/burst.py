@@ -12,7 +12,7 @@ import httpx
 
 from providers.base import EndpointConfig
 
-from .http.transport import make_client
+from .http.transport import make_client, preconnect
 from .measurement import Limits, Measurement
 from .request import execute, prepare_request
 
@@ -47,12 +47,15 @@ async def measure_burst(
     max_tokens: int,
     limits: Limits,
     on_done: Callable[[int, Measurement], None] | None = None,
+    cold: bool = False,
 ) -> BurstResult:
     """Send one request per prompt, all at once, and measure each.
 
-    Every request body is built before the barrier, so once released each task goes straight
-    to the socket. `on_done(i, m)` runs inside the event loop as request i ends, while others
-    are still streaming: keep it cheap (a list append, a queue.put), never a database write.
+    Every request body is built, and (unless `cold`) every connection opened, before the
+    barrier, so once released each task goes straight to the socket and no TTFT holds a TCP or
+    TLS handshake; `cold` leaves connecting inside the requests (to measure cold starts).
+    `on_done(i, m)` runs inside the event loop as request i ends, while others are still
+    streaming: keep it cheap (a list append, a queue.put), never a database write.
     The client's pool must hold len(prompts) connections (see make_client).
     """
     if not prompts:
@@ -60,6 +63,8 @@ async def measure_burst(
     prepared = [
         prepare_request(client, config, prompt=prompt, max_tokens=max_tokens) for prompt in prompts
     ]
+    if not cold:
+        await preconnect(client, prepared[0].request.url, len(prepared))
     results: list[Measurement | None] = [None] * len(prepared)
     gate = asyncio.Event()
     all_waiting = asyncio.Event()

@@ -30,6 +30,7 @@ class Recorder:
         "t0_ns",
         "connect_start_ns",
         "connect_end_ns",
+        "preopened_connect_ms",
         "headers_ns",
         "first_event_ns",
         "ttft_ns",
@@ -59,6 +60,7 @@ class Recorder:
         self.t0_ns = t0_ns
         self.connect_start_ns = 0
         self.connect_end_ns = 0
+        self.preopened_connect_ms: float | None = None
         self.headers_ns = 0
         self.first_event_ns = 0
         self.ttft_ns = 0
@@ -194,6 +196,8 @@ class Recorder:
 
     def _connect_ms(self) -> float | None:
         if not self.connect_start_ns:
+            if self.preopened_connect_ms is not None:
+                return self.preopened_connect_ms  # opened for this request before t0
             # No connect trace: a reused keep-alive connection, if the request got an answer.
             return 0.0 if self.headers_ns else None
         if not self.connect_end_ns:

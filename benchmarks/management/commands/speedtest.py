@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from benchmarks.measure import Limits, Measurement, make_client, measure_burst
 from benchmarks.prompts import build_prompt
+from benchmarks.runner import network_for
 from benchmarks.stats import median, summarize
 from providers.base import EndpointConfig
 from providers.config import MissingKey, adhoc_config, endpoint_config
@@ -102,6 +103,11 @@ class Command(BaseCommand):
             help="Neutral text pasted above the prompt, in tokens (prefill cost).",
         )
         parser.add_argument("--max-tokens", type=bounded_int(1, 1_000_000), default=2048)
+        parser.add_argument(
+            "--cold",
+            action="store_true",
+            help="Open each request's connection inside its TTFT (default: before the round).",
+        )
         parser.add_argument("--json", action="store_true", help="Print one JSON object.")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -146,7 +152,9 @@ class Command(BaseCommand):
         samples: list[Measurement] = []
         with report.progress:
             task = report.progress.add_task("streaming", total=concurrency * repeat)
-            async with make_client(limits=limits, max_connections=concurrency) as client:
+            async with make_client(
+                limits=limits, max_connections=concurrency, network=self._network
+            ) as client:
                 for number in range(repeat):
                     prompts = [
                         build_prompt(context_tokens=options["context_tokens"])
@@ -158,6 +166,7 @@ class Command(BaseCommand):
                         prompts=prompts,
                         max_tokens=options["max_tokens"],
                         limits=limits,
+                        cold=options["cold"],
                         # Cheap on purpose: it runs in the event loop while others stream.
                         on_done=lambda _i, _m: report.progress.advance(task),
                     )
@@ -185,6 +194,7 @@ class Command(BaseCommand):
                 config = endpoint_config(endpoint)
             except MissingKey as exc:
                 raise CommandError(str(exc)) from None
+            self._network = network_for(endpoint.provider)
             return config, endpoint.label, endpoint.provider.simulated
         if not all(adhoc):
             raise CommandError(
@@ -201,6 +211,7 @@ class Command(BaseCommand):
             raise CommandError(" ".join(exc.messages)) from None
         except MissingKey as exc:
             raise CommandError(str(exc)) from None
+        self._network = network_for(None)
         return config, f"{config.model} @ {config.base_url}", False
 
 

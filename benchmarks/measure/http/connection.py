@@ -20,8 +20,10 @@ import struct
 import sys
 import time
 from collections import deque
+from collections.abc import Callable
 from time import perf_counter_ns
 
+import aiohappyeyeballs
 import httpx
 
 _READ_SIZE = 64 * 1024
@@ -36,6 +38,7 @@ _STALE_NS = 60 * 1_000_000_000  # a kernel stamp this old (or in the future) is 
 # events every protocol sends before the first token (Responses API: four).
 _SPLIT_MESSAGES = 16
 _EVENT_END = re.compile(rb"\n\r?\n")
+_HAPPY_EYEBALLS_DELAY_S = 0.25  # RFC 8305's recommended connection attempt delay
 
 
 def _kernel_stamp(ancdata: list[tuple[int, int, bytes]], now_ns: int, offset_ns: int) -> int:
@@ -75,6 +78,10 @@ class Connection:
         self._raw_ns = 0  # stamp of the last raw chunk fed to TLS
         self._split_budget = 0  # messages still to read one at a time (see _read_split)
         self.read_ns = 0
+        self.peer = _peer(sock)  # the address that won the race, e.g. "203.0.113.7:443"
+        # Opened ahead of its request (the round's connections are opened before t0): how long
+        # TCP (+ proxy tunnel, + TLS) took then; None for a connection opened by its request.
+        self.preopened_connect_ms: float | None = None
         self._reading = True
         self._loop.add_reader(sock.fileno(), self._on_readable)
 
@@ -281,50 +288,62 @@ def _record_ends(data: bytes) -> list[int]:
     return ends
 
 
+def _peer(sock: socket.socket) -> str:
+    try:
+        address = sock.getpeername()
+    except OSError:
+        return ""
+    host, port = address[0], address[1]
+    return f"[{host}]:{port}" if sock.family == socket.AF_INET6 else f"{host}:{port}"
+
+
 def _expire(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_exception(TimeoutError())
 
 
 async def _addresses(host: str, port: int) -> list[tuple]:
+    """getaddrinfo's answers (family, type, proto, canonname, sockaddr), in resolver order."""
     try:
         ip = ipaddress.ip_address(host)  # a literal needs no resolver thread
     except ValueError:
-        infos = await asyncio.get_running_loop().getaddrinfo(
+        return await asyncio.get_running_loop().getaddrinfo(
             host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
         )
-        return [(family, address) for family, _, _, _, address in infos]
     family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
-    return [(family, (host, port))]
+    return [(family, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (host, port))]
 
 
-async def open_connection(host: str, port: int, timeout: float | None) -> Connection:
-    """Resolve and connect (addresses in resolver order), TCP_NODELAY, kernel RX stamps on."""
-    loop = asyncio.get_running_loop()
-    errors: list[str] = []
+async def open_connection(
+    host: str, port: int, timeout: float | None, *, check: Callable[[str, str], None] | None = None
+) -> Connection:
+    """Resolve and connect, TCP_NODELAY, kernel RX stamps on.
+
+    A host with several addresses is raced (RFC 8305 Happy Eyeballs, aiohappyeyeballs: families
+    interleaved, the next attempt 250 ms after the last), so a dead IPv6 address costs at most
+    that delay, never a whole connect timeout inside a measured TTFT. `check(host, address)`
+    may refuse each resolved address (AddressRefused) before anything is sent to it.
+    """
     try:
         async with asyncio.timeout(timeout):
-            addresses = await _addresses(host, port)
-            for index, (family, address) in enumerate(addresses):
-                sock = socket.socket(family, socket.SOCK_STREAM)
-                sock.setblocking(False)
-                try:
-                    # A dead address must not eat the whole budget while others remain.
-                    async with asyncio.timeout(2.0 if index < len(addresses) - 1 else None):
-                        await loop.sock_connect(sock, address)
-                except (OSError, TimeoutError) as exc:
-                    sock.close()
-                    errors.append(str(exc) or type(exc).__name__)
-                    continue
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                if _SO_TIMESTAMPNS is not None:
-                    try:
-                        sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
-                    except OSError:
-                        pass  # no kernel stamps: the readiness callback's clock is used
-                return Connection(sock)
+            infos = await _addresses(host, port)
+            if check is not None:
+                for info in infos:
+                    check(host, info[4][0])
+            sock = await aiohappyeyeballs.start_connection(
+                infos, happy_eyeballs_delay=_HAPPY_EYEBALLS_DELAY_S, interleave=1
+            )
     except TimeoutError as exc:
         raise httpx.ConnectTimeout(f"connecting to {host}:{port} timed out") from exc
-    except OSError as exc:  # resolution failed
-        raise httpx.ConnectError(f"cannot resolve {host}: {exc}") from exc
-    raise httpx.ConnectError(f"connecting to {host}:{port}: {'; '.join(errors)}")
+    except socket.gaierror as exc:
+        raise httpx.ConnectError(f"cannot resolve {host}: {exc.strerror or exc}") from exc
+    except OSError as exc:
+        raise httpx.ConnectError(f"connecting to {host}:{port}: {exc}") from exc
+    sock.setblocking(False)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if _SO_TIMESTAMPNS is not None:
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+        except OSError:
+            pass  # no kernel stamps: the readiness callback's clock is used
+    return Connection(sock)

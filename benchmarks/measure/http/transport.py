@@ -10,15 +10,19 @@ per-origin stack: O(1) to take one, O(1) to give one back.
 
 The client honours httpx's "trace" request extension for connect timing (the same event names
 as httpcore), sends `Accept-Encoding: identity` (aiter_raw must see the event stream as sent)
-and uses no proxies and no redirects: we time the endpoint itself.
+and follows no redirects: we time the endpoint itself. Behind a company proxy it opens an HTTP
+CONNECT tunnel (network.py says which proxy) and runs TLS inside it over the same stamping
+socket, so stamps stay the kernel's receive times; the proxy's own work is in connect_ms and,
+for the request's bytes, in TTFT, as it is for every client behind that proxy.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
-from functools import cache
+from time import perf_counter_ns
 from typing import Any
 
 import httpx
@@ -26,17 +30,10 @@ import httpx
 from ..measurement import Limits
 from . import http11
 from .connection import Connection, open_connection
+from .network import Network
 
 Trace = Callable[[str, dict[str, Any]], Awaitable[None]]
 _Origin = tuple[str, str, int]
-
-
-@cache
-def _ssl_context() -> ssl.SSLContext:
-    """httpx's default verification (certifi); loading the CA bundle takes ~0.2 s, so once."""
-    context = httpx.create_ssl_context()
-    context.set_alpn_protocols(["http/1.1"])
-    return context
 
 
 class _Body(httpx.AsyncByteStream):
@@ -91,8 +88,16 @@ class _Body(httpx.AsyncByteStream):
 class StampingTransport(httpx.AsyncBaseTransport):
     """HTTP/1.1 over stamping connections; at most `max_connections` open, idle ones reused."""
 
-    def __init__(self, *, max_connections: int, ssl_context: ssl.SSLContext | None = None) -> None:
-        self._ssl_context = ssl_context
+    def __init__(
+        self,
+        *,
+        max_connections: int,
+        network: Network | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self._network = network or Network()
+        # Built now, before any clock starts: loading a CA bundle blocks the loop for ~0.2 s.
+        self._ssl_context = ssl_context or self._network.ssl_context()
         self._slots = asyncio.Semaphore(max_connections)
         self._idle: dict[_Origin, list[Connection]] = {}  # most recently used last
 
@@ -153,18 +158,52 @@ class StampingTransport(httpx.AsyncBaseTransport):
     ) -> Connection:
         scheme, host, port = origin
         info = {"host": host, "port": port}
+        network = self._network
         if trace is not None:
             await trace("connection.connect_tcp.started", info)
-        conn = await open_connection(host, port, timeout)
+        proxy = network.proxy_for(scheme, host)
+        if proxy is None:
+            check = None if network.allow_private else network.check_address
+            conn = await open_connection(host, port, timeout, check=check)
+        else:
+            conn = await _tunnel(proxy, host, port, timeout, network)
         if trace is not None:
             await trace("connection.connect_tcp.complete", {**info, "return_value": conn})
         if scheme == "https":
             if trace is not None:
                 await trace("connection.start_tls.started", info)
-            conn = await conn.start_tls(self._ssl_context or _ssl_context(), host, timeout)
+            conn = await conn.start_tls(self._ssl_context, host, timeout)
             if trace is not None:
                 await trace("connection.start_tls.complete", {**info, "return_value": conn})
         return conn
+
+    async def preconnect(self, url: httpx.URL, count: int, timeout: float | None) -> None:
+        """Open connections to `url`'s origin until `count` wait idle, before any clock starts.
+
+        A round's requests then find their connection ready, so connecting is never inside a
+        TTFT; each connection keeps how long it took to open (reported as connect_ms by the
+        request that uses it first). A connection that fails to open is left to the request,
+        which meets the same error and records it.
+        """
+        host = url.raw_host.decode("ascii")
+        origin = (url.scheme, host, url.port or (443 if url.scheme == "https" else 80))
+        idle = self._idle.setdefault(origin, [])
+        for conn in [conn for conn in idle if not conn.idle_and_healthy]:
+            idle.remove(conn)
+            conn.close()
+        missing = max(0, count - len(idle))
+
+        async def one() -> Connection | None:
+            started = perf_counter_ns()
+            try:
+                conn = await self._connect(origin, timeout, None)
+            except httpx.TransportError:
+                return None
+            conn.preopened_connect_ms = (perf_counter_ns() - started) / 1e6
+            return conn
+
+        opened = await asyncio.gather(*(one() for _ in range(missing)))
+        idle.extend(conn for conn in opened if conn is not None)
 
     async def _take_slot(self, timeout: float | None) -> None:
         if not self._slots.locked():
@@ -177,6 +216,7 @@ class StampingTransport(httpx.AsyncBaseTransport):
             raise httpx.PoolTimeout("no free connection in the pool in time") from exc
 
     def _reusable(self, origin: _Origin) -> Connection | None:
+        """An idle connection to `origin` (the most recently used), or None."""
         stack = self._idle.get(origin)
         while stack:
             conn = stack.pop()
@@ -200,17 +240,25 @@ class StampingTransport(httpx.AsyncBaseTransport):
 
 
 def make_client(
-    *, limits: Limits, max_connections: int, ssl_context: ssl.SSLContext | None = None
+    *,
+    limits: Limits,
+    max_connections: int,
+    network: Network | None = None,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> httpx.AsyncClient:
     """One client for many requests: up to `max_connections` stamping connections.
 
     Size it to the burst, so that no request waits for a connection inside its own TTFT.
-    `ssl_context` replaces the default verification (certifi's CA bundle), e.g. for a private CA.
+    `network` says how to reach providers (proxy, CA bundle, private addresses); `ssl_context`
+    replaces its verification outright (tests with a private CA).
     """
     if max_connections < 1:
         raise ValueError("max_connections must be at least 1")
+    transport = StampingTransport(
+        max_connections=max_connections, network=network, ssl_context=ssl_context
+    )
     return httpx.AsyncClient(
-        transport=StampingTransport(max_connections=max_connections, ssl_context=ssl_context),
+        transport=transport,
         headers={"accept-encoding": "identity"},
         timeout=httpx.Timeout(
             connect=limits.connect_timeout_s,
@@ -223,3 +271,50 @@ def make_client(
         follow_redirects=False,
         trust_env=False,
     )
+
+
+async def preconnect(client: httpx.AsyncClient, url: httpx.URL, count: int) -> None:
+    """Open `count` connections to `url`'s origin ahead of a round (see StampingTransport)."""
+    transport = client._transport  # noqa: SLF001 - httpx keeps the mounted transport here
+    if isinstance(transport, StampingTransport):
+        await transport.preconnect(url, count, client.timeout.connect)
+
+
+async def _tunnel(
+    proxy: httpx.URL, host: str, port: int, timeout: float | None, network: Network
+) -> Connection:
+    """A connection through an HTTP proxy's CONNECT tunnel to host:port (RFC 9110 §9.3.6)."""
+    if proxy.scheme != "http":
+        raise httpx.ProxyError(f"unsupported proxy scheme {proxy.scheme!r}: use http://host:port")
+    if not network.allow_private:
+        _check_literal(host, network)
+    proxy_host = proxy.raw_host.decode("ascii")
+    conn = await open_connection(proxy_host, proxy.port or 80, timeout)
+    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    head = f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n"
+    if proxy.username or proxy.password:
+        token = base64.b64encode(f"{proxy.username}:{proxy.password}".encode()).decode("ascii")
+        head += f"Proxy-Authorization: Basic {token}\r\n"
+    try:
+        async with asyncio.timeout(timeout):
+            await conn.send((head + "\r\n").encode("ascii"), None)
+            answer, extra = await http11.receive_head(conn, method="CONNECT", timeout=None)
+    except TimeoutError as exc:
+        conn.close()
+        raise httpx.ConnectTimeout(f"the proxy at {proxy_host} did not open a tunnel") from exc
+    except httpx.TransportError as exc:
+        conn.close()
+        raise httpx.ProxyError(f"the proxy at {proxy_host} failed: {exc}") from exc
+    if not 200 <= answer.status < 300 or extra:
+        conn.close()
+        reason = answer.reason.decode("latin-1")[:60]
+        raise httpx.ProxyError(f"the proxy refused the tunnel: {answer.status} {reason}".strip())
+    return conn
+
+
+def _check_literal(host: str, network: Network) -> None:
+    """Through a proxy the proxy resolves names; an IP written in the URL is checked here."""
+    try:
+        network.check_address(host, host)
+    except ValueError:
+        pass  # a name, not an address
