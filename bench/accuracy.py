@@ -1,6 +1,7 @@
 """How exact is the measurement? Client figures against the simulator's recorded send times.
 
     python bench/accuracy.py [--quick] [--levels 1,16,128,256] [--tokens 2000] [--profile]
+                             [--proxy]
 
 The simulator runs in its own process pinned to CPU 0, this client on CPU 1 (when the machine
 has two or more). Replies are 2,000 tokens from profile `sim-wafer` (~750 tok/s per user at
@@ -18,6 +19,10 @@ Targets on a 2-core machine: TTFT error p50 ≤ 1 ms at c=1, ≤ 3 ms at c=16, �
 decode error (median) ≤ 1 % at every level. A level is marked OK when it meets them and no
 request failed.
 
+--proxy also runs every level through a real HTTP proxy on loopback (proxy.py, from PyPI,
+pinned with the simulator): each stream goes through a CONNECT tunnel. Its "TTFT error" then
+includes the proxy's own forwarding time, which every client behind that proxy pays too.
+
 Where the error comes from: each read carries the kernel's receive stamp, so a busy client does
 not delay it; but when this process is starved of CPU long enough for several packets of one
 stream to queue, the kernel merges them and keeps only the newest stamp, and the earlier events
@@ -28,11 +33,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import os
 import pstats
 import resource
+import signal
+import socket
+import subprocess
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -43,7 +53,13 @@ import django  # noqa: E402
 
 django.setup()
 
-from benchmarks.measure import Limits, Measurement, make_client, measure_burst  # noqa: E402
+from benchmarks.measure import (  # noqa: E402
+    Limits,
+    Measurement,
+    Network,
+    make_client,
+    measure_burst,
+)
 from benchmarks.stats import percentile  # noqa: E402
 from providers.base import EndpointConfig  # noqa: E402
 from providers.simulator.process import SimulatorHandle, start_simulator  # noqa: E402
@@ -68,13 +84,42 @@ def pinned_simulator() -> SimulatorHandle:
         handle.stop()
 
 
+@contextmanager
+def pinned_proxy() -> str:
+    """proxy.py on a free loopback port, on the simulator's CPU; yields its URL."""
+    cpus = sorted(os.sched_getaffinity(0))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "proxy", "--hostname", "127.0.0.1", "--port", str(port)]
+        + ["--num-workers", "1", "--num-acceptors", "1", "--log-level", "e"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    if len(cpus) >= 2:
+        os.sched_setaffinity(process.pid, {cpus[0]})
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
 def cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
 
 
 async def run_level(
-    sim: SimulatorHandle, concurrency: int, rounds: int, tokens: int
+    sim: SimulatorHandle, concurrency: int, rounds: int, tokens: int, network: Network
 ) -> tuple[list[Measurement], float]:
     """`rounds` bursts of `concurrency` requests; returns the samples and client CPU seconds."""
     limits = Limits(connect_timeout_s=10, idle_timeout_s=60, deadline_s=300)
@@ -83,7 +128,7 @@ async def run_level(
     )
     samples: list[Measurement] = []
     cpu = 0.0
-    async with make_client(limits=limits, max_connections=concurrency) as client:
+    async with make_client(limits=limits, max_connections=concurrency, network=network) as client:
         for _ in range(rounds):
             before = cpu_seconds()
             burst = await measure_burst(
@@ -98,7 +143,9 @@ async def run_level(
     return samples, cpu
 
 
-def report(sim: SimulatorHandle, concurrency: int, samples: list[Measurement], cpu: float) -> bool:
+def report(
+    sim: SimulatorHandle, concurrency: int, samples: list[Measurement], cpu: float, path: str
+) -> bool:
     ttft_errors: list[float] = []
     decode_errors: list[float] = []
     lags: list[float] = []
@@ -113,7 +160,7 @@ def report(sim: SimulatorHandle, concurrency: int, samples: list[Measurement], c
         lags.append(truth["max_lag_ms"])
     if not ttft_errors:  # nothing to compare: say why instead of failing on empty lists
         first = f"{failed[0].error_category}: {failed[0].error_message}" if failed else "none"
-        print(f"c={concurrency:<4} n={len(samples):<4} no request succeeded; first error {first}")
+        print(f"{path:<6} c={concurrency:<4} n={len(samples):<4} no request succeeded: {first}")
         return False
     events = sum(m.chunks for m in samples)
     ttft_errors.sort()
@@ -124,7 +171,8 @@ def report(sim: SimulatorHandle, concurrency: int, samples: list[Measurement], c
     target = TARGET_TTFT_P50_MS.get(concurrency)
     ok = (target is None or p50 <= target) and decode_p50 <= TARGET_DECODE_PCT and not failed
     print(
-        f"c={concurrency:<4} n={len(samples):<4} TTFT error p50 {p50:7.2f} ms  p99 {p99:7.2f} ms"
+        f"{path:<6} c={concurrency:<4} n={len(samples):<4}"
+        f" TTFT error p50 {p50:7.2f} ms  p99 {p99:7.2f} ms"
         f"{f' (target p50 ≤ {target:g})' if target else '':<20}"
         f"  decode error p50 {decode_p50:5.2f} %  max {decode_max:5.2f} %"
         f"  CPU {cpu / events * 1000:6.3f} s/1k events  peak RSS {rss_mib:6.1f} MiB"
@@ -141,6 +189,7 @@ def main() -> int:
     parser.add_argument("--levels", default="1,16,128,256", help="concurrency levels")
     parser.add_argument("--tokens", type=int, default=2000, help="reply length in tokens")
     parser.add_argument("--profile", action="store_true", help="cProfile the client, top 25")
+    parser.add_argument("--proxy", action="store_true", help="also through a loopback proxy")
     args = parser.parse_args()
     levels = [int(level) for level in args.levels.split(",")]
     print(
@@ -151,14 +200,23 @@ def main() -> int:
     all_ok = True
     profiler = cProfile.Profile() if args.profile else None
     with pinned_simulator() as sim:
-        for concurrency in levels:
-            rounds = (3 if args.quick else 5) if concurrency == 1 else (1 if args.quick else 2)
-            if profiler:
-                profiler.enable()
-            samples, cpu = asyncio.run(run_level(sim, concurrency, rounds, args.tokens))
-            if profiler:
-                profiler.disable()
-            all_ok &= report(sim, concurrency, samples, cpu)
+        paths = [("direct", Network(proxy=""))]
+        with contextlib.ExitStack() as stack:
+            if args.proxy:
+                paths.append(("proxy", Network(proxy=stack.enter_context(pinned_proxy()))))
+            for path, network in paths:
+                for concurrency in levels:
+                    rounds = (
+                        (3 if args.quick else 5) if concurrency == 1 else (1 if args.quick else 2)
+                    )
+                    if profiler:
+                        profiler.enable()
+                    samples, cpu = asyncio.run(
+                        run_level(sim, concurrency, rounds, args.tokens, network)
+                    )
+                    if profiler:
+                        profiler.disable()
+                    all_ok &= report(sim, concurrency, samples, cpu, path)
     if profiler:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
     return 0 if all_ok else 1
