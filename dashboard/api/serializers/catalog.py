@@ -28,6 +28,7 @@ class WorkloadSerializer(serializers.ModelSerializer):
             "concurrency",
             "repetitions",
             "max_output_tokens",
+            "cold_connections",
             "enabled",
         ]
         read_only_fields = ["id"]

@@ -29,6 +29,8 @@ class ProviderSerializer(serializers.ModelSerializer):
             "api_key_env",
             "key_configured",
             "extra_headers",
+            "proxy_env",
+            "ca_bundle",
             "enabled",
             "simulated",
             "endpoint_count",
