@@ -234,6 +234,12 @@ class Sample(models.Model):
     retry_after_s = models.FloatField(null=True, blank=True)
     output_chars = models.PositiveIntegerField(default=0)
     output_sha256 = models.CharField(max_length=64, blank=True)
+    connect_address = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="Address the connection went to (the proxy's, when tunnelled); of several "
+        "addresses, the one that won the race.",
+    )
 
     class Meta:
         ordering = ["run", "index"]

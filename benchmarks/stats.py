@@ -36,6 +36,7 @@ _NOT_METRICS = frozenset(
         "retry_after_s",
         "output_chars",
         "output_sha256",
+        "connect_address",
     }
 )
 _MEASURED = tuple(name for name in SAMPLE_FIELDS if name not in _NOT_METRICS)

@@ -175,6 +175,7 @@ def test_it_races_a_hosts_addresses_and_connects_to_the_one_that_answers(
 
     assert m.ok and m.output_tokens == 20
     assert m.connect_ms < 250  # the refused address did not hold the connect
+    assert m.connect_address == f"127.0.0.1:{live_port}"  # which address won
 
 
 # --- proxies --------------------------------------------------------------------------------

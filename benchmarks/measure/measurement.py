@@ -37,6 +37,7 @@ SAMPLE_FIELDS: tuple[str, ...] = (
     "retry_after_s",
     "output_chars",
     "output_sha256",
+    "connect_address",
 )
 
 
@@ -79,6 +80,7 @@ class Measurement:
     retry_after_s: float | None = None
     output_chars: int = 0  # characters of the answer text (reasoning text excluded)
     output_sha256: str = ""
+    connect_address: str = ""  # the address connected to (of several, the one that won)
     # Not stored: the server's request id (x-sim-request-id, x-request-id...), for tracing, and
     # whether tokspeed's reference simulator answered (it sends x-sim-request-id).
     request_id: str = ""

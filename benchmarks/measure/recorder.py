@@ -52,6 +52,7 @@ class Recorder:
         "http_status",
         "request_id",
         "simulated",
+        "connect_address",
     )
 
     def __init__(self, adapter: Adapter, *, started_at: datetime, t0_ns: int) -> None:
@@ -82,6 +83,7 @@ class Recorder:
         self.http_status: int | None = None
         self.request_id = ""
         self.simulated = False
+        self.connect_address = ""
 
     @property
     def stopped(self) -> bool:
@@ -189,6 +191,7 @@ class Recorder:
             output_sha256=hashlib.sha256(answer.encode()).hexdigest() if answer else "",
             request_id=self.request_id,
             simulated=self.simulated,
+            connect_address=self.connect_address,
         )
         if m.ok and output_tokens and m.ttft_ms is not None and m.total_ms is not None:
             self._speed(m, output_tokens, reasoning_streamed=bool(reasoning))

@@ -179,6 +179,8 @@ async def _read_response(
     stream = response.extensions.get("network_stream")
     stamped = isinstance(stream, Connection)
     recorder.headers_ns = stream.read_ns if stamped else perf_counter_ns()
+    if stamped:
+        recorder.connect_address = stream.peer
     if stamped and stream.preopened_connect_ms is not None and not recorder.connect_start_ns:
         # Its connection was opened ahead of the round: report that connect once, outside TTFT.
         recorder.preopened_connect_ms, stream.preopened_connect_ms = (
