@@ -11,6 +11,7 @@ The token only ever goes into the Authorization header.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +22,10 @@ from .base import RequestSpec
 AZURE_SCOPE = "https://cognitiveservices.azure.com/.default"
 GOOGLE_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 REFRESH_MARGIN_S = 300.0  # refresh five minutes before expiry: a run never holds a dying token
+
+# azure-identity logs each token request at INFO; tokspeed logs nothing about credentials.
+logging.getLogger("azure.identity").setLevel(logging.WARNING)
+logging.getLogger("azure.core").setLevel(logging.WARNING)
 
 # fetch() -> (token, expires at in Unix seconds)
 Fetch = Callable[[], tuple[str, float]]
