@@ -200,7 +200,7 @@ class AdapterContract:
     def test_it_is_registered_under_its_protocol(self) -> None:
         adapter = get_adapter(self.protocol)
         assert adapter.name == self.protocol
-        assert adapter.ends_on_close is (self.protocol == "gemini")
+        assert adapter.ends_on_close is (self.protocol in {"gemini", "vertex_gemini"})
 
     def test_it_parses_its_reference_transcript(self) -> None:
         items = parse_bytes(self.protocol, self.TRANSCRIPT)
