@@ -53,6 +53,8 @@ import django  # noqa: E402
 
 django.setup()
 
+from botocore.credentials import Credentials  # noqa: E402
+
 from benchmarks.measure import (  # noqa: E402
     Limits,
     Measurement,
@@ -61,7 +63,9 @@ from benchmarks.measure import (  # noqa: E402
     measure_burst,
 )
 from benchmarks.stats import percentile  # noqa: E402
+from providers.aws_auth import SigV4Credential  # noqa: E402
 from providers.base import EndpointConfig  # noqa: E402
+from providers.simulator.cloud_auth import TEST_ACCESS_KEY, TEST_SECRET_KEY  # noqa: E402
 from providers.simulator.process import SimulatorHandle, start_simulator  # noqa: E402
 
 PROFILE = "sim-wafer"
@@ -118,14 +122,28 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def bench_config(sim: SimulatorHandle, protocol: str, tokens: int) -> EndpointConfig:
+    """SSE (OpenAI Chat) or Bedrock's binary event stream, SigV4-signed with the test key."""
+    model = f"{PROFILE}+tokens={tokens}"
+    if protocol == "bedrock_converse":
+        credential = SigV4Credential("us-east-1", Credentials(TEST_ACCESS_KEY, TEST_SECRET_KEY))
+        return EndpointConfig(
+            base_url=sim.base_url, protocol=protocol, model=model, credential=credential
+        )
+    return EndpointConfig(base_url=sim.openai_base, protocol=protocol, model=model)
+
+
 async def run_level(
-    sim: SimulatorHandle, concurrency: int, rounds: int, tokens: int, network: Network
+    sim: SimulatorHandle,
+    concurrency: int,
+    rounds: int,
+    tokens: int,
+    network: Network,
+    protocol: str = "openai_chat",
 ) -> tuple[list[Measurement], float]:
     """`rounds` bursts of `concurrency` requests; returns the samples and client CPU seconds."""
     limits = Limits(connect_timeout_s=10, idle_timeout_s=60, deadline_s=300)
-    config = EndpointConfig(
-        base_url=sim.openai_base, protocol="openai_chat", model=f"{PROFILE}+tokens={tokens}"
-    )
+    config = bench_config(sim, protocol, tokens)
     samples: list[Measurement] = []
     cpu = 0.0
     async with make_client(limits=limits, max_connections=concurrency, network=network) as client:
@@ -190,11 +208,16 @@ def main() -> int:
     parser.add_argument("--tokens", type=int, default=2000, help="reply length in tokens")
     parser.add_argument("--profile", action="store_true", help="cProfile the client, top 25")
     parser.add_argument("--proxy", action="store_true", help="also through a loopback proxy")
+    parser.add_argument(
+        "--protocols",
+        default="openai_chat,bedrock_converse",
+        help="openai_chat (SSE) and/or bedrock_converse (binary event stream)",
+    )
     args = parser.parse_args()
     levels = [int(level) for level in args.levels.split(",")]
     print(
         f"tokspeed accuracy bench: simulated profile {PROFILE}, {args.tokens}-token replies, "
-        f"openai_chat, CPUs {sorted(os.sched_getaffinity(0))}",
+        f"{args.protocols}, CPUs {sorted(os.sched_getaffinity(0))}",
         flush=True,
     )
     all_ok = True
@@ -205,18 +228,19 @@ def main() -> int:
             if args.proxy:
                 paths.append(("proxy", Network(proxy=stack.enter_context(pinned_proxy()))))
             for path, network in paths:
-                for concurrency in levels:
-                    rounds = (
-                        (3 if args.quick else 5) if concurrency == 1 else (1 if args.quick else 2)
-                    )
-                    if profiler:
-                        profiler.enable()
-                    samples, cpu = asyncio.run(
-                        run_level(sim, concurrency, rounds, args.tokens, network)
-                    )
-                    if profiler:
-                        profiler.disable()
-                    all_ok &= report(sim, concurrency, samples, cpu, path)
+                for protocol in args.protocols.split(","):
+                    print(f"-- {path}, {protocol}", flush=True)
+                    for concurrency in levels:
+                        quick = args.quick
+                        rounds = (3 if quick else 5) if concurrency == 1 else (1 if quick else 2)
+                        if profiler:
+                            profiler.enable()
+                        samples, cpu = asyncio.run(
+                            run_level(sim, concurrency, rounds, args.tokens, network, protocol)
+                        )
+                        if profiler:
+                            profiler.disable()
+                        all_ok &= report(sim, concurrency, samples, cpu, path)
     if profiler:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
     return 0 if all_ok else 1

@@ -49,6 +49,8 @@ class EndpointConfig:
     max_tokens_field: str = ""
     reasoning_effort: str = ""
     extra_body: dict[str, Any] = field(default_factory=dict)
+    # Cloud auth that is not a static key (a cached OAuth2 token, a SigV4 signer); see Credential.
+    credential: Credential | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,22 @@ class RequestSpec:
     url: str
     headers: dict[str, str]
     json: dict[str, Any]
+    # The exact body bytes when the protocol signs them (SigV4); None: httpx encodes `json`.
+    content: bytes | None = None
+
+
+class Credential(Protocol):
+    """Auth read from the environment that is more than a key: a token or a request signature.
+
+    `headers` returns the auth headers for one built request; it may do I/O (a token refresh),
+    so it is called while the request is prepared, before any clock starts. `invalidate` drops
+    a cached token the server refused (HTTP 401), so the next request fetches a fresh one.
+    Neither ever returns or logs anything but the headers themselves.
+    """
+
+    def headers(self, spec: RequestSpec) -> dict[str, str]: ...
+
+    def invalidate(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +139,13 @@ Item = Delta | Usage | Finish | StreamError | End
 
 
 class Adapter(Protocol):
-    """One wire protocol. Modules openai_chat, openai_responses, anthropic_messages, gemini."""
+    """One wire protocol. Modules openai_chat, openai_responses, anthropic_messages, gemini,
+    azure_openai, bedrock, vertex.
+
+    A protocol whose stream is not SSE also sets `media_type` (the Content-Type it answers with)
+    and `new_decoder()` (an object with SSEDecoder's feed/close); registry.stream_format reads
+    them, with SSE as the default.
+    """
 
     name: str
     # True when the protocol has no end marker and a clean EOF after a Finish is a normal end.

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 
 from django.core.exceptions import ValidationError
 
-from .base import EndpointConfig
+from .aws_auth import SigV4Credential, region_of
+from .base import Credential, EndpointConfig
+from .cloud_auth import shared_token
 from .models import validate_env_name
 from .registry import ADAPTERS
 from .validators import validate_base_url
@@ -39,6 +41,23 @@ def read_key(variable: str, provider: str = "") -> str | None:
     return value
 
 
+def credential_for(protocol: str, *, api_key_env: str, base_url: str) -> Credential | None:
+    """The cloud credential a provider without a key variable uses (names only, read lazily).
+
+    Azure: a Microsoft Entra ID token; Vertex AI: a Google OAuth2 token; Bedrock: SigV4 with
+    botocore's credential chain. With a key variable, the key is sent as the protocol's key.
+    """
+    if api_key_env:
+        return None
+    if protocol.startswith("azure_openai"):
+        return shared_token("azure")
+    if protocol.startswith("vertex_"):
+        return shared_token("google")
+    if protocol == "bedrock_converse":
+        return SigV4Credential(region_of(base_url))
+    return None
+
+
 def endpoint_config(endpoint: Endpoint) -> EndpointConfig:
     """Everything needed to stream from `endpoint`; raises MissingKey if its key is unset."""
     provider = endpoint.provider
@@ -51,6 +70,9 @@ def endpoint_config(endpoint: Endpoint) -> EndpointConfig:
         max_tokens_field=endpoint.max_tokens_field,
         reasoning_effort=endpoint.reasoning_effort,
         extra_body=dict(endpoint.extra_body or {}),
+        credential=credential_for(
+            provider.protocol, api_key_env=provider.api_key_env, base_url=provider.base_url
+        ),
     )
 
 
@@ -74,4 +96,5 @@ def adhoc_config(
         protocol=protocol,
         model=model.strip(),
         api_key=read_key(api_key_env),
+        credential=credential_for(protocol, api_key_env=api_key_env, base_url=base_url),
     )

@@ -83,6 +83,21 @@ EXPLICIT: dict[str, str] = {
     "internal_error": C.SERVER_ERROR,
     "internalservererror": C.SERVER_ERROR,
     "internal_server_error": C.SERVER_ERROR,
+    # AWS Bedrock exception names (x-amzn-ErrorType, or an exception frame mid-stream)
+    "throttlingexception": C.RATE_LIMITED,
+    "servicequotaexceededexception": C.RATE_LIMITED,
+    "serviceunavailableexception": C.OVERLOADED,
+    "modelnotreadyexception": C.OVERLOADED,
+    "modelstreamerrorexception": C.SERVER_ERROR,
+    "modelerrorexception": C.SERVER_ERROR,
+    "internalserverexception": C.SERVER_ERROR,
+    "modeltimeoutexception": C.TIMEOUT,
+    "validationexception": C.BAD_REQUEST,
+    "accessdeniedexception": C.AUTH,
+    "unrecognizedclientexception": C.AUTH,
+    "invalidsignatureexception": C.AUTH,
+    "expiredtokenexception": C.AUTH,
+    "resourcenotfoundexception": C.NOT_FOUND,
 }
 
 _STATUS: dict[int, str] = {

@@ -16,6 +16,11 @@ class Protocol(models.TextChoices):
     OPENAI_RESPONSES = "openai_responses", "OpenAI Responses"
     ANTHROPIC_MESSAGES = "anthropic_messages", "Anthropic Messages"
     GEMINI = "gemini", "Google Gemini"
+    AZURE_OPENAI = "azure_openai", "Azure OpenAI (Chat Completions)"
+    AZURE_OPENAI_RESPONSES = "azure_openai_responses", "Azure OpenAI (Responses, v1 surface)"
+    BEDROCK_CONVERSE = "bedrock_converse", "AWS Bedrock ConverseStream"
+    VERTEX_GEMINI = "vertex_gemini", "Google Vertex AI (Gemini)"
+    VERTEX_ANTHROPIC = "vertex_anthropic", "Google Vertex AI (Anthropic models)"
 
 
 def validate_env_name(value: str) -> None:

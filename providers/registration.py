@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -11,6 +12,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from .catalogue import HOSTED, LOCAL, PRICE_NOTE, KnownEndpoint, KnownProvider
+from .cloud_catalogue import CLOUD
 from .models import Endpoint, Provider
 from .validators import validate_base_url
 
@@ -137,6 +139,35 @@ SIM_PROFILES = (
     ("sim-bursty", "Speculative decoding, bursty (simulated)", "0.40", "0.60"),
     ("sim-fast", "Test profile ~2000 tok/s (simulated)", "0.05", "0.10"),
 )
+
+
+@transaction.atomic
+def register_cloud(result: Registered, env: Mapping[str, str] | None = None) -> None:
+    """Azure, Bedrock and Vertex: registered and enabled when their variables are set; a note
+    names the variables of each platform that is not (an existing row is disabled)."""
+    env = os.environ if env is None else env
+    for platform in CLOUD:
+        known = platform.known
+        resolved = platform.resolve(env)
+        if resolved is None:
+            Provider.objects.filter(slug=known.slug).update(enabled=False)
+            result.notes.append(f"{known.name}: set {platform.enabled_by}.")
+            continue
+        base_url, api_key_env = resolved
+        provider, _ = Provider.objects.update_or_create(
+            slug=known.slug,
+            defaults={
+                "name": known.name,
+                "protocol": known.protocol,
+                "base_url": base_url,
+                "api_key_env": api_key_env,
+                "enabled": True,
+            },
+        )
+        result.enabled.append(provider)
+        result.endpoints_created += sum(_endpoint(provider, e) for e in known.endpoints)
+
+
 SIM_PRICE_NOTE = "simulated price"
 
 

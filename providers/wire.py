@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from .base import EndpointConfig, ErrorCategory, StreamError
+from .base import EndpointConfig, ErrorCategory, RequestSpec, StreamError
 from .errors import (
     classify_status,
     clean_message,
@@ -151,6 +152,16 @@ def headers_for(config: EndpointConfig, auth: Mapping[str, str]) -> dict[str, st
     headers.update(auth)
     headers.update(config.extra_headers)
     return headers
+
+
+def authorized(spec: RequestSpec, config: EndpointConfig) -> RequestSpec:
+    """`spec` with the config's Credential headers added (a token, a SigV4 signature).
+
+    May do I/O (a token refresh): call it while preparing, before the clock starts.
+    """
+    if config.credential is None:
+        return spec
+    return replace(spec, headers={**spec.headers, **config.credential.headers(spec)})
 
 
 def join_url(base_url: str, path: str) -> str:

@@ -28,8 +28,8 @@ from providers.base import (
     Usage,
 )
 from providers.errors import missing_end_marker, not_event_stream, transport_error
-from providers.registry import get_adapter
-from providers.sse import SSEDecoder
+from providers.registry import get_adapter, stream_format
+from providers.wire import authorized
 
 SECRET = "sk-test-0123456789abcdefSECRET"  # noqa: S105 - a fake key that must never leak
 TRANSCRIPTS = Path(__file__).parent / "transcripts"
@@ -101,7 +101,7 @@ class Streamed:
 
 def parse_bytes(protocol: str, *reads: bytes) -> list[Item]:
     adapter = get_adapter(protocol)
-    decoder = SSEDecoder()
+    decoder = stream_format(adapter)[1]()
     items: list[Item] = []
     for read in reads:
         for event in decoder.feed(read):
@@ -118,23 +118,29 @@ def stream(
     max_tokens: int = 64,
     read_timeout_s: float = 10.0,
 ) -> Streamed:
-    """One streamed request over a real socket: httpx -> SSEDecoder -> adapter.parse."""
+    """One streamed request over a real socket: httpx -> the protocol's decoder -> parse."""
     adapter = get_adapter(config.protocol)
-    spec = adapter.build_request(config, prompt=prompt, max_tokens=max_tokens)
+    spec = authorized(adapter.build_request(config, prompt=prompt, max_tokens=max_tokens), config)
+    media_type, new_decoder = stream_format(adapter)
+    body: dict[str, Any] = (
+        {"content": spec.content} if spec.content is not None else {"json": spec.json}
+    )
     timeout = httpx.Timeout(connect=5.0, read=read_timeout_s, write=5.0, pool=5.0)
     got_text = False
     with httpx.Client(timeout=timeout) as client:
         try:
-            with client.stream(spec.method, spec.url, headers=spec.headers, json=spec.json) as r:
+            with client.stream(spec.method, spec.url, headers=spec.headers, **body) as r:
                 result = Streamed(r.status_code, dict(r.headers))
                 if r.status_code >= 400:
+                    if r.status_code == 401 and config.credential is not None:
+                        config.credential.invalidate()
                     result.error = adapter.classify_http_error(r.status_code, r.headers, r.read())
                     return result
                 content_type = r.headers.get("content-type", "")
-                if "text/event-stream" not in content_type:
+                if media_type not in content_type:
                     result.error = not_event_stream(content_type, r.read())
                     return result
-                decoder = SSEDecoder()
+                decoder = new_decoder()
                 for read in r.iter_raw():
                     for event in decoder.feed(read):
                         for item in adapter.parse(event):
@@ -194,7 +200,7 @@ class AdapterContract:
     def test_it_is_registered_under_its_protocol(self) -> None:
         adapter = get_adapter(self.protocol)
         assert adapter.name == self.protocol
-        assert adapter.ends_on_close is (self.protocol == "gemini")
+        assert adapter.ends_on_close is (self.protocol in {"gemini", "vertex_gemini"})
 
     def test_it_parses_its_reference_transcript(self) -> None:
         items = parse_bytes(self.protocol, self.TRANSCRIPT)

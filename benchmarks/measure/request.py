@@ -3,9 +3,9 @@
 Clock discipline: t0 is read just before the request goes to httpx. Every piece of body that
 aiter_raw yields carries the time its bytes arrived (`Connection.read_ns`, http/connection.py:
 the kernel's receive stamp, or the clock read first thing when the socket became readable), and
-each SSE event decoded from that piece gets that stamp. Parsing happens after stamping and never
-moves the clock. Only a stream whose transport is not ours (a plain httpx client) falls back to
-reading the clock as each piece comes out of aiter_raw.
+each SSE event (or Bedrock event-stream frame) decoded from that piece gets that stamp. Parsing
+happens after stamping and never moves the clock. Only a stream whose transport is not ours (a
+plain httpx client) falls back to reading the clock as each piece comes out of aiter_raw.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from typing import Any
 
 import httpx
 
-from providers.base import Adapter, EndpointConfig, ErrorCategory, StreamError
+from providers.base import Adapter, Credential, EndpointConfig, ErrorCategory, StreamError
 from providers.errors import classify_status, classify_transport
-from providers.registry import get_adapter
-from providers.sse import SSEDecoder
+from providers.registry import get_adapter, stream_format
+from providers.wire import authorized
 
 from .http.connection import Connection
 from .measurement import Limits, Measurement
@@ -43,6 +43,7 @@ class PreparedRequest:
     adapter: Adapter
     secrets: tuple[str, ...]
     trace: _Trace
+    credential: Credential | None = None
 
 
 class _Trace:
@@ -78,14 +79,28 @@ def secrets_of(config: EndpointConfig) -> tuple[str, ...]:
 def prepare_request(
     client: httpx.AsyncClient, config: EndpointConfig, *, prompt: str, max_tokens: int
 ) -> PreparedRequest:
-    """Build the protocol's streaming request; raises ValueError for an unknown protocol."""
+    """Build the protocol's streaming request; raises ValueError for an unknown protocol.
+
+    Cloud credentials sign it or add their token here (a token refresh is network I/O), so
+    nothing of that lands inside the measured time.
+    """
     adapter = get_adapter(config.protocol)
-    spec = adapter.build_request(config, prompt=prompt, max_tokens=max_tokens)
+    spec = authorized(adapter.build_request(config, prompt=prompt, max_tokens=max_tokens), config)
     trace = _Trace()
+    body = {"content": spec.content} if spec.content is not None else {"json": spec.json}
     request = client.build_request(
-        spec.method, spec.url, headers=spec.headers, json=spec.json, extensions={"trace": trace}
+        spec.method, spec.url, headers=spec.headers, extensions={"trace": trace}, **body
     )
-    return PreparedRequest(request, adapter, secrets_of(config), trace)
+    secrets = secrets_of(config) + _auth_values(spec.headers, config)
+    return PreparedRequest(request, adapter, secrets, trace, config.credential)
+
+
+def _auth_values(headers: dict[str, str], config: EndpointConfig) -> tuple[str, ...]:
+    """A credential's token or signature must never reach a stored message either."""
+    if config.credential is None:
+        return ()
+    value = headers.get("authorization", "")
+    return (value, value.removeprefix("Bearer ")) if value else ()
 
 
 async def measure_request(
@@ -148,6 +163,8 @@ async def execute(
                 await _read_response(response, recorder, prepared.adapter, limits)
             finally:
                 await response.aclose()
+            if response.status_code == 401 and prepared.credential is not None:
+                prepared.credential.invalidate()  # expired or revoked: the next one refreshes
     except TimeoutError:
         if not recorder.ended:
             _timed_out(recorder, watchdog.reason if watchdog else "", limits)
@@ -198,8 +215,9 @@ async def _read_response(
         recorder.end_ns = perf_counter_ns()
         _http_error(recorder, adapter, response, body)
         return
+    media_type, new_decoder = stream_format(adapter)
     content_type = headers.get("content-type", "")
-    if content_type and "text/event-stream" not in content_type.lower():
+    if content_type and media_type not in content_type.lower():
         body = await _read_some(chunks)
         recorder.end_ns = perf_counter_ns()
         snippet = body[:200].decode("utf-8", "replace")
@@ -210,7 +228,7 @@ async def _read_response(
         )
         return
 
-    feed = SSEDecoder().feed
+    feed = new_decoder().feed
     on_event = recorder.on_event
     max_bytes = limits.max_bytes
     received = 0

@@ -18,10 +18,11 @@ from typing import Any
 
 from aiohttp import web
 
+from .cloud_auth import TOKENS, add_auth_routes, bearer, verify_sigv4
 from .faults import HTTP_ERROR_FAULTS
 from .plan import Plan, make_plan
 from .profiles import BadModelOption, Options, Profile, UnknownModel, parse_fault, parse_model
-from .protocols import PROTOCOLS, gemini
+from .protocols import PROTOCOLS, azure_openai, bedrock, gemini, vertex
 from .protocols.common import BadRequest, Encoder, ParsedRequest
 from .sim_routes import add_sim_routes
 from .stream import SimStream, Simulation
@@ -61,6 +62,31 @@ def _auth_error(request: web.Request) -> str | None:
     return None
 
 
+async def _cloud_auth_error(request: web.Request, proto: Any) -> str | None:
+    """Check the credential the protocol's face expects (see cloud_auth.py)."""
+    mode = getattr(proto, "AUTH", "key")
+    if mode == "key":
+        return _auth_error(request)
+    token = bearer(request)
+    if mode == "sigv4":
+        if token is not None:  # a Bedrock API key
+            return _auth_error(request)
+        return verify_sigv4(request, await request.read())
+    if mode == "azure" and "api-key" in request.headers:
+        expected = request.app[API_KEY]
+        presented = request.headers["api-key"].encode()
+        return (
+            None
+            if not expected or hmac.compare_digest(presented, expected.encode())
+            else ("auth_invalid")
+        )
+    if mode == "google" and token is None and "x-goog-api-key" in request.headers:
+        return _auth_error(request)  # Vertex express mode: an API key
+    if token is None:
+        return "auth_missing"
+    return request.app[TOKENS].check(token)
+
+
 async def _send(
     request: web.Request, record: TruthRecord, response: web.Response, kind: str, outcome: str
 ) -> web.Response:
@@ -87,15 +113,18 @@ class Refused(Exception):
 
 
 async def _accept(
-    request: web.Request, proto: ModuleType, record: TruthRecord
+    request: web.Request, proto: Any, record: TruthRecord
 ) -> tuple[ParsedRequest, Profile, Options, str]:
     """Authenticate and validate a request; raise Refused with the error it deserves."""
-    auth = _auth_error(request)
+    auth = await _cloud_auth_error(request, proto)
     if auth:
         raise Refused(auth)
     try:
-        if proto is gemini and request.query.get("alt") != "sse":
+        if getattr(proto, "ALT_SSE", proto is gemini) and request.query.get("alt") != "sse":
             raise BadRequest("this simulator only serves alt=sse streams")
+        if proto.NAME == "azure_openai" and "model" in request.match_info:
+            if "api-version" not in request.query:
+                raise BadRequest("api-version query parameter is required for deployment URLs")
         if proto.NAME == "anthropic_messages" and "anthropic-version" not in request.headers:
             raise BadRequest("anthropic-version: header is required")
         try:
@@ -121,7 +150,7 @@ async def _accept(
     return parsed, profile, options, fault
 
 
-def _refusal(proto: ModuleType, refused: Refused, request_id: str) -> web.Response:
+def _refusal(proto: Any, refused: Refused, request_id: str) -> web.Response:
     rendered = proto.error(
         refused.kind, refused.message, request_id=request_id, retry_after_s=refused.retry_after_s
     )
@@ -134,7 +163,7 @@ def _refusal(proto: ModuleType, refused: Refused, request_id: str) -> web.Respon
     return response
 
 
-def protocol_handler(proto: ModuleType) -> Callable[[web.Request], Any]:
+def protocol_handler(proto: ModuleType | type) -> Callable[[web.Request], Any]:
     async def handle(request: web.Request) -> web.StreamResponse:
         start = asyncio.get_running_loop().time()  # TTFT counts from here
         record = TruthRecord(os.urandom(8).hex(), proto.NAME, perf_counter_ns())
@@ -156,9 +185,13 @@ def protocol_handler(proto: ModuleType) -> Callable[[web.Request], Any]:
             created=int(time.time()),
             prompt_tokens=plan.prompt_tokens,
             include_usage=parsed.include_usage and fault != "no_usage",
-            nl=gemini.NL if proto is gemini or fault == "comments" else b"\n",
+            nl=getattr(proto, "NL", gemini.NL if proto is gemini else None)
+            or (gemini.NL if fault == "comments" else b"\n"),
         )
-        return await _stream(request, record, sim, plan, encoder, start=start)
+        content_type = getattr(proto, "CONTENT_TYPE", "text/event-stream; charset=utf-8")
+        return await _stream(
+            request, record, sim, plan, encoder, start=start, content_type=content_type
+        )
 
     return handle
 
@@ -171,11 +204,12 @@ async def _stream(
     encoder: Encoder,
     *,
     start: float,
+    content_type: str,
 ) -> web.StreamResponse:
     response = web.StreamResponse(
         status=200,
         headers={
-            "content-type": "text/event-stream; charset=utf-8",
+            "content-type": content_type,
             "cache-control": "no-cache",
             "x-sim-request-id": record.request_id,
         },
@@ -234,5 +268,21 @@ def build_app(*, api_key: str | None = None) -> web.Application:
     app.router.add_post("/v1/responses", protocol_handler(PROTOCOLS["openai_responses"]))
     app.router.add_post("/v1/messages", protocol_handler(PROTOCOLS["anthropic_messages"]))
     app.router.add_post("/v1beta/models/{model}:streamGenerateContent", protocol_handler(gemini))
+    # The cloud faces (PROTOCOLS.md §9-§11): Bedrock, Azure OpenAI, Vertex AI.
+    app.router.add_post("/model/{model:.+}/converse-stream", protocol_handler(bedrock))
+    azure_chat = protocol_handler(azure_openai)
+    app.router.add_post("/openai/deployments/{model}/chat/completions", azure_chat)
+    app.router.add_post("/openai/v1/chat/completions", azure_chat)
+    app.router.add_post("/openai/v1/responses", protocol_handler(azure_openai.Responses))
+    publishers = "/v1/projects/{project}/locations/{location}/publishers"
+    app.router.add_post(
+        publishers + "/google/models/{model}:streamGenerateContent",
+        protocol_handler(vertex.Gemini),
+    )
+    app.router.add_post(
+        publishers + "/anthropic/models/{model}:streamRawPredict",
+        protocol_handler(vertex.Anthropic),
+    )
+    add_auth_routes(app)
     add_sim_routes(app, sim_key=SIM, truth_key=TRUTH)
     return app

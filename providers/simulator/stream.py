@@ -120,6 +120,8 @@ class SimStream:
     # --- writing --------------------------------------------------------------------------
 
     def _write(self, payload: bytes, kind: int, tokens: int = 0) -> None:
+        if not payload:
+            return  # an empty chunk would end the chunked body (the event stream has no comments)
         frame = b"%x\r\n%b\r\n" % (len(payload), payload)
         t_ns = perf_counter_ns()
         self.transport.write(frame)

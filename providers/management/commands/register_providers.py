@@ -5,7 +5,13 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from providers.registration import LOCAL_BY_SLUG, Registered, register_hosted, register_local
+from providers.registration import (
+    LOCAL_BY_SLUG,
+    Registered,
+    register_cloud,
+    register_hosted,
+    register_local,
+)
 from providers.validators import validate_base_url
 
 
@@ -61,6 +67,7 @@ class Command(BaseCommand):
                 raise CommandError(f"--local-url {name}: {' '.join(exc.messages)}") from None
         result = Registered()
         register_hosted(result)
+        register_cloud(result)
         for name, (url, *_) in urls.items():
             register_local(LOCAL_BY_SLUG[name], url, models.get(name, []), result)
         self._report(result)
