@@ -116,7 +116,8 @@ def test_it_puts_an_explicit_type_before_x_should_retry_before_the_status() -> N
 @pytest.mark.parametrize(
     ("exc", "after_first_token", "category"),
     [
-        (httpx.ConnectError("refused"), False, C.TIMEOUT),
+        (httpx.ConnectError("refused"), False, C.UNREACHABLE),
+        (httpx.ConnectError("TLS handshake failed"), False, C.UNREACHABLE),
         (httpx.ConnectTimeout("slow"), False, C.TIMEOUT),
         (httpx.PoolTimeout("pool"), False, C.TIMEOUT),
         (httpx.ReadTimeout("idle"), False, C.TIMEOUT),
@@ -226,5 +227,5 @@ def test_it_cleans_messages_to_one_bounded_line() -> None:
 def test_it_never_puts_a_key_from_a_url_into_a_transport_error() -> None:
     exc = httpx.ConnectError("failed to reach https://x.test/v1?key=SECRETKEY123 (refused)")
     error = transport_error(exc, after_first_token=False)
-    assert "SECRETKEY123" not in error.message and error.category == C.TIMEOUT
+    assert "SECRETKEY123" not in error.message and error.category == C.UNREACHABLE
     assert error.message.startswith("ConnectError:")

@@ -9,7 +9,7 @@ arrivals), transport.py (the client and its pool), stream.py (one request), reco
 (events → fields), timing.py (the arithmetic), burst.py (N at once).
 """
 
-from .burst import BurstResult, measure_burst, run_burst, throughput
+from .burst import BurstResult, measure_burst
 from .http.transport import make_client
 from .measurement import SAMPLE_FIELDS, Limits, Measurement
 from .request import execute, measure_request, prepare_request
@@ -24,6 +24,4 @@ __all__ = [
     "measure_burst",
     "measure_request",
     "prepare_request",
-    "run_burst",
-    "throughput",
 ]
