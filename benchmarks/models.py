@@ -225,7 +225,12 @@ class Sample(models.Model):
     )
     input_tokens = models.PositiveIntegerField(null=True, blank=True)
     cached_tokens = models.PositiveIntegerField(null=True, blank=True)
-    decode_tps = models.FloatField(null=True, blank=True)
+    decode_tps = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="(tokens − 1) / ((last_token_ms − start) / 1000) = 1000 / tpot_ms; start = "
+        "ttft_ms, or ttfa_ms with answer tokens only when reasoning_mode is summarized/hidden.",
+    )
     tpot_ms = models.FloatField(null=True, blank=True)
     itl_p50_ms = models.FloatField(null=True, blank=True)
     itl_p90_ms = models.FloatField(null=True, blank=True)
@@ -238,7 +243,9 @@ class Sample(models.Model):
     saturated = models.BooleanField(
         default=False, help_text="Most text events were coalesced: the client read too slowly."
     )
-    tokens_per_chunk = models.FloatField(null=True, blank=True)
+    tokens_per_chunk = models.FloatField(
+        null=True, blank=True, help_text="Tokens ÷ network reads that carried text."
+    )
     finish_reason = models.CharField(max_length=40, blank=True)
     outcome = models.CharField(
         max_length=20,
