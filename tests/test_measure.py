@@ -117,6 +117,9 @@ def test_it_times_reasoning_and_answer_tokens_separately(
     assert_close_after(m.ttfa_ms, offset_ms(first_answer, m))
     assert m.ttfa_ms > m.ttft_ms
     assert m.reasoning_tokens == truth["reasoning_tokens"] > 0
+    # The Responses API streams reasoning summaries: decode counts answer tokens from TTFA.
+    mode = "summarized" if protocol == "openai_responses" else "streamed"
+    assert m.reasoning_mode == mode
     assert m.output_tokens == truth["output_tokens"]
 
 
