@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from benchmarks.models import Run, Sample
+from benchmarks.stats import SPEEDLESS_OUTCOMES
 
 from .detector import Window
 from .models import Segment
@@ -106,6 +107,7 @@ def load(run: Run, metric: str, config: DetectorConfig) -> SeriesData:
     runs = comparable_runs(run).filter(slot__gt=bounds.baseline_start, slot__lte=bounds.end)
     rows = (
         Sample.objects.filter(run__in=runs, error_category="", **{f"{metric}__gt": 0})
+        .exclude(outcome__in=SPEEDLESS_OUTCOMES)
         .values_list("run__slot", "run__tod_bucket", metric)
         .order_by("run__slot", "index")
     )

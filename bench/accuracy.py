@@ -11,7 +11,10 @@ model). Per concurrency level it prints:
 - TTFT error p50 / p99 (ms): client ttft_ms minus the simulator's first-token send time, both
   read from CLOCK_MONOTONIC (time.perf_counter_ns) relative to the client's t0.
 - decode error (%): client decode_tps against the same DESIGN.md §4 formula applied to the
-  simulator's send times (output_tokens / (end − first token)); median and worst |error|.
+  simulator's send times ((output_tokens − 1) / (last token − first token)); median and worst
+  |error|.
+- coalesced: share of text events that arrived in a network read shared with another (no
+  inter-token gap is measured for them), and how many samples were flagged saturated.
 - client CPU seconds per 1,000 text events (getrusage of this process around the bursts only).
 - peak RSS of this process (MiB).
 
@@ -173,7 +176,8 @@ def report(
             continue
         truth = sim.truth(m.request_id)
         ttft_errors.append(m.ttft_ms - (truth["first_token_ns"] - m.t0_ns) / 1e6)
-        true_tps = truth["output_tokens"] / ((truth["end_ns"] - truth["first_token_ns"]) / 1e9)
+        window_s = (truth["last_token_ns"] - truth["first_token_ns"]) / 1e9
+        true_tps = (truth["output_tokens"] - 1) / window_s
         decode_errors.append(abs(m.decode_tps - true_tps) / true_tps * 100)
         lags.append(truth["max_lag_ms"])
     if not ttft_errors:  # nothing to compare: say why instead of failing on empty lists
@@ -181,6 +185,8 @@ def report(
         print(f"{path:<6} c={concurrency:<4} n={len(samples):<4} no request succeeded: {first}")
         return False
     events = sum(m.chunks for m in samples)
+    coalesced_pct = sum(m.coalesced_events for m in samples) / max(events, 1) * 100
+    saturated = sum(m.saturated for m in samples)
     ttft_errors.sort()
     decode_errors.sort()
     p50, p99 = percentile(ttft_errors, 50), percentile(ttft_errors, 99)
@@ -194,6 +200,7 @@ def report(
         f"{f' (target p50 ≤ {target:g})' if target else '':<20}"
         f"  decode error p50 {decode_p50:5.2f} %  max {decode_max:5.2f} %"
         f"  CPU {cpu / events * 1000:6.3f} s/1k events  peak RSS {rss_mib:6.1f} MiB"
+        f"  coalesced {coalesced_pct:5.1f} % (saturated {saturated})"
         f"  sim max lag {max(lags):6.1f} ms"
         f"  {'OK' if ok else 'MISSED'}{f'  errors: {len(failed)}' if failed else ''}",
         flush=True,

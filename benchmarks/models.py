@@ -196,6 +196,15 @@ class TokensSource(models.TextChoices):
     ESTIMATE = "estimate"
 
 
+class ReasoningModeChoice(models.TextChoices):
+    """providers.base.ReasoningMode as database choices; blank on samples stored before it."""
+
+    NONE = "none"
+    STREAMED = "streamed"
+    SUMMARIZED = "summarized"
+    HIDDEN = "hidden"
+
+
 class Sample(models.Model):
     """One streamed request; every field of DESIGN.md §4. Times are ms from t0 (request sent)."""
 
@@ -212,21 +221,41 @@ class Sample(models.Model):
     output_tokens = models.PositiveIntegerField(null=True, blank=True)
     tokens_source = models.CharField(max_length=10, choices=TokensSource.choices, blank=True)
     reasoning_tokens = models.PositiveIntegerField(null=True, blank=True)
+    reasoning_mode = models.CharField(
+        max_length=12,
+        choices=ReasoningModeChoice.choices,
+        blank=True,
+        help_text="How reasoning arrived; with summarized or hidden, decode_tps counts answer "
+        "tokens from ttfa_ms.",
+    )
     input_tokens = models.PositiveIntegerField(null=True, blank=True)
     cached_tokens = models.PositiveIntegerField(null=True, blank=True)
-    decode_tps = models.FloatField(null=True, blank=True)
+    decode_tps = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="(tokens − 1) / ((last_token_ms − start) / 1000) = 1000 / tpot_ms; start = "
+        "ttft_ms, or ttfa_ms with answer tokens only when reasoning_mode is summarized/hidden.",
+    )
     tpot_ms = models.FloatField(null=True, blank=True)
     itl_p50_ms = models.FloatField(null=True, blank=True)
     itl_p90_ms = models.FloatField(null=True, blank=True)
     itl_p99_ms = models.FloatField(null=True, blank=True)
     itl_max_ms = models.FloatField(null=True, blank=True)
     chunks = models.PositiveIntegerField(default=0)
-    tokens_per_chunk = models.FloatField(null=True, blank=True)
+    coalesced_events = models.PositiveIntegerField(
+        default=0, help_text="Text events that shared a network read: no gap measured for them."
+    )
+    saturated = models.BooleanField(
+        default=False, help_text="Most text events were coalesced: the client read too slowly."
+    )
+    tokens_per_chunk = models.FloatField(
+        null=True, blank=True, help_text="Tokens ÷ network reads that carried text."
+    )
     finish_reason = models.CharField(max_length=40, blank=True)
     outcome = models.CharField(
         max_length=20,
         blank=True,
-        help_text='"truncated" or "content_filtered"; blank = clean.',
+        help_text='"truncated", "content_filtered" or "refused"; blank = clean.',
     )
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
     error_category = models.CharField(max_length=20, blank=True)

@@ -10,7 +10,7 @@ The summary dict (stored in Run.summary) looks like::
      "wall_s": 41.2, "throughput_tps": 68.3}
 
 Percentiles use linear interpolation between closest ranks (numpy's default) over successful
-samples only: error samples never enter speed statistics (DESIGN.md §4).
+samples only: error samples and refused answers never enter speed statistics (DESIGN.md §4).
 """
 
 from __future__ import annotations
@@ -19,8 +19,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from providers.base import ErrorCategory
+
 from .measure.measurement import SAMPLE_FIELDS
 from .measure.timing import percentile
+
+# Outcomes that keep their timings but say nothing about speed: a refusal is not the answer that
+# was asked for (its length and pace are the refusal's).
+SPEEDLESS_OUTCOMES = frozenset({ErrorCategory.REFUSED})
 
 # Sample fields that are not figures to take percentiles of: labels, error details, the
 # answer's fingerprint, and error-only numbers (an ok sample has no retry_after_s).
@@ -28,6 +34,8 @@ _NOT_METRICS = frozenset(
     {
         "started_at",
         "tokens_source",
+        "reasoning_mode",
+        "saturated",
         "finish_reason",
         "outcome",
         "http_status",
@@ -63,13 +71,15 @@ def summarize(samples: Sequence[Any], *, concurrency: int = 1) -> dict[str, Any]
 
     wall_s sums each round's span (earliest start to latest end); throughput_tps is the output
     tokens of successful samples divided by that wall time: aggregate, not per-user, speed.
+    Refused answers count as ok (and in "outcomes") but not in any speed figure.
     """
     ok = [s for s in samples if not s.error_category]
+    measured = [s for s in ok if getattr(s, "outcome", "") not in SPEEDLESS_OUTCOMES]
     errors = Counter(s.error_category for s in samples if s.error_category)
     outcomes = Counter(getattr(s, "outcome", "") for s in ok if getattr(s, "outcome", ""))
     sources = Counter(getattr(s, "tokens_source", "") or "unknown" for s in ok)
     wall_s = _wall_s(samples, concurrency=concurrency)
-    tokens = sum(s.output_tokens or 0 for s in ok)
+    tokens = sum(s.output_tokens or 0 for s in measured)
     summary: dict[str, Any] = {
         "samples": len(samples),
         "ok": len(ok),
@@ -78,10 +88,10 @@ def summarize(samples: Sequence[Any], *, concurrency: int = 1) -> dict[str, Any]
         "outcomes": dict(sorted(outcomes.items())),
         "tokens_source": dict(sorted(sources.items())),
         "wall_s": wall_s,
-        "throughput_tps": tokens / wall_s if wall_s and ok else None,
+        "throughput_tps": tokens / wall_s if wall_s and measured else None,
     }
     for name in METRICS:
-        described = describe(getattr(s, name, None) for s in ok)
+        described = describe(getattr(s, name, None) for s in measured)
         if described is not None:
             summary[name] = described
     return summary

@@ -12,6 +12,8 @@ from .base import (
     ErrorCategory,
     Finish,
     Item,
+    ReasoningMode,
+    ReasoningShown,
     RequestSpec,
     SSEEvent,
     StreamError,
@@ -20,10 +22,10 @@ from .base import (
 from .wire import (
     as_dict,
     as_int,
+    endpoint_url,
     headers_for,
     http_error,
     is_keepalive,
-    join_url,
     load_object,
     merge,
 )
@@ -36,8 +38,15 @@ EFFORT_SHARE = {"minimal": 0.0, "low": 0.25, "medium": 0.5, "high": 0.75}
 STOP_OUTCOMES = {
     "max_tokens": ErrorCategory.TRUNCATED,
     "model_context_window_exceeded": ErrorCategory.TRUNCATED,
-    "refusal": ErrorCategory.CONTENT_FILTERED,
+    # A long server-tool turn paused before its answer was complete: cut short, like max_tokens.
+    "pause_turn": ErrorCategory.TRUNCATED,
+    "refusal": ErrorCategory.REFUSED,
 }
+# A redacted_thinking block: the thinking is counted in output_tokens but arrives encrypted.
+_HIDDEN = ReasoningShown(ReasoningMode.HIDDEN)
+# A thinking block opens: its text should stream; when none does (thinking display omitted),
+# the measurement records the reasoning as hidden.
+_THINKING = ReasoningShown(ReasoningMode.STREAMED)
 
 
 def thinking_option(effort: str, max_tokens: int) -> dict[str, Any] | None:
@@ -104,7 +113,7 @@ class AnthropicMessagesAdapter:
             auth["x-api-key"] = config.api_key
         return RequestSpec(
             method="POST",
-            url=join_url(config.base_url, "/v1/messages"),
+            url=endpoint_url(config.base_url, "/messages", version="v1"),
             headers=headers_for(config, auth),
             json=merge(body, config.extra_body),
         )
@@ -141,11 +150,16 @@ class AnthropicMessagesAdapter:
             if isinstance(reason, str) and reason:
                 items.append(Finish(reason, STOP_OUTCOMES.get(reason, "")))
             return items
+        if kind == "content_block_start":
+            block = as_dict(obj.get("content_block"))
+            if block.get("type") == "redacted_thinking":
+                return [_HIDDEN]
+            return [_THINKING] if block.get("type") == "thinking" else []
         if kind == "message_stop":
             return [End()]
         if kind == "error":
             return [error_item(obj)]
-        return []  # ping, content_block_start/stop
+        return []  # ping, content_block_stop
 
     # Every protocol's error bodies are told apart by wire.error_fields, so one classifier serves.
     classify_http_error = staticmethod(http_error)

@@ -17,12 +17,16 @@ class ErrorCategory:
     BAD_REQUEST = "bad_request"
     NOT_FOUND = "not_found"
     QUOTA_EXHAUSTED = "quota_exhausted"
+    # No connection: refused, DNS failure, TLS handshake or certificate failure (not a timeout).
+    UNREACHABLE = "unreachable"
     TIMEOUT = "timeout"
     SERVER_ERROR = "server_error"
     STREAM_BROKEN = "stream_broken"
     # Outcomes that are not errors of the provider but are not clean stops either.
     TRUNCATED = "truncated"
     CONTENT_FILTERED = "content_filtered"
+    # The model declined (refusal text instead of an answer): timings kept, no speed statistics.
+    REFUSED = "refused"
 
     ERRORS = (
         RATE_LIMITED,
@@ -31,6 +35,7 @@ class ErrorCategory:
         BAD_REQUEST,
         NOT_FOUND,
         QUOTA_EXHAUSTED,
+        UNREACHABLE,
         TIMEOUT,
         SERVER_ERROR,
         STREAM_BROKEN,
@@ -89,10 +94,35 @@ class SSEEvent:
 
 @dataclass(frozen=True, slots=True)
 class Delta:
-    """Generated text. `reasoning` marks thinking/reasoning text rather than the answer."""
+    """Generated text. `reasoning` marks thinking/reasoning text rather than the answer;
+    `refusal` marks answer text that declines the request (OpenAI `refusal` deltas)."""
 
     text: str
     reasoning: bool = False
+    refusal: bool = False
+
+
+class ReasoningMode:
+    """How a stream's reasoning arrived (Sample.reasoning_mode, DESIGN.md §4 decode_tps)."""
+
+    NONE = "none"  # no reasoning
+    STREAMED = "streamed"  # the reasoning text itself streamed: every output token is in the window
+    SUMMARIZED = "summarized"  # only a summary streamed (Responses summaries, Claude 4 thinking)
+    HIDDEN = "hidden"  # counted but not streamed (o-series Chat, Anthropic redacted thinking)
+
+    CHOICES = (NONE, STREAMED, SUMMARIZED, HIDDEN)
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningShown:
+    """The provider says how its reasoning is shown: ReasoningMode.SUMMARIZED or HIDDEN, or
+    STREAMED for a reasoning block whose text should follow (none following means hidden).
+
+    Yielded with a reasoning block (a summary delta, a redacted_thinking or thinking block);
+    streams that just send reasoning text need not yield it.
+    """
+
+    mode: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +142,8 @@ class Usage:
 class Finish:
     """The provider's stop signal, raw reason plus its classification.
 
-    outcome: "" for a normal stop, or ErrorCategory.TRUNCATED / CONTENT_FILTERED, or an
-    error category (e.g. finish_reason "error").
+    outcome: "" for a normal stop, or ErrorCategory.TRUNCATED / CONTENT_FILTERED / REFUSED, or
+    an error category (e.g. finish_reason "error").
     """
 
     reason: str
@@ -135,7 +165,7 @@ class End:
     """The protocol's normal end marker ([DONE], message_stop, response.completed...)."""
 
 
-Item = Delta | Usage | Finish | StreamError | End
+Item = Delta | Usage | Finish | StreamError | End | ReasoningShown
 
 
 class Adapter(Protocol):

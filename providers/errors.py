@@ -174,8 +174,14 @@ def classify_status(
 
 
 def classify_transport(exc: BaseException, *, after_first_token: bool) -> str:
-    """Category of an httpx transport exception (PROTOCOLS.md §8, last rows)."""
-    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout):
+    """Category of an httpx transport exception (PROTOCOLS.md §8, last rows).
+
+    A connection that could not be made (refused, DNS failure, TLS handshake or certificate
+    failure: httpx.ConnectError) is `unreachable`; one that took too long is a `timeout`.
+    """
+    if isinstance(exc, httpx.ConnectError):
+        return C.UNREACHABLE
+    if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
         return C.TIMEOUT
     if isinstance(exc, httpx.TimeoutException | TimeoutError):
         return C.STREAM_BROKEN if after_first_token else C.TIMEOUT
@@ -227,6 +233,34 @@ def parse_retry_after(headers: Mapping[str, str], *, now: datetime | None = None
 
 _GO_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
 _GO_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+# "Please try again in 11.054s" / "in 1m30s" / "in 20ms" / "retry after 7 seconds".
+_RETRY_HINT = re.compile(
+    r"(?i)(?:try again in|retry in|retry after|retry-after:?|wait)\s+"
+    r"(\d+(?:\.\d+)?(?:ms|us|µs|ns|h|m|s)(?:\d+(?:\.\d+)?(?:ms|us|µs|ns|h|m|s))*"
+    r"|\d+(?:\.\d+)?\s*(?:seconds?|secs?|milliseconds?|minutes?|mins?)\b)"
+)
+_WORD_UNITS = {"sec": 1.0, "second": 1.0, "millisecond": 1e-3, "min": 60.0, "minute": 60.0}
+
+
+def retry_hint(message: str) -> float | None:
+    """Seconds to wait when only the error's message says so (no retry-after header)."""
+    match = _RETRY_HINT.search(message)
+    if match is None:
+        return None
+    hint = match.group(1)
+    seconds = _go_duration(hint)
+    if seconds is None:
+        number, _, unit = hint.partition(" ") if " " in hint else _split_number(hint)
+        unit = unit.strip().lower().rstrip("s") or "s"
+        seconds = float(number) * _WORD_UNITS.get(unit, 1.0)
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _split_number(text: str) -> tuple[str, str, str]:
+    digits = len(text) - len(text.lstrip("0123456789."))
+    return text[:digits], "", text[digits:]
 
 
 def _go_duration(text: str) -> float | None:
@@ -297,9 +331,12 @@ def not_event_stream(content_type: str, body_start: bytes = b"") -> StreamError:
     )
 
 
-def missing_end_marker(protocol: str) -> StreamError:
+def missing_end_marker(protocol: str, received_bytes: int) -> StreamError:
     """EOF before the protocol's end marker (or, for Gemini, before a finishReason)."""
-    return StreamError(C.STREAM_BROKEN, f"{protocol} stream closed before its end marker")
+    return StreamError(
+        C.STREAM_BROKEN,
+        f"{protocol} stream closed without its end marker after {received_bytes} bytes",
+    )
 
 
 def transport_error(exc: BaseException, *, after_first_token: bool) -> StreamError:

@@ -25,16 +25,31 @@ from .base import (
 from .wire import (
     as_dict,
     as_int,
+    endpoint_url,
     headers_for,
     http_error,
     is_keepalive,
-    join_url,
     load_object,
     merge,
 )
 from .wire import stream_error as error_item
 
-FILTERED = {"SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY"}
+# finishReason values (google.genai types.FinishReason). STOP is the clean end.
+FILTERED = {
+    "SAFETY",
+    "RECITATION",
+    "PROHIBITED_CONTENT",
+    "BLOCKLIST",
+    "SPII",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_RECITATION",
+    "LANGUAGE",  # the request's language is not supported: no answer is given
+}
+TRUNCATED = {"MAX_TOKENS"}
+# The generation failed (a malformed or unexpected tool call, "OTHER", an unknown reason): the
+# sample is an error, timings kept, out of speed statistics.
+CLEAN = {"STOP", "FINISH_REASON_UNSPECIFIED"}
 LEVELS = {"minimal", "low", "medium", "high"}
 
 
@@ -60,6 +75,16 @@ def thinking_config(effort: str) -> dict[str, Any] | None:
         f"reasoning_effort {effort!r} is not understood for Gemini: use none, auto, a thinking "
         "budget in tokens, or minimal/low/medium/high"
     )
+
+
+def finish_outcome(reason: str) -> str:
+    if reason in CLEAN:
+        return ""
+    if reason in TRUNCATED:
+        return ErrorCategory.TRUNCATED
+    if reason in FILTERED:
+        return ErrorCategory.CONTENT_FILTERED
+    return ErrorCategory.SERVER_ERROR
 
 
 def gemini_usage(meta: Mapping[str, Any]) -> Usage:
@@ -90,12 +115,12 @@ class GeminiAdapter:
             "generationConfig": generation,
         }
         model = config.model.removeprefix("models/")
-        path = f"/v1beta/models/{quote(model, safe='+=@-._~')}:streamGenerateContent?alt=sse"
+        path = f"/models/{quote(model, safe='+=@-._~')}:streamGenerateContent?alt=sse"
         # The key goes in a header, never in the URL (URLs end up in logs and error messages).
         auth = {"x-goog-api-key": config.api_key} if config.api_key else {}
         return RequestSpec(
             method="POST",
-            url=join_url(config.base_url, path),
+            url=endpoint_url(config.base_url, path, version="v1beta"),
             headers=headers_for(config, auth),
             json=merge(body, config.extra_body),
         )
@@ -118,14 +143,7 @@ class GeminiAdapter:
                 items.append(Delta(text, reasoning=part.get("thought") is True))
         reason = candidate.get("finishReason")
         if isinstance(reason, str) and reason:
-            outcome = (
-                ErrorCategory.TRUNCATED
-                if reason == "MAX_TOKENS"
-                else ErrorCategory.CONTENT_FILTERED
-                if reason in FILTERED
-                else ""
-            )
-            finish = Finish(reason, outcome)
+            finish = Finish(reason, finish_outcome(reason))
         block = as_dict(obj.get("promptFeedback")).get("blockReason")
         if not candidates and isinstance(block, str) and block:
             finish = Finish(block, ErrorCategory.CONTENT_FILTERED)  # prompt refused: no candidates

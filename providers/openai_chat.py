@@ -22,10 +22,10 @@ from .errors import clean_message
 from .wire import (
     as_dict,
     as_int,
+    endpoint_url,
     headers_for,
     http_error,
     is_keepalive,
-    join_url,
     load_object,
     merge,
 )
@@ -47,6 +47,31 @@ FINISH_OUTCOMES = {
 # `reasoning`, DeepSeek/SGLang/llama.cpp/older vLLM `reasoning_content`, a few `reasoning_text`.
 # vLLM's transition releases send the same text under two names: take the first only.
 REASONING_KEYS = ("reasoning_content", "reasoning", "reasoning_text")
+
+
+def content_parts(parts: list[Any]) -> list[Item]:
+    """`delta.content` sent as typed parts (Mistral's reasoning models): `{"type": "thinking",
+    "thinking": [{"type": "text", "text": ...}]}` is reasoning, `{"type": "text"}` the answer."""
+    items: list[Item] = []
+    for part in parts:
+        if isinstance(part, str):
+            if part:
+                items.append(Delta(part))
+            continue
+        part = as_dict(part)
+        kind = part.get("type")
+        if kind == "thinking":
+            inner = part.get("thinking")
+            texts = inner if isinstance(inner, list) else [{"text": inner}]
+            for piece in texts:
+                text = piece if isinstance(piece, str) else as_dict(piece).get("text")
+                if isinstance(text, str) and text:
+                    items.append(Delta(text, reasoning=True))
+        elif kind in (None, "text"):
+            text = part.get("text")
+            if isinstance(text, str) and text:
+                items.append(Delta(text))
+    return items
 
 
 def chat_usage(usage: Mapping[str, Any]) -> Usage:
@@ -94,7 +119,9 @@ class OpenAIChatAdapter:
         auth = {"authorization": f"Bearer {config.api_key}"} if config.api_key else {}
         return RequestSpec(
             method="POST",
-            url=join_url(config.base_url, "/chat/completions"),
+            url=endpoint_url(
+                config.base_url, "/chat/completions", version="v1", bare_host_only=True
+            ),
             headers=headers_for(config, auth),
             json=merge(body, config.extra_body),
         )
@@ -108,8 +135,6 @@ class OpenAIChatAdapter:
         obj = load_object(data)
         if isinstance(obj, StreamError):
             return [obj]
-        if obj.get("error") or obj.get("object") == "error":
-            return [error_item(obj)]
         items: list[Item] = []
         finish: Finish | None = None
         for choice in obj.get("choices") or ():
@@ -123,15 +148,22 @@ class OpenAIChatAdapter:
                         items.append(Delta(reasoning, reasoning=True))
                         break
                 content = delta.get("content")
+                refusal = delta.get("refusal")
+                if isinstance(refusal, str) and refusal:
+                    items.append(Delta(refusal, refusal=True))
             else:
                 content = choice.get("text")  # legacy completions-style chunk
-            if isinstance(content, str) and content:
-                items.append(Delta(content))
+            if isinstance(content, str):
+                if content:
+                    items.append(Delta(content))
+            elif isinstance(content, list):
+                items += content_parts(content)
             reason = choice.get("finish_reason")
             if isinstance(reason, str) and reason:
                 finish = Finish(reason, FINISH_OUTCOMES.get(reason, ""))
         # Usage may sit on its own choices:[] chunk, on the last content chunk, on every chunk
-        # (vLLM continuous stats) or under x_groq: look everywhere, later values win.
+        # (vLLM continuous stats), under x_groq, or beside an error (OpenRouter): look
+        # everywhere, later values win.
         usage = obj.get("usage")
         groq = as_dict(obj.get("x_groq"))
         if not isinstance(usage, dict):
@@ -140,6 +172,13 @@ class OpenAIChatAdapter:
             items.append(chat_usage(usage))
         elif "predicted_n" in as_dict(obj.get("timings")):
             items.append(llamacpp_usage(obj["timings"]))
+        # The error after the usage and finish of the same chunk: what it counted is kept, and
+        # its category, not the finish reason's, is the sample's (see README, error categories).
+        if obj.get("error") or obj.get("object") == "error":
+            if finish and finish.outcome not in ErrorCategory.ERRORS:
+                items.append(finish)
+            items.append(error_item(obj))
+            return items
         if finish:
             items.append(finish)
         if isinstance(groq.get("error"), str) and groq["error"]:

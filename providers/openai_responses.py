@@ -12,6 +12,8 @@ from .base import (
     ErrorCategory,
     Finish,
     Item,
+    ReasoningMode,
+    ReasoningShown,
     RequestSpec,
     SSEEvent,
     StreamError,
@@ -20,10 +22,10 @@ from .base import (
 from .wire import (
     as_dict,
     as_int,
+    endpoint_url,
     headers_for,
     http_error,
     is_keepalive,
-    join_url,
     load_object,
     merge,
 )
@@ -31,6 +33,8 @@ from .wire import stream_error as error_item
 
 TEXT_EVENTS = {"response.output_text.delta", "response.refusal.delta"}
 REASONING_EVENTS = {"response.reasoning_summary_text.delta", "response.reasoning_text.delta"}
+# output_tokens counts the whole reasoning; a summary of it is all that streams.
+_SUMMARIZED = ReasoningShown(ReasoningMode.SUMMARIZED)
 INCOMPLETE_OUTCOMES = {
     "max_output_tokens": ErrorCategory.TRUNCATED,
     "content_filter": ErrorCategory.CONTENT_FILTERED,
@@ -65,7 +69,7 @@ class OpenAIResponsesAdapter:
         auth = {"authorization": f"Bearer {config.api_key}"} if config.api_key else {}
         return RequestSpec(
             method="POST",
-            url=join_url(config.base_url, "/responses"),
+            url=endpoint_url(config.base_url, "/responses", version="v1", bare_host_only=True),
             headers=headers_for(config, auth),
             json=merge(body, config.extra_body),
         )
@@ -79,9 +83,13 @@ class OpenAIResponsesAdapter:
         kind = obj.get("type") if isinstance(obj.get("type"), str) else event.event
         if kind in TEXT_EVENTS or kind in REASONING_EVENTS:
             text = obj.get("delta")
-            if isinstance(text, str) and text:
-                return [Delta(text, reasoning=kind in REASONING_EVENTS)]
-            return []
+            if not isinstance(text, str) or not text:
+                return []
+            if kind == "response.reasoning_summary_text.delta":
+                return [Delta(text, reasoning=True), _SUMMARIZED]
+            if kind == "response.refusal.delta":
+                return [Delta(text, refusal=True)]
+            return [Delta(text, reasoning=kind in REASONING_EVENTS)]
         if kind == "error":
             return [error_item(obj)]
         if kind not in {"response.completed", "response.incomplete", "response.failed"}:

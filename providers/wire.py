@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from .base import EndpointConfig, ErrorCategory, RequestSpec, StreamError
 from .errors import (
@@ -14,6 +16,7 @@ from .errors import (
     clean_message,
     parse_rate_limit_reset,
     parse_retry_after,
+    retry_hint,
     should_retry_header,
 )
 
@@ -61,8 +64,10 @@ def error_fields(obj: Any) -> tuple[str | None, str | None, str]:
     Shapes: OpenAI/compat `{"error": {"message","type","code"}}`; Anthropic
     `{"type":"error","error":{"type","message"}}`; Gemini `{"error":{"code":429,"status",
     "message","details":[{"reason"}]}}`; old vLLM flat `{"object":"error",...}`; OpenAI Responses
-    flat `{"type":"error","code","message"}`; FastAPI `{"detail": ...}`; `{"error": "text"}`.
+    flat `{"type":"error","code","message"}`; FastAPI `{"detail": ...}`; `{"error": "text"}`;
+    Gemini/Vertex bodies wrapped in a JSON array `[{"error": {...}}]`.
     """
+    obj = unwrap(obj)
     if not isinstance(obj, dict):
         return None, None, str(obj)
     err = obj.get("error")
@@ -91,19 +96,30 @@ def error_fields(obj: Any) -> tuple[str | None, str | None, str]:
     return error_type, code, message if isinstance(message, str) else ""
 
 
+def unwrap(obj: Any) -> Any:
+    """Gemini and Vertex sometimes send their error body as a one-element JSON array."""
+    if isinstance(obj, list) and obj and isinstance(obj[0], dict):
+        return obj[0]
+    return obj
+
+
 def stream_error(obj: Any, *, status: int | None = None) -> StreamError:
     """A StreamError for an error object that arrived inside the stream (HTTP 200)."""
     error_type, code, message = error_fields(obj)
     category = classify_status(status, error_type, code, message)
     label = error_type or code or "error"
-    return StreamError(category, clean_message(f"{label}: {message}" if message else label))
+    return StreamError(
+        category,
+        clean_message(f"{label}: {message}" if message else label),
+        retry_after_s=_body_retry_delay(obj, message),
+    )
 
 
 def http_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
     """Classify a non-2xx answer with a JSON or non-JSON body, keeping retry-after."""
     text = body.decode("utf-8", "replace")
     try:
-        obj: Any = json.loads(text)
+        obj: Any = unwrap(json.loads(text))
     except ValueError:
         obj = None
     if obj is None:
@@ -114,25 +130,34 @@ def http_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamEr
         status, error_type, code, message, should_retry=should_retry_header(headers)
     )
     retry_after = parse_retry_after(headers)
+    if retry_after is None:
+        retry_after = _body_retry_delay(obj, message)
     if retry_after is None and category == ErrorCategory.RATE_LIMITED:
-        retry_after = _gemini_retry_delay(obj) or parse_rate_limit_reset(headers)
+        retry_after = parse_rate_limit_reset(headers)
     label = " ".join(part for part in (f"HTTP {status}", error_type or code) if part)
     message = clean_message(f"{label}: {message}" if message.strip() else label)
     return StreamError(category, message, retry_after_s=retry_after, http_status=status)
 
 
-def _gemini_retry_delay(obj: Any) -> float | None:
-    """Gemini's RetryInfo detail: `{"retryDelay": "30s"}`."""
+def _body_retry_delay(obj: Any, message: str) -> float | None:
+    """A wait written in the body: Gemini's RetryInfo detail, else the message's own words."""
+    obj = unwrap(obj)
     err = obj.get("error") if isinstance(obj, dict) else None
-    details = err.get("details") if isinstance(err, dict) else None
+    if not isinstance(err, dict):
+        err = obj if isinstance(obj, dict) else {}
+    if isinstance(err.get("response"), dict):  # Responses `response.failed`
+        err = as_dict(err["response"].get("error"))
+    details = err.get("details")
     for detail in details if isinstance(details, list) else ():
         delay = detail.get("retryDelay") if isinstance(detail, dict) else None
         if isinstance(delay, str) and delay.endswith("s"):
             try:
-                return float(delay[:-1])
+                seconds = float(delay[:-1])
             except ValueError:
-                return None
-    return None
+                continue
+            if math.isfinite(seconds) and seconds >= 0:
+                return seconds
+    return retry_hint(message) if message else None
 
 
 def merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -164,5 +189,25 @@ def authorized(spec: RequestSpec, config: EndpointConfig) -> RequestSpec:
     return replace(spec, headers={**spec.headers, **config.credential.headers(spec)})
 
 
+_VERSION = re.compile(r"/v\d+(?:(?:alpha|beta)\d*)?$")
+
+
+def endpoint_url(base_url: str, path: str, *, version: str, bare_host_only: bool = False) -> str:
+    """`base_url` + the protocol's `/{version}{path}`, whether or not the base has the version.
+
+    A base whose path already ends with a version segment (`/v1`, `/v1beta`) gets `path` alone:
+    `https://host/v1` + `/messages` never becomes `/v1/v1/messages`. Otherwise the version is
+    added, except with `bare_host_only` (the OpenAI family, whose compatible servers put their
+    API under any path: `/openai/v1`, `/v1beta/openai`, `/api/paas/v4`) where only a base with no
+    path at all gets it.
+    """
+    base = base_url.rstrip("/")
+    base_path = urlsplit(base).path
+    if _VERSION.search(base_path) or (bare_host_only and base_path):
+        return base + path
+    return f"{base}/{version}{path}"
+
+
 def join_url(base_url: str, path: str) -> str:
+    """`base_url` + `path`, for APIs whose paths carry no version segment (Bedrock, Vertex)."""
     return base_url.rstrip("/") + path

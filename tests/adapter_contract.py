@@ -157,7 +157,7 @@ def stream(
             result.error = transport_error(exc, after_first_token=got_text)
             return result
     if not (adapter.ends_on_close and result.finish):
-        result.error = missing_end_marker(config.protocol)
+        result.error = missing_end_marker(config.protocol, 0)
     return result
 
 
@@ -296,6 +296,14 @@ class AdapterContract:
         assert result.usage.input_tokens == truth["prompt_tokens"]
         assert result.finish is not None and result.finish.outcome == ""
         assert result.end_seen is not get_adapter(self.protocol).ends_on_close
+
+    def test_it_streams_whether_or_not_the_base_url_has_its_version(self, sim: Any) -> None:
+        version = "/v1beta" if self.protocol == "gemini" else "/v1"
+        for base_url in (sim.base_url, sim.base_url + version, sim.base_url + version + "/"):
+            config = self.config(base_url=base_url, model="sim-fast+tokens=10")
+            result = stream(config, max_tokens=20)
+            assert result.status == 200 and result.error is None, base_url
+            assert result.usage is not None and result.usage.output_tokens == 10
 
     def test_it_marks_a_reply_cut_by_max_tokens_as_truncated(self, sim: Any) -> None:
         result = stream(self.sim_config(sim, "sim-fast"), max_tokens=12)

@@ -8,7 +8,17 @@ from typing import Any
 import pytest
 
 from providers.anthropic_messages import thinking_option
-from providers.base import Delta, End, ErrorCategory, Finish, SSEEvent, StreamError, Usage
+from providers.base import (
+    Delta,
+    End,
+    ErrorCategory,
+    Finish,
+    ReasoningMode,
+    ReasoningShown,
+    SSEEvent,
+    StreamError,
+    Usage,
+)
 from providers.registry import get_adapter
 from tests.adapter_contract import AdapterContract, merged_usage, parse_bytes, transcript
 
@@ -57,7 +67,7 @@ def test_it_keeps_the_placeholder_output_count_of_message_start_out_of_usage() -
 
 def test_it_reads_thinking_deltas_as_reasoning_and_ignores_signatures() -> None:
     items = parse_bytes("anthropic_messages", transcript("anthropic_thinking"))
-    assert items == [Delta("Simple educ", reasoning=True)]
+    assert items == [ReasoningShown(ReasoningMode.STREAMED), Delta("Simple educ", reasoning=True)]
 
 
 def test_it_counts_cache_reads_and_writes_as_input_and_reads_thinking_tokens() -> None:
@@ -94,7 +104,8 @@ def test_it_accepts_padding_spaces_inside_data() -> None:
         ("stop_sequence", ""),
         ("tool_use", ""),
         ("max_tokens", ErrorCategory.TRUNCATED),
-        ("refusal", ErrorCategory.CONTENT_FILTERED),
+        ("refusal", ErrorCategory.REFUSED),
+        ("pause_turn", ErrorCategory.TRUNCATED),
     ],
 )
 def test_it_classifies_stop_reasons(reason: str, outcome: str) -> None:

@@ -210,3 +210,23 @@ def test_it_maps_reasoning_effort_to_a_thinking_config(
 def test_it_refuses_an_unknown_reasoning_effort() -> None:
     with pytest.raises(ValueError, match="not understood for Gemini"):
         thinking_config("turbo")
+
+
+@pytest.mark.parametrize(
+    ("reason", "outcome"),
+    [
+        ("STOP", ""),
+        ("MAX_TOKENS", ErrorCategory.TRUNCATED),
+        ("SAFETY", ErrorCategory.CONTENT_FILTERED),
+        ("BLOCKLIST", ErrorCategory.CONTENT_FILTERED),
+        ("PROHIBITED_CONTENT", ErrorCategory.CONTENT_FILTERED),
+        ("SPII", ErrorCategory.CONTENT_FILTERED),
+        ("LANGUAGE", ErrorCategory.CONTENT_FILTERED),
+        ("OTHER", ErrorCategory.SERVER_ERROR),
+        ("MALFORMED_FUNCTION_CALL", ErrorCategory.SERVER_ERROR),
+        ("UNEXPECTED_TOOL_CALL", ErrorCategory.SERVER_ERROR),
+    ],
+)
+def test_it_tells_clean_stops_from_every_other_finish_reason(reason: str, outcome: str) -> None:
+    data = json.dumps({"candidates": [{"content": {"parts": []}, "finishReason": reason}]})
+    assert get_adapter("gemini").parse(SSEEvent("message", data)) == [Finish(reason, outcome)]

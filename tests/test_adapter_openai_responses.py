@@ -7,7 +7,17 @@ from typing import Any
 
 import pytest
 
-from providers.base import Delta, End, ErrorCategory, Finish, SSEEvent, StreamError, Usage
+from providers.base import (
+    Delta,
+    End,
+    ErrorCategory,
+    Finish,
+    ReasoningMode,
+    ReasoningShown,
+    SSEEvent,
+    StreamError,
+    Usage,
+)
 from providers.registry import get_adapter
 from tests.adapter_contract import AdapterContract, parse_bytes, transcript
 
@@ -56,9 +66,12 @@ def test_it_builds_a_responses_request_with_reasoning_summaries() -> None:
     assert spec.json["reasoning"] == {"effort": "low", "summary": "auto"}
 
 
-def test_it_reads_reasoning_summary_deltas_as_reasoning() -> None:
+def test_it_reads_reasoning_summary_deltas_as_summarised_reasoning() -> None:
     items = parse_bytes("openai_responses", transcript("openai_responses_reasoning"))
-    assert items == [Delta("**Comparing numbers**", reasoning=True)]
+    assert items == [
+        Delta("**Comparing numbers**", reasoning=True),
+        ReasoningShown(ReasoningMode.SUMMARIZED),
+    ]
 
 
 def test_it_reads_raw_reasoning_text_deltas_from_open_weight_servers() -> None:

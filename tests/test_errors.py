@@ -18,6 +18,7 @@ from providers.errors import (
     parse_rate_limit_reset,
     parse_retry_after,
     redact,
+    retry_hint,
     transport_error,
 )
 from providers.wire import http_error
@@ -116,7 +117,8 @@ def test_it_puts_an_explicit_type_before_x_should_retry_before_the_status() -> N
 @pytest.mark.parametrize(
     ("exc", "after_first_token", "category"),
     [
-        (httpx.ConnectError("refused"), False, C.TIMEOUT),
+        (httpx.ConnectError("refused"), False, C.UNREACHABLE),
+        (httpx.ConnectError("TLS handshake failed"), False, C.UNREACHABLE),
         (httpx.ConnectTimeout("slow"), False, C.TIMEOUT),
         (httpx.PoolTimeout("pool"), False, C.TIMEOUT),
         (httpx.ReadTimeout("idle"), False, C.TIMEOUT),
@@ -226,5 +228,21 @@ def test_it_cleans_messages_to_one_bounded_line() -> None:
 def test_it_never_puts_a_key_from_a_url_into_a_transport_error() -> None:
     exc = httpx.ConnectError("failed to reach https://x.test/v1?key=SECRETKEY123 (refused)")
     error = transport_error(exc, after_first_token=False)
-    assert "SECRETKEY123" not in error.message and error.category == C.TIMEOUT
+    assert "SECRETKEY123" not in error.message and error.category == C.UNREACHABLE
     assert error.message.startswith("ConnectError:")
+
+
+@pytest.mark.parametrize(
+    ("message", "seconds"),
+    [
+        ("Rate limit reached for gpt-4o. Please try again in 11.054s.", 11.054),
+        ("Please try again in 1m12.5s. Visit https://platform.openai.com", 72.5),
+        ("Please try again in 20ms.", 0.02),
+        ("Too many requests, retry after 7 seconds", 7.0),
+        ("The server is busy.", None),
+    ],
+)
+def test_it_reads_a_retry_hint_written_only_in_the_message(
+    message: str, seconds: float | None
+) -> None:
+    assert retry_hint(message) == (pytest.approx(seconds) if seconds is not None else None)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from benchmarks.measure import SAMPLE_FIELDS, Limits, Measurement
-from benchmarks.measure.timing import decode_token_count, decode_tps, itl_stats, tpot_ms
+from benchmarks.measure.timing import decode_tps, read_stats, tpot_ms
 from benchmarks.models import Sample
 from providers.tokens import estimate_tokens
 
@@ -29,33 +29,41 @@ def test_it_serialises_a_measurement_with_section_4_names() -> None:
     assert m.ok and not Measurement(started_at=started, t0_ns=1, error_category="auth").ok
 
 
-def test_it_computes_decode_speed_over_the_window_after_the_first_token() -> None:
-    # 300 tokens between ttft 200 ms and end 1,700 ms: 300 / 1.5 s.
-    assert decode_tps(300, ttft_ms=200.0, total_ms=1700.0) == pytest.approx(200.0)
-    assert decode_tps(0, ttft_ms=1.0, total_ms=2.0) is None
-    assert decode_tps(5, ttft_ms=2.0, total_ms=2.0) is None
+def test_it_counts_n_minus_one_gaps_after_the_first_token() -> None:
+    # 301 tokens from ttft 200 ms to the last token at 1,700 ms: 300 gaps in 1.5 s.
+    assert decode_tps(301, start_ms=200.0, last_token_ms=1700.0) == pytest.approx(200.0)
+    # The old N / window read 8 tokens over 7 gaps as 8 per window: +14 % too fast.
+    assert decode_tps(8, start_ms=0.0, last_token_ms=70.0) == pytest.approx(100.0)
+    assert decode_tps(1, start_ms=1.0, last_token_ms=2.0) is None
+    assert decode_tps(5, start_ms=2.0, last_token_ms=2.0) is None
 
 
-def test_it_leaves_hidden_reasoning_out_of_the_decode_window() -> None:
-    assert decode_token_count(1000, 600, reasoning_streamed=False) == 400
-    assert decode_token_count(1000, 600, reasoning_streamed=True) == 1000
-    assert decode_token_count(1000, None, reasoning_streamed=False) == 1000
+def test_it_makes_decode_speed_the_inverse_of_time_per_output_token() -> None:
+    tpot = tpot_ms(11, start_ms=100.0, last_token_ms=150.0)
+    assert tpot == pytest.approx(5.0)
+    assert decode_tps(11, start_ms=100.0, last_token_ms=150.0) == pytest.approx(1000 / tpot)
+    assert tpot_ms(1, start_ms=100.0, last_token_ms=100.0) is None
 
 
-def test_it_computes_time_per_output_token_after_the_first() -> None:
-    assert tpot_ms(11, ttft_ms=100.0, last_token_ms=150.0) == pytest.approx(5.0)
-    assert tpot_ms(1, ttft_ms=100.0, last_token_ms=100.0) is None
-
-
-def test_it_takes_itl_percentiles_over_gaps_between_text_events() -> None:
+def test_it_takes_itl_only_from_events_that_arrived_in_reads_of_their_own() -> None:
     ms = 1_000_000
-    stamps = [0, 10 * ms, 20 * ms, 20 * ms, 60 * ms]  # gaps 10, 10, 0, 40
-    itl = itl_stats(stamps)
-    assert itl is not None
-    assert itl.p50_ms == pytest.approx(10.0)
-    assert itl.max_ms == pytest.approx(40.0)
-    assert itl.p90_ms == pytest.approx(10 + 0.7 * 30)  # linear between the 3rd and 4th gaps
-    assert itl_stats([5]) is None
+    # Events 3 and 4 came in one read (one stamp): neither gap touching them was measured.
+    stamps = [0, 10 * ms, 20 * ms, 35 * ms, 35 * ms, 60 * ms, 100 * ms]
+    reads = read_stats(stamps)
+    assert reads.itl is not None
+    assert reads.itl.p50_ms == pytest.approx(10.0)  # gaps 10, 10 and 40 only
+    assert reads.itl.max_ms == pytest.approx(40.0)
+    assert reads.itl.p90_ms == pytest.approx(10 + 0.8 * 30)
+    assert (reads.coalesced_events, reads.text_reads, reads.saturated) == (2, 6, False)
+
+
+def test_it_flags_a_saturated_stream_and_reports_no_unmeasured_gap() -> None:
+    ms = 1_000_000
+    # 30 events in two reads: a client that fell behind. No gap was measured.
+    reads = read_stats([5 * ms] * 15 + [9 * ms] * 15)
+    assert reads.itl is None and reads.saturated
+    assert (reads.coalesced_events, reads.text_reads) == (30, 2)
+    assert read_stats([5]).itl is None and not read_stats([5]).saturated
 
 
 def test_it_estimates_tokens_from_text_roughly_like_a_tokenizer() -> None:

@@ -171,7 +171,9 @@ def test_it_exits_non_zero_for_an_unreachable_host() -> None:
     )
 
     assert result.returncode == 1
-    assert result.stderr.strip().startswith("CommandError: all 1 requests failed; first: timeout")
+    assert result.stderr.strip().startswith(
+        "CommandError: all 1 requests failed; first: unreachable"
+    )
     assert result.stderr.count("\n") == 1
 
 

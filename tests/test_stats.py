@@ -86,3 +86,13 @@ def test_it_summarizes_a_run_without_ok_samples() -> None:
     assert summary["throughput_tps"] is None
     assert not any(name in summary for name in METRICS)
     assert summarize([])["samples"] == 0
+
+
+def test_it_keeps_refused_answers_out_of_every_speed_figure() -> None:
+    fast_refusal = ok(50, 900, 20, outcome="refused")
+    samples = [ok(500, 70, 700), ok(700, 80, 800), fast_refusal]
+    summary = summarize(samples, concurrency=3)
+    assert summary["ok"] == 3 and summary["outcomes"] == {"refused": 1}
+    assert summary["ttft_ms"]["p50"] == 600.0 and summary["ttft_ms"]["n"] == 2
+    assert summary["output_tokens"]["n"] == 2
+    assert summary["throughput_tps"] == pytest.approx((700 + 800) / summary["wall_s"])

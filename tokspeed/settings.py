@@ -190,8 +190,15 @@ SPECTACULAR_SETTINGS = {
         "How fast each LLM provider really is: runs, samples, leaderboards, alerts. "
         "Authenticate with a session or a token (`Authorization: Token <key>`; create one with "
         "`manage.py drf_create_token USERNAME` or in the admin). Times are milliseconds, speeds "
-        "tokens per second. API keys are never accepted or returned: only the name of the "
-        "environment variable that holds one."
+        "tokens per second. decode_tps = (tokens − 1) / ((last_token_ms − start) / 1000) = "
+        "1000 / tpot_ms: with reasoning_mode none or streamed, tokens = output_tokens and start "
+        "= ttft_ms; with summarized or hidden, answer tokens only and start = ttfa_ms. ITL "
+        "percentiles use only gaps between text events that arrived in network reads of their "
+        "own (coalesced_events, saturated). Error categories: rate_limited, overloaded, auth, "
+        "bad_request, not_found, quota_exhausted, unreachable, timeout, server_error, "
+        "stream_broken; outcomes: truncated, content_filtered, refused (refused samples keep "
+        "their timings and never enter speed statistics). API keys are never accepted or "
+        "returned: only the name of the environment variable that holds one."
     ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,

@@ -4,12 +4,13 @@
         m = await measure_request(client, config, prompt=p, max_tokens=2048, limits=limits)
         burst = await measure_burst(client, config, prompts=ps, max_tokens=2048, limits=limits)
 
-Pieces: measurement.py (Measurement, Limits, SAMPLE_FIELDS), netstream.py (sockets that stamp
-arrivals), transport.py (the client and its pool), stream.py (one request), recorder.py
-(events → fields), timing.py (the arithmetic), burst.py (N at once).
+Pieces: measurement.py (Measurement, Limits, SAMPLE_FIELDS), request.py (one request),
+recorder.py (events → fields), timing.py (the arithmetic), burst.py (N at once); http/: the
+stamping transport (connection.py sockets that stamp arrivals, http11.py, transport.py the client
+and its pool, network.py proxies, CA bundles and which addresses may be used).
 """
 
-from .burst import BurstResult, measure_burst, run_burst, throughput
+from .burst import BurstResult, measure_burst
 from .http.network import Network
 from .http.transport import make_client
 from .measurement import SAMPLE_FIELDS, Limits, Measurement
@@ -26,6 +27,4 @@ __all__ = [
     "measure_burst",
     "measure_request",
     "prepare_request",
-    "run_burst",
-    "throughput",
 ]

@@ -6,37 +6,25 @@ import asyncio
 import gc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from time import perf_counter_ns
 
 import httpx
 
 from providers.base import EndpointConfig
 
-from .http.transport import make_client, preconnect
+from .http.transport import preconnect
 from .measurement import Limits, Measurement
 from .request import execute, prepare_request
 
 
 @dataclass(slots=True)
 class BurstResult:
-    """Per-request measurements (in prompt order) and the burst's aggregate figures.
+    """Per-request measurements, in prompt order.
 
-    wall_s: from the barrier's release to the end of the last request (seconds).
-    throughput_tps: output tokens of the ok samples / wall_s — aggregate, not per user; None
-    when no request succeeded.
+    Aggregate figures (wall time, throughput) have one definition, benchmarks.stats.summarize,
+    which the stored run summaries use too.
     """
 
     samples: list[Measurement]
-    wall_s: float
-    throughput_tps: float | None
-
-
-def throughput(samples: Sequence[Measurement], wall_s: float) -> float | None:
-    """Sum of output tokens of the ok samples per second of wall time (DESIGN.md §4)."""
-    ok = [m.output_tokens or 0 for m in samples if m.ok]
-    if not ok or wall_s <= 0:
-        return None
-    return sum(ok) / wall_s
 
 
 async def measure_burst(
@@ -90,35 +78,7 @@ async def measure_burst(
             for index in range(len(prepared)):
                 group.create_task(one(index))
             await all_waiting.wait()
-            start_ns = perf_counter_ns()
             gate.set()
-        wall_s = (perf_counter_ns() - start_ns) / 1e9
     finally:
         gc.unfreeze()
-    samples = [m for m in results if m is not None]
-    return BurstResult(samples=samples, wall_s=wall_s, throughput_tps=throughput(samples, wall_s))
-
-
-def run_burst(
-    config: EndpointConfig,
-    *,
-    prompts: Sequence[str],
-    max_tokens: int,
-    limits: Limits | None = None,
-    on_done: Callable[[int, Measurement], None] | None = None,
-) -> BurstResult:
-    """Synchronous wrapper: a fresh event loop and a client sized to the burst."""
-    limits = limits or Limits.from_settings()
-
-    async def main() -> BurstResult:
-        async with make_client(limits=limits, max_connections=len(prompts)) as client:
-            return await measure_burst(
-                client,
-                config,
-                prompts=prompts,
-                max_tokens=max_tokens,
-                limits=limits,
-                on_done=on_done,
-            )
-
-    return asyncio.run(main())
+    return BurstResult(samples=[m for m in results if m is not None])

@@ -19,6 +19,7 @@ SAMPLE_FIELDS: tuple[str, ...] = (
     "output_tokens",
     "tokens_source",
     "reasoning_tokens",
+    "reasoning_mode",
     "input_tokens",
     "cached_tokens",
     "decode_tps",
@@ -28,6 +29,8 @@ SAMPLE_FIELDS: tuple[str, ...] = (
     "itl_p99_ms",
     "itl_max_ms",
     "chunks",
+    "coalesced_events",
+    "saturated",
     "tokens_per_chunk",
     "finish_reason",
     "outcome",
@@ -47,7 +50,8 @@ class Measurement:
 
     A field is None when the stream never got that far (an error before the first token leaves
     ttft_ms None) or, for the speed fields (decode_tps, tpot_ms, itl_*, tokens_per_chunk), when
-    the request was not ok: error samples keep their timings but never enter speed statistics.
+    the request was not ok or was refused: error and refused samples keep their timings but
+    never enter speed statistics.
     """
 
     started_at: datetime
@@ -62,18 +66,26 @@ class Measurement:
     output_tokens: int | None = None
     tokens_source: str = ""  # "usage" (reported by the provider) or "estimate" (from the text)
     reasoning_tokens: int | None = None
+    # How reasoning arrived: none / streamed / summarized / hidden (providers.base.ReasoningMode).
+    # With summarized or hidden, decode_tps counts answer tokens from ttfa_ms.
+    reasoning_mode: str = "none"
     input_tokens: int | None = None
     cached_tokens: int | None = None
-    decode_tps: float | None = None  # tokens per second between ttft and end of stream
+    # (tokens − 1) / ((last_token_ms − start) / 1000) = 1000 / tpot_ms; start = ttft_ms, or
+    # ttfa_ms with answer tokens only when reasoning_mode is summarized or hidden.
+    decode_tps: float | None = None
     tpot_ms: float | None = None
     itl_p50_ms: float | None = None
     itl_p90_ms: float | None = None
     itl_p99_ms: float | None = None
     itl_max_ms: float | None = None
     chunks: int = 0  # events that carried generated text
-    tokens_per_chunk: float | None = None
+    # Text events that arrived in a network read shared with another: no gap measured for them.
+    coalesced_events: int = 0
+    saturated: bool = False  # most text events were coalesced: the client read too slowly
+    tokens_per_chunk: float | None = None  # tokens ÷ network reads that carried text
     finish_reason: str = ""
-    outcome: str = ""  # "truncated" / "content_filtered"; "" for a clean stop
+    outcome: str = ""  # "truncated" / "content_filtered" / "refused"; "" for a clean stop
     http_status: int | None = None
     error_category: str = ""
     error_message: str = ""  # redacted: never contains the API key

@@ -8,17 +8,36 @@ strings. Everything derived (ms offsets, percentiles, token estimates, hashes) h
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import datetime
 
-from providers.base import Adapter, Delta, End, ErrorCategory, Finish, SSEEvent, StreamError, Usage
+from providers.base import (
+    Adapter,
+    Delta,
+    End,
+    ErrorCategory,
+    Finish,
+    ReasoningMode,
+    ReasoningShown,
+    SSEEvent,
+    StreamError,
+    Usage,
+)
 from providers.errors import clean_message
+from providers.think import ThinkSplitter
 from providers.tokens import estimate_tokens
 
 from .measurement import Measurement
-from .timing import NS_PER_MS, decode_token_count, decode_tps, itl_stats, tpot_ms
+from .timing import NS_PER_MS, Reads, decode_tps, read_stats, tpot_ms
 
 # Anthropic's `event: ping` carries data but is a keep-alive: it neither starts nor resets clocks.
 _KEEPALIVE_EVENTS = frozenset({"ping"})
+# The same ping sent data-only (`data: {"type": "ping"}`, no event line). Longer data is never
+# a ping, so the check costs one length comparison on ordinary events.
+_PING_MAX_CHARS = 40
+# Streamed reasoning text that estimates to less than this share of the tokens the provider
+# counted was a summary of the reasoning, not the reasoning itself.
+_SUMMARY_SHARE = 0.5
 
 
 class Recorder:
@@ -41,6 +60,10 @@ class Recorder:
         "token_ns",
         "answer",
         "reasoning",
+        "think",
+        "held_ns",
+        "refused",
+        "reasoning_shown",
         "usage",
         "finish_reason",
         "outcome",
@@ -72,6 +95,12 @@ class Recorder:
         self.token_ns: list[int] = []
         self.answer: list[str] = []
         self.reasoning: list[str] = []
+        # Splits `<think>…</think>` off the start of the answer; None once the answer is known
+        # not to start with it, so that ordinary streams skip it.
+        self.think: ThinkSplitter | None = ThinkSplitter()
+        self.held_ns = 0  # stamp of answer text held back while it could still be "<think>"
+        self.refused = False  # refusal text arrived (OpenAI `refusal` deltas)
+        self.reasoning_shown: set[str] = set()
         self.usage: dict[str, int] = {}
         self.finish_reason = ""
         self.outcome = ""
@@ -107,6 +136,8 @@ class Recorder:
         stripped = event.data.lstrip()
         if not stripped or stripped[0] == ":" or event.event in _KEEPALIVE_EVENTS:
             return  # a keep-alive sent as data: no clock starts, the idle timer is not reset
+        if len(stripped) <= _PING_MAX_CHARS and _is_ping(stripped):
+            return
         self.last_data_ns = ns
         if not self.first_event_ns:
             self.first_event_ns = ns
@@ -119,14 +150,32 @@ class Recorder:
         for item in items:
             kind = type(item)
             if kind is Delta:
-                if item.text:
+                text = item.text
+                if not text:
+                    continue
+                if item.reasoning:
+                    self.reasoning.append(text)
                     carried_text = True
-                    if item.reasoning:
-                        self.reasoning.append(item.text)
-                    else:
-                        self.answer.append(item.text)
-                        if not self.ttfa_ns:
-                            self.ttfa_ns = ns
+                    continue
+                carried_text = True
+                if item.refusal:
+                    self.refused = True
+                elif self.think is not None:
+                    think = self.think
+                    thought, text = think.feed(text)
+                    if think.passthrough:
+                        self.think = None
+                    if not (think.undecided or think.passthrough):
+                        self.held_ns = 0  # it was "<think>": the answer comes after </think>
+                    if thought:
+                        self.reasoning.append(thought)
+                    if not text:
+                        if think.undecided and not self.held_ns:
+                            self.held_ns = ns  # maybe "<think>": if not, the answer began here
+                        continue
+                self.answer.append(text)
+                if not self.ttfa_ns:
+                    self.ttfa_ns = self.held_ns or ns
             elif kind is Usage:
                 for name in ("input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens"):
                     value = getattr(item, name)
@@ -145,17 +194,31 @@ class Recorder:
                 self.ended = True
                 if not self.end_ns:
                     self.end_ns = ns
+            elif kind is ReasoningShown:
+                self.reasoning_shown.add(item.mode)
         if carried_text:
             if not self.ttft_ns:
                 self.ttft_ns = ns
             self.last_token_ns = ns
             self.token_ns.append(ns)
 
+    def fail_with(self, error: StreamError, *, at_ns: int) -> None:
+        """Record a StreamError built by providers.errors (transport, framing, HTTP errors)."""
+        self.fail(error.category, error.message, at_ns=at_ns, retry_after_s=error.retry_after_s)
+
     def _ms(self, ns: int) -> float | None:
         return (ns - self.t0_ns) / NS_PER_MS if ns else None
 
     def result(self, *, secrets: tuple[str, ...]) -> Measurement:
         """The Measurement; speed fields only when the request ended cleanly (§4)."""
+        if self.think is not None:
+            thought, rest = self.think.close()
+            if thought:
+                self.reasoning.append(thought)
+            if rest:
+                self.answer.append(rest)
+                if not self.ttfa_ns:
+                    self.ttfa_ns = self.held_ns
         answer = "".join(self.answer)
         reasoning = "".join(self.reasoning)
         output_tokens = self.usage.get("output_tokens")
@@ -163,6 +226,9 @@ class Recorder:
         if output_tokens is None and (answer or reasoning or not self.error_category):
             output_tokens = estimate_tokens(reasoning) + estimate_tokens(answer)
             tokens_source = "estimate"
+        outcome = self.outcome
+        if self.refused and not self.error_category:
+            outcome = ErrorCategory.REFUSED  # even after a clean finish_reason "stop"
         m = Measurement(
             started_at=self.started_at,
             t0_ns=self.t0_ns,
@@ -176,11 +242,12 @@ class Recorder:
             output_tokens=output_tokens,
             tokens_source=tokens_source,
             reasoning_tokens=self.usage.get("reasoning_tokens"),
+            reasoning_mode=self._reasoning_mode(reasoning, answer, output_tokens, tokens_source),
             input_tokens=self.usage.get("input_tokens"),
             cached_tokens=self.usage.get("cached_tokens"),
             chunks=len(self.token_ns),
             finish_reason=self.finish_reason,
-            outcome=self.outcome,
+            outcome=outcome,
             http_status=self.http_status,
             error_category=self.error_category,
             error_message=clean_message(self.error_message, secrets, limit=1000)
@@ -193,9 +260,40 @@ class Recorder:
             simulated=self.simulated,
             connect_address=self.connect_address,
         )
-        if m.ok and output_tokens and m.ttft_ms is not None and m.total_ms is not None:
-            self._speed(m, output_tokens, reasoning_streamed=bool(reasoning))
+        reads = read_stats(self.token_ns)
+        m.coalesced_events = reads.coalesced_events
+        m.saturated = reads.saturated
+        if m.ok and outcome != ErrorCategory.REFUSED and output_tokens:
+            self._speed(m, output_tokens, answer, reads)
         return m
+
+    def _reasoning_mode(
+        self, reasoning: str, answer: str, output_tokens: int | None, tokens_source: str
+    ) -> str:
+        """How the reasoning arrived (ReasoningMode): the provider's own signal first, else
+        what streamed against what the provider counted."""
+        shown = self.reasoning_shown
+        if ReasoningMode.HIDDEN in shown:
+            return ReasoningMode.HIDDEN
+        if ReasoningMode.SUMMARIZED in shown:
+            return ReasoningMode.SUMMARIZED
+        counted = self.usage.get("reasoning_tokens")
+        if reasoning:
+            if counted:
+                streamed = estimate_tokens(reasoning)
+                return (
+                    ReasoningMode.SUMMARIZED
+                    if streamed < _SUMMARY_SHARE * counted
+                    else ReasoningMode.STREAMED
+                )
+            if tokens_source == "usage" and output_tokens:
+                streamed = estimate_tokens(reasoning) + estimate_tokens(answer)
+                if streamed < _SUMMARY_SHARE * output_tokens:
+                    return ReasoningMode.SUMMARIZED  # e.g. Claude 4's summarised thinking
+            return ReasoningMode.STREAMED
+        if counted or ReasoningMode.STREAMED in shown:
+            return ReasoningMode.HIDDEN  # counted, or a thinking block opened, but no text
+        return ReasoningMode.NONE
 
     def _connect_ms(self) -> float | None:
         if not self.connect_start_ns:
@@ -207,14 +305,25 @@ class Recorder:
             return None  # the connection was never established
         return (self.connect_end_ns - self.connect_start_ns) / NS_PER_MS
 
-    def _speed(self, m: Measurement, output_tokens: int, *, reasoning_streamed: bool) -> None:
-        tokens = decode_token_count(
-            output_tokens, m.reasoning_tokens, reasoning_streamed=reasoning_streamed
-        )
-        ttft, total, last = m.ttft_ms or 0.0, m.total_ms or 0.0, m.last_token_ms or 0.0
-        m.decode_tps = decode_tps(tokens, ttft_ms=ttft, total_ms=total)
-        m.tpot_ms = tpot_ms(tokens, ttft_ms=ttft, last_token_ms=last)
-        itl = itl_stats(self.token_ns)
+    def _speed(self, m: Measurement, output_tokens: int, answer: str, reads: Reads) -> None:
+        """decode_tps, tpot_ms, ITL and tokens per chunk over the tokens that really streamed
+        (DESIGN.md §4): all output tokens from TTFT when the reasoning streamed (or there was
+        none); answer tokens only from TTFA when it was hidden or summarised."""
+        last = m.last_token_ms
+        if m.reasoning_mode in (ReasoningMode.HIDDEN, ReasoningMode.SUMMARIZED):
+            start = m.ttfa_ms
+            counted = m.reasoning_tokens
+            if m.tokens_source == "usage" and counted is not None:
+                tokens = max(output_tokens - counted, 0)
+            else:
+                tokens = estimate_tokens(answer)  # the provider did not say how many were hidden
+        else:
+            start, tokens = m.ttft_ms, output_tokens
+        if start is None or last is None:
+            return
+        m.decode_tps = decode_tps(tokens, start_ms=start, last_token_ms=last)
+        m.tpot_ms = tpot_ms(tokens, start_ms=start, last_token_ms=last)
+        itl = reads.itl
         if itl is not None:
             m.itl_p50_ms, m.itl_p90_ms, m.itl_p99_ms, m.itl_max_ms = (
                 itl.p50_ms,
@@ -222,5 +331,16 @@ class Recorder:
                 itl.p99_ms,
                 itl.max_ms,
             )
-        if m.chunks:
-            m.tokens_per_chunk = tokens / m.chunks
+        if reads.text_reads:
+            m.tokens_per_chunk = tokens / reads.text_reads
+
+
+def _is_ping(data: str) -> bool:
+    """`{"type": "ping"}` sent as plain data: a keep-alive, not an event of the stream."""
+    if "ping" not in data:
+        return False
+    try:
+        obj = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and obj.get("type") == "ping"

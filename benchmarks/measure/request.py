@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from providers.base import Adapter, Credential, EndpointConfig, ErrorCategory, StreamError
-from providers.errors import classify_status, classify_transport
+from providers.errors import classify_status, missing_end_marker, not_event_stream, transport_error
 from providers.registry import get_adapter, stream_format
 from providers.wire import authorized
 
@@ -170,9 +170,8 @@ async def execute(
             _timed_out(recorder, watchdog.reason if watchdog else "", limits)
     except httpx.HTTPError as exc:
         if not recorder.ended:
-            category = classify_transport(exc, after_first_token=bool(recorder.ttft_ns))
-            detail = str(exc) or "no details"
-            recorder.fail(category, f"{type(exc).__name__}: {detail}", at_ns=perf_counter_ns())
+            error = transport_error(exc, after_first_token=bool(recorder.ttft_ns))
+            recorder.fail_with(error, at_ns=perf_counter_ns())
     finally:
         if watchdog is not None:
             watchdog.cancel()
@@ -220,12 +219,7 @@ async def _read_response(
     if content_type and media_type not in content_type.lower():
         body = await _read_some(chunks)
         recorder.end_ns = perf_counter_ns()
-        snippet = body[:200].decode("utf-8", "replace")
-        recorder.fail(
-            classify_status(None),
-            f"expected an event stream, got {content_type}: {snippet}",
-            at_ns=recorder.end_ns,
-        )
+        recorder.fail_with(not_event_stream(content_type, body), at_ns=recorder.end_ns)
         return
 
     feed = new_decoder().feed
@@ -255,9 +249,8 @@ async def _read_response(
         if adapter.ends_on_close and recorder.finished:
             recorder.end_ns = recorder.last_data_ns
         else:
-            recorder.fail(
-                ErrorCategory.STREAM_BROKEN,
-                f"stream closed without its end marker after {received} bytes",
+            recorder.fail_with(
+                missing_end_marker(adapter.name, received),
                 at_ns=stream.read_ns if stamped else perf_counter_ns(),
             )
         return
@@ -293,9 +286,7 @@ def _http_error(
             classify_status(response.status_code),
             f"HTTP {response.status_code} (body not understood: {type(exc).__name__})",
         )
-    recorder.fail(
-        error.category, error.message, at_ns=recorder.end_ns, retry_after_s=error.retry_after_s
-    )
+    recorder.fail_with(error, at_ns=recorder.end_ns)
 
 
 __all__ = ["PreparedRequest", "execute", "measure_request", "prepare_request"]

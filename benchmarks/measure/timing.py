@@ -24,9 +24,15 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
 NS_PER_MS = 1_000_000
 
 
+# A stream is flagged saturated when more than this share of its text events arrived in network
+# reads shared with other text events: the client read slower than the server wrote, so its
+# inter-token gaps come from the few events that still arrived alone.
+SATURATED_SHARE = 0.5
+
+
 @dataclass(frozen=True, slots=True)
 class ItlStats:
-    """Inter-token latency: gaps between consecutive text-carrying events, in ms."""
+    """Inter-token latency: measured gaps between consecutive text-carrying events, in ms."""
 
     p50_ms: float
     p90_ms: float
@@ -34,50 +40,70 @@ class ItlStats:
     max_ms: float
 
 
-def itl_stats(token_event_ns: Sequence[int]) -> ItlStats | None:
-    """Gaps between consecutive text-carrying events (perf_counter ns stamps, in order).
+@dataclass(frozen=True, slots=True)
+class Reads:
+    """How a stream's text-carrying events arrived, read by read.
 
-    The first event has no predecessor, so n events give n − 1 gaps; None when fewer than two.
-    Events decoded from the same network read share a stamp and give a gap of 0: they did
-    arrive together.
+    itl: statistics of the measured gaps, None when no gap could be measured. coalesced_events:
+    text events that shared their network read with another text event (they carry one stamp
+    between them, so no gap between them was measured). text_reads: network reads that carried
+    text. saturated: more than SATURATED_SHARE of the events were coalesced.
     """
-    if len(token_event_ns) < 2:
-        return None
+
+    itl: ItlStats | None
+    coalesced_events: int
+    text_reads: int
+    saturated: bool
+
+
+def read_stats(token_event_ns: Sequence[int]) -> Reads:
+    """Gaps and coalescing of text-carrying events (perf_counter ns stamps, in order).
+
+    Every event decoded from one network read carries that read's stamp, so events sharing a
+    stamp arrived in one read. A gap is measured only between two consecutive events that each
+    arrived in a read of its own: an event that shared its read may have waited in the socket
+    buffer, and a gap of 0 between events of one read was never measured.
+    """
+    n = len(token_event_ns)
+    alone = [True] * n
+    reads = 0
+    for i in range(n):
+        if i and token_event_ns[i] == token_event_ns[i - 1]:
+            alone[i] = alone[i - 1] = False
+        else:
+            reads += 1
     gaps = sorted(
-        (later - earlier) / NS_PER_MS
-        for earlier, later in zip(token_event_ns, token_event_ns[1:], strict=False)
+        (token_event_ns[i] - token_event_ns[i - 1]) / NS_PER_MS
+        for i in range(1, n)
+        if alone[i] and alone[i - 1]
     )
-    return ItlStats(
-        p50_ms=percentile(gaps, 50),
-        p90_ms=percentile(gaps, 90),
-        p99_ms=percentile(gaps, 99),
-        max_ms=gaps[-1],
-    )
+    coalesced = n - sum(alone)
+    itl = None
+    if gaps:
+        itl = ItlStats(
+            p50_ms=percentile(gaps, 50),
+            p90_ms=percentile(gaps, 90),
+            p99_ms=percentile(gaps, 99),
+            max_ms=gaps[-1],
+        )
+    return Reads(itl, coalesced, reads, n > 1 and coalesced > SATURATED_SHARE * n)
 
 
-def decode_token_count(
-    output_tokens: int, reasoning_tokens: int | None, *, reasoning_streamed: bool
-) -> int:
-    """Tokens generated inside the window ttft → end of stream (DESIGN.md §4, decode_tps).
+def decode_tps(tokens: int, *, start_ms: float, last_token_ms: float) -> float | None:
+    """(tokens − 1) / ((last_token_ms − start_ms) / 1000) = 1000 / tpot_ms.
 
-    Reasoning a provider reported but did not stream (hidden reasoning) was generated before the
-    first visible token, so it is left out of the window.
+    The first token opens the window, so `tokens` tokens span tokens − 1 gaps (as every peer and
+    every server counts). start_ms is ttft_ms, or ttfa_ms when reasoning was hidden or
+    summarised and `tokens` counts answer tokens only (DESIGN.md §4).
     """
-    if reasoning_tokens and not reasoning_streamed:
-        return max(output_tokens - reasoning_tokens, 0)
-    return output_tokens
-
-
-def decode_tps(tokens: int, *, ttft_ms: float, total_ms: float) -> float | None:
-    """tokens / ((total_ms − ttft_ms) / 1000): tokens per second after the first token."""
-    window_ms = total_ms - ttft_ms
-    if tokens <= 0 or window_ms <= 0:
+    window_ms = last_token_ms - start_ms
+    if tokens < 2 or window_ms <= 0:
         return None
-    return tokens / (window_ms / 1000)
+    return (tokens - 1) / (window_ms / 1000)
 
 
-def tpot_ms(tokens: int, *, ttft_ms: float, last_token_ms: float) -> float | None:
-    """(last_token_ms − ttft_ms) / (tokens − 1): time per output token after the first, in ms."""
-    if tokens < 2 or last_token_ms < ttft_ms:
+def tpot_ms(tokens: int, *, start_ms: float, last_token_ms: float) -> float | None:
+    """(last_token_ms − start_ms) / (tokens − 1): time per output token after the first, in ms."""
+    if tokens < 2 or last_token_ms <= start_ms:
         return None
-    return (last_token_ms - ttft_ms) / (tokens - 1)
+    return (last_token_ms - start_ms) / (tokens - 1)

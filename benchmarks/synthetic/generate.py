@@ -3,7 +3,7 @@
 The model: TTFT and decode speed follow a daily load cycle (lighter at weekends), per-user decode
 falls with concurrency, long contexts add prefill time, a few endpoints slow down for a while,
 requests fail now and then (and whole runs during rare outages). Every sample is internally
-consistent with DESIGN.md §4: decode_tps = output_tokens / ((total_ms − ttft_ms) / 1000).
+consistent with DESIGN.md §4: decode_tps = (output_tokens − 1) / ((last_token_ms − ttft_ms) / 1000).
 """
 
 from dataclasses import dataclass, field
@@ -135,7 +135,7 @@ def _samples(
         "reasoning_tokens": reasoning,
         "input_tokens": np.broadcast_to(per_run["input_tokens"][:, None], shape).astype(float),
         "cached_tokens": np.zeros(shape),
-        "decode_tps": tokens / ((total - ttft) / 1000),
+        "decode_tps": (tokens - 1) / ((last - ttft) / 1000),
         "tpot_ms": (last - ttft) / (tokens - 1),
         "itl_p50_ms": gap * rng.uniform(0.85, 1.0, shape),
         "itl_p90_ms": gap * rng.uniform(1.2, 1.6, shape),
