@@ -70,6 +70,15 @@ class TestBedrockContract(AdapterContract):
     default_max_field = "maxTokens"
     rate_limit_body = {"message": "Too many requests, please wait before trying."}
 
+    def test_it_streams_whether_or_not_the_base_url_has_its_version(self, sim: Any) -> None:
+        # Bedrock's paths carry no version: the base URL is the regional host, slash or not.
+        for base_url in (sim.base_url, sim.base_url + "/"):
+            result = stream(
+                self.config(base_url=base_url, model="sim-fast+tokens=10"), max_tokens=20
+            )
+            assert result.status == 200 and result.error is None, base_url
+            assert result.usage is not None and result.usage.output_tokens == 10
+
     def test_it_streams_reasoning_before_the_answer_from_the_simulator(self, sim: Any) -> None:
         # Bedrock's usage has no reasoning count: only the order and both texts are checked.
         result = stream(

@@ -51,6 +51,16 @@ class TestAzureOpenAIContract(chat.TestOpenAIChatContract):
         )
         assert "model" not in spec.json  # the deployment names the model
 
+    def test_it_streams_whether_or_not_the_base_url_has_its_version(self, sim: Any) -> None:
+        # Azure's base is the resource (deployment URLs) or its /openai/v1 surface, slash or not.
+        root = sim.base_url
+        for base_url in (root, root + "/", root + "/openai/v1", root + "/openai/v1/"):
+            result = stream(
+                self.config(base_url=base_url, model="sim-fast+tokens=10"), max_tokens=20
+            )
+            assert result.status == 200 and result.error is None, base_url
+            assert result.usage is not None and result.usage.output_tokens == 10
+
 
 def test_it_starts_no_clock_on_azures_filter_chunk_and_reads_a_content_filter_stop() -> None:
     whole = parse_bytes("azure_openai", AZURE_STREAM)
