@@ -131,11 +131,22 @@ class StreamError:
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderLatency:
+    """The provider's own figure for how long it took (Bedrock's `metadata.metrics.latencyMs`).
+
+    Kept beside tokspeed's measured timings, never instead of them: the gap between the two is
+    what the network and queueing in front of the provider's own clock cost.
+    """
+
+    ms: float
+
+
+@dataclass(frozen=True, slots=True)
 class End:
     """The protocol's normal end marker ([DONE], message_stop, response.completed...)."""
 
 
-Item = Delta | Usage | Finish | StreamError | End
+Item = Delta | Usage | Finish | StreamError | ProviderLatency | End
 
 
 class Adapter(Protocol):

@@ -10,7 +10,17 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from providers.base import Adapter, Delta, End, ErrorCategory, Finish, SSEEvent, StreamError, Usage
+from providers.base import (
+    Adapter,
+    Delta,
+    End,
+    ErrorCategory,
+    Finish,
+    ProviderLatency,
+    SSEEvent,
+    StreamError,
+    Usage,
+)
 from providers.errors import clean_message
 from providers.tokens import estimate_tokens
 
@@ -53,6 +63,7 @@ class Recorder:
         "request_id",
         "simulated",
         "connect_address",
+        "provider_latency_ms",
     )
 
     def __init__(self, adapter: Adapter, *, started_at: datetime, t0_ns: int) -> None:
@@ -84,6 +95,7 @@ class Recorder:
         self.request_id = ""
         self.simulated = False
         self.connect_address = ""
+        self.provider_latency_ms: float | None = None
 
     @property
     def stopped(self) -> bool:
@@ -141,6 +153,8 @@ class Recorder:
                     self.outcome = item.outcome
             elif kind is StreamError:
                 self.fail(item.category, item.message, at_ns=ns, retry_after_s=item.retry_after_s)
+            elif kind is ProviderLatency:
+                self.provider_latency_ms = item.ms
             elif kind is End:
                 self.ended = True
                 if not self.end_ns:
@@ -192,6 +206,7 @@ class Recorder:
             request_id=self.request_id,
             simulated=self.simulated,
             connect_address=self.connect_address,
+            provider_latency_ms=self.provider_latency_ms,
         )
         if m.ok and output_tokens and m.ttft_ms is not None and m.total_ms is not None:
             self._speed(m, output_tokens, reasoning_streamed=bool(reasoning))
