@@ -171,5 +171,5 @@ class Adapter(Protocol):
         ...
 
     def classify_http_error(self, status: int, headers: dict[str, str], body: bytes) -> StreamError:
-        """Classify a non-2xx answer (PROTOCOLS.md §8), keeping retry-after."""
+        """Classify a non-2xx answer (docs/protocols.md §8), keeping retry-after."""
         ...

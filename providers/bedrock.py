@@ -1,5 +1,5 @@
 """AWS Bedrock ConverseStream (`POST /model/{modelId}/converse-stream`), one protocol for every
-Bedrock model (PROTOCOLS.md §9).
+Bedrock model (docs/protocols.md §9).
 
 The answer is AWS's binary event stream, decoded by eventstream.EventStreamDecoder (botocore's
 parser); each frame arrives here as an SSEEvent named by its event or exception type. The body

@@ -276,7 +276,7 @@ def build_app(*, api_key: str | None = None) -> web.Application:
     app.router.add_post("/v1/responses", protocol_handler(PROTOCOLS["openai_responses"]))
     app.router.add_post("/v1/messages", protocol_handler(PROTOCOLS["anthropic_messages"]))
     app.router.add_post("/v1beta/models/{model}:streamGenerateContent", protocol_handler(gemini))
-    # The cloud faces (PROTOCOLS.md §9-§11): Bedrock, Azure OpenAI, Vertex AI.
+    # The cloud faces (docs/protocols.md §9–§11): Bedrock, Azure OpenAI, Vertex AI.
     app.router.add_post("/model/{model:.+}/converse-stream", protocol_handler(bedrock))
     azure_chat = protocol_handler(azure_openai)
     app.router.add_post("/openai/deployments/{model}/chat/completions", azure_chat)

@@ -1,5 +1,5 @@
-"""Azure OpenAI (PROTOCOLS.md §10): OpenAI Chat and Responses at Azure's paths, Azure's auth and
-its content-filter annotations.
+"""Azure OpenAI (docs/protocols.md §10): OpenAI Chat and Responses at Azure's paths, Azure's
+auth and its content-filter annotations.
 
 Auth: the `api-key` header (the simulator's key), or a bearer token issued by its managed
 identity endpoint (Entra ID). The Chat stream opens with Azure's prompt-filter chunk (empty

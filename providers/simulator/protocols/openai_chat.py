@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions (PROTOCOLS.md §2): data-only chunks, usage chunk, `data: [DONE]`."""
+"""OpenAI Chat Completions (docs/protocols.md §2): data-only chunks, usage chunk, `data: [DONE]`."""
 
 from __future__ import annotations
 
