@@ -269,6 +269,11 @@ class Sample(models.Model):
         help_text="Address the connection went to (the proxy's, when tunnelled); of several "
         "addresses, the one that won the race.",
     )
+    provider_latency_ms = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="The provider's own latency figure, beside ours (Bedrock's metrics.latencyMs).",
+    )
 
     class Meta:
         ordering = ["run", "index"]

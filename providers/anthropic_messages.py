@@ -1,4 +1,4 @@
-"""Anthropic Messages (PROTOCOLS.md §4): typed events, final usage in message_delta."""
+"""Anthropic Messages (docs/protocols.md §4): typed events, final usage in message_delta."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ by botocore itself before they expire. Only the signature headers leave this mod
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from urllib.parse import urlsplit
@@ -21,6 +22,8 @@ from .base import RequestSpec
 
 SERVICE = "bedrock"
 DEFAULT_REGION = "us-east-1"
+# botocore logs where it found credentials at INFO; tokspeed logs nothing about credentials.
+logging.getLogger("botocore.credentials").setLevel(logging.WARNING)
 _HOST_REGION = re.compile(r"^bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com")
 
 

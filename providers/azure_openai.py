@@ -1,4 +1,4 @@
-"""Azure OpenAI / Azure AI Foundry (PROTOCOLS.md §10): OpenAI Chat and Responses streams at
+"""Azure OpenAI / Azure AI Foundry (docs/protocols.md §10): OpenAI Chat and Responses streams at
 Azure's URLs, with Azure's auth.
 
 Base URL forms:

@@ -161,11 +161,22 @@ class StreamError:
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderLatency:
+    """The provider's own figure for how long it took (Bedrock's `metadata.metrics.latencyMs`).
+
+    Kept beside tokspeed's measured timings, never instead of them: the gap between the two is
+    what the network and queueing in front of the provider's own clock cost.
+    """
+
+    ms: float
+
+
+@dataclass(frozen=True, slots=True)
 class End:
     """The protocol's normal end marker ([DONE], message_stop, response.completed...)."""
 
 
-Item = Delta | Usage | Finish | StreamError | End | ReasoningShown
+Item = Delta | Usage | Finish | StreamError | ProviderLatency | End | ReasoningShown
 
 
 class Adapter(Protocol):
@@ -190,5 +201,5 @@ class Adapter(Protocol):
         ...
 
     def classify_http_error(self, status: int, headers: dict[str, str], body: bytes) -> StreamError:
-        """Classify a non-2xx answer (PROTOCOLS.md §8), keeping retry-after."""
+        """Classify a non-2xx answer (docs/protocols.md §8), keeping retry-after."""
         ...

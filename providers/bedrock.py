@@ -1,5 +1,5 @@
 """AWS Bedrock ConverseStream (`POST /model/{modelId}/converse-stream`), one protocol for every
-Bedrock model (PROTOCOLS.md §9).
+Bedrock model (docs/protocols.md §9).
 
 The answer is AWS's binary event stream, decoded by eventstream.EventStreamDecoder (botocore's
 parser); each frame arrives here as an SSEEvent named by its event or exception type. The body
@@ -23,6 +23,7 @@ from .base import (
     ErrorCategory,
     Finish,
     Item,
+    ProviderLatency,
     RequestSpec,
     SSEEvent,
     StreamError,
@@ -30,7 +31,7 @@ from .base import (
 )
 from .errors import classify_status, clean_message, header, parse_retry_after
 from .eventstream import BROKEN_FRAME, MEDIA_TYPE, EventStreamDecoder
-from .wire import as_dict, as_int, http_error, is_keepalive, join_url, load_object, merge
+from .wire import as_dict, as_int, as_number, http_error, is_keepalive, join_url, load_object, merge
 
 STOP_OUTCOMES = {
     "max_tokens": ErrorCategory.TRUNCATED,
@@ -123,6 +124,9 @@ class BedrockConverseAdapter:
             items: list[Item] = []
             if isinstance(obj.get("usage"), dict):
                 items.append(bedrock_usage(obj["usage"]))
+            latency = as_number(as_dict(obj.get("metrics")).get("latencyMs"))
+            if latency is not None:
+                items.append(ProviderLatency(latency))
             return [*items, End()]
         if kind.endswith("Exception") or kind == "error":
             return [exception_item(kind, obj)]

@@ -1,4 +1,5 @@
-"""The one place that classifies provider errors (PROTOCOLS.md §8) and keeps secrets out of them.
+"""The one place that classifies provider errors (docs/protocols.md §8) and keeps secrets out
+of them.
 
 Precedence: (1) an explicit error code/type from the body or stream event, (2) the
 `x-should-retry` header, (3) the HTTP status; transport exceptions are classified separately by
@@ -174,7 +175,7 @@ def classify_status(
 
 
 def classify_transport(exc: BaseException, *, after_first_token: bool) -> str:
-    """Category of an httpx transport exception (PROTOCOLS.md §8, last rows).
+    """Category of an httpx transport exception (docs/protocols.md §8, last rows).
 
     A connection that could not be made (refused, DNS failure, TLS handshake or certificate
     failure: httpx.ConnectError) is `unreachable`; one that took too long is a `timeout`.

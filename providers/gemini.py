@@ -1,4 +1,4 @@
-"""Google Gemini `streamGenerateContent?alt=sse` (PROTOCOLS.md §5).
+"""Google Gemini `streamGenerateContent?alt=sse` (docs/protocols.md §5).
 
 No end marker: the server closes the connection after the chunk carrying `finishReason`, so
 `ends_on_close` is True. Thought parts are reasoning text; generated tokens are

@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions and every OpenAI-compatible server (PROTOCOLS.md §2, §6)."""
+"""OpenAI Chat Completions and every OpenAI-compatible server (docs/protocols.md §2, §6)."""
 
 from __future__ import annotations
 

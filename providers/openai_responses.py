@@ -1,4 +1,4 @@
-"""OpenAI Responses API (PROTOCOLS.md §3): typed events, usage in the terminal event."""
+"""OpenAI Responses API (docs/protocols.md §3): typed events, usage in the terminal event."""
 
 from __future__ import annotations
 

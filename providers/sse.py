@@ -5,7 +5,7 @@ network read and then hands the bytes straight to `SSEDecoder.feed`; the decoder
 arbitrary byte splits and stay cheap. `feed` works on whole chunks with bytes.find/split and
 str.split; the only Python loop is over complete lines (about two per event).
 
-Rules (PROTOCOLS.md §1.1): lines end with CRLF, CR or LF (a CR ending one read followed by an LF
+Rules (docs/protocols.md §1): lines end with CRLF, CR or LF (a CR ending one read followed by an LF
 starting the next is one line end); a UTF-8 character may be split across reads; `:` lines are
 comments; `data` lines are joined with "\\n"; an event is dispatched on an empty line only if it
 had at least one `data` line; an undispatched event at end of stream is discarded.

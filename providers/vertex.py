@@ -1,4 +1,4 @@
-"""Google Vertex AI (PROTOCOLS.md §11): Gemini and Anthropic's models on Vertex.
+"""Google Vertex AI (docs/protocols.md §11): Gemini and Anthropic's models on Vertex.
 
 Base URL: `https://{region}-aiplatform.googleapis.com/v1/projects/{project}/locations/{region}`,
 or for the global endpoint `https://aiplatform.googleapis.com/v1/projects/{project}/locations/

@@ -58,6 +58,15 @@ def as_int(value: Any) -> int | None:
     return int(value)
 
 
+def as_number(value: Any) -> float | None:
+    """A non-negative finite figure (a duration), or None when absent, odd or negative."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not math.isfinite(value) or value < 0:
+        return None
+    return float(value)
+
+
 def error_fields(obj: Any) -> tuple[str | None, str | None, str]:
     """(type, code, message) of any provider's error JSON.
 

@@ -1,4 +1,4 @@
-"""Anthropic Messages (PROTOCOLS.md §4)."""
+"""Anthropic Messages (docs/protocols.md §4)."""
 
 from __future__ import annotations
 

@@ -11,8 +11,18 @@ from botocore.credentials import Credentials
 
 from benchmarks.measure import Limits, measure_request
 from benchmarks.measure.http.transport import make_client
+from benchmarks.stats import summarize
 from providers.aws_auth import SigV4Credential, region_of
-from providers.base import Delta, End, EndpointConfig, ErrorCategory, Finish, StreamError, Usage
+from providers.base import (
+    Delta,
+    End,
+    EndpointConfig,
+    ErrorCategory,
+    Finish,
+    ProviderLatency,
+    StreamError,
+    Usage,
+)
 from providers.config import credential_for
 from providers.simulator.cloud_auth import TEST_ACCESS_KEY, TEST_SECRET_KEY
 from providers.simulator.protocols.bedrock import event_headers, exception_frame, frame
@@ -199,3 +209,33 @@ def test_it_maps_stop_reasons_and_ends_on_metadata() -> None:
         "bedrock_converse", _event("messageStop", {"stopReason": "guardrail_intervened"})
     )
     assert guard == [Finish("guardrail_intervened", ErrorCategory.CONTENT_FILTERED)]
+
+
+def test_it_keeps_bedrocks_own_latency_from_the_metadata_event() -> None:
+    items = parse_bytes("bedrock_converse", TRANSCRIPT)
+    assert [i for i in items if isinstance(i, ProviderLatency)] == [ProviderLatency(812.0)]
+    assert items[-1] == End()  # the figure comes before the end, so the recorder keeps it
+    odd = parse_bytes(
+        "bedrock_converse",
+        _event("metadata", {"usage": {"outputTokens": 3}, "metrics": {"latencyMs": -5}}),
+        _event("metadata", {"metrics": {"latencyMs": "812"}}),
+    )
+    assert not any(isinstance(i, ProviderLatency) for i in odd)  # never a made-up figure
+
+
+def test_it_stores_the_providers_latency_beside_the_measured_timings(simulator: Any) -> None:
+    config = signed(simulator, "sim-fast+tokens=20+ttft=80+tps=400")
+    limits = Limits(connect_timeout_s=5, idle_timeout_s=5, deadline_s=10, max_bytes=1 << 20)
+
+    async def measure() -> Any:
+        async with make_client(limits=limits, max_connections=1) as client:
+            return await measure_request(client, config, prompt="Hi", max_tokens=50, limits=limits)
+
+    m = asyncio.run(measure())
+    assert m.ok and m.total_ms is not None and m.provider_latency_ms is not None
+    # The simulator's clock starts after our request reached it and stops before its last
+    # frame left, so its whole-millisecond figure sits inside our total and covers its TTFT.
+    assert 79 <= m.provider_latency_ms <= m.total_ms
+    assert m.sample_values()["provider_latency_ms"] == m.provider_latency_ms
+    assert m.as_dict()["provider_latency_ms"] == m.provider_latency_ms
+    assert summarize([m])["provider_latency_ms"]["p50"] == m.provider_latency_ms

@@ -1,4 +1,4 @@
-"""Google Gemini streamGenerateContent?alt=sse (PROTOCOLS.md §5)."""
+"""Google Gemini streamGenerateContent?alt=sse (docs/protocols.md §5)."""
 
 from __future__ import annotations
 

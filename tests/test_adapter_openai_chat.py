@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions and OpenAI-compatible servers (PROTOCOLS.md §2, §6)."""
+"""OpenAI Chat Completions and OpenAI-compatible servers (docs/protocols.md §2, §6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""OpenAI Responses API (PROTOCOLS.md §3)."""
+"""OpenAI Responses API (docs/protocols.md §3)."""
 
 from __future__ import annotations
 

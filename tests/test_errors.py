@@ -1,4 +1,4 @@
-"""Error classification (PROTOCOLS.md §8), retry-after parsing and redaction of secrets."""
+"""Error classification (docs/protocols.md §8), retry-after parsing and redaction of secrets."""
 
 from __future__ import annotations
 

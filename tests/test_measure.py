@@ -572,5 +572,5 @@ def test_it_refuses_an_untrusted_certificate_as_a_connect_error(tls_files: tuple
 
     m = asyncio.run(main())
 
-    assert m.error_category == ErrorCategory.UNREACHABLE  # PROTOCOLS.md §8: ConnectError
+    assert m.error_category == ErrorCategory.UNREACHABLE  # docs/protocols.md §8: ConnectError
     assert "certificate" in m.error_message.lower() and m.http_status is None

@@ -1,4 +1,4 @@
-"""The SSE decoder: WHATWG framing over arbitrary byte splits (PROTOCOLS.md §1.1)."""
+"""The SSE decoder: WHATWG framing over arbitrary byte splits (docs/protocols.md §1)."""
 
 from __future__ import annotations
 

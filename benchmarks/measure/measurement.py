@@ -41,6 +41,7 @@ SAMPLE_FIELDS: tuple[str, ...] = (
     "output_chars",
     "output_sha256",
     "connect_address",
+    "provider_latency_ms",
 )
 
 
@@ -93,6 +94,9 @@ class Measurement:
     output_chars: int = 0  # characters of the answer text (reasoning text excluded)
     output_sha256: str = ""
     connect_address: str = ""  # the address connected to (of several, the one that won)
+    # The provider's own latency figure (Bedrock's metrics.latencyMs), beside ours, not a
+    # replacement: it starts and stops on the provider's clock, inside its network.
+    provider_latency_ms: float | None = None
     # Not stored: the server's request id (x-sim-request-id, x-request-id...), for tracing, and
     # whether tokspeed's reference simulator answered (it sends x-sim-request-id).
     request_id: str = ""

@@ -17,6 +17,7 @@ from providers.base import (
     End,
     ErrorCategory,
     Finish,
+    ProviderLatency,
     ReasoningMode,
     ReasoningShown,
     SSEEvent,
@@ -76,6 +77,7 @@ class Recorder:
         "request_id",
         "simulated",
         "connect_address",
+        "provider_latency_ms",
     )
 
     def __init__(self, adapter: Adapter, *, started_at: datetime, t0_ns: int) -> None:
@@ -113,6 +115,7 @@ class Recorder:
         self.request_id = ""
         self.simulated = False
         self.connect_address = ""
+        self.provider_latency_ms: float | None = None
 
     @property
     def stopped(self) -> bool:
@@ -190,6 +193,8 @@ class Recorder:
                     self.outcome = item.outcome
             elif kind is StreamError:
                 self.fail(item.category, item.message, at_ns=ns, retry_after_s=item.retry_after_s)
+            elif kind is ProviderLatency:
+                self.provider_latency_ms = item.ms
             elif kind is End:
                 self.ended = True
                 if not self.end_ns:
@@ -259,6 +264,7 @@ class Recorder:
             request_id=self.request_id,
             simulated=self.simulated,
             connect_address=self.connect_address,
+            provider_latency_ms=self.provider_latency_ms,
         )
         reads = read_stats(self.token_ns)
         m.coalesced_events = reads.coalesced_events

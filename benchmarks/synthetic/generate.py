@@ -145,6 +145,8 @@ def _samples(
         "tokens_per_chunk": tokens / chunks,
         "output_chars": np.rint(tokens * rng.uniform(3.5, 4.2, shape)),
         "truncated": tokens >= max_out,
+        # No synthetic provider reports its own latency (only Bedrock does, in `metadata`).
+        "provider_latency_ms": np.full(shape, np.nan),
     }
     _add_errors(profile, cols, per_run, rng)
     # Microsecond resolution, as a measurement has; short numbers keep the writes fast.

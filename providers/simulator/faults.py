@@ -16,7 +16,19 @@ FAULTS: dict[str, str] = {
     "malformed": "HTTP 200, half the tokens, then one data event with broken JSON",
     "comments": "keep-alive comments and CRLF framing mixed into an otherwise valid stream",
     "no_usage": "a valid stream that reports no token usage",
+    "content_filter": "Chat and Azure OpenAI: half the tokens, then a content-filter stop "
+    "(finish_reason content_filter; on Azure with the filter results that flagged it)",
+    "async_filter": "Azure OpenAI's asynchronous filter mode: 4-8 tokens per chunk, the filter's "
+    "annotations sent on chunks of their own after the text they cover",
 }
+
+# Faults only some protocols speak (a wire shape of their own); elsewhere they are a 400.
+PROTOCOL_FAULTS: dict[str, frozenset[str]] = {
+    "content_filter": frozenset({"openai_chat", "azure_openai"}),
+    "async_filter": frozenset({"azure_openai"}),
+}
+# Tokens per chunk in Azure's asynchronous filter mode (the text is released in larger runs).
+ASYNC_FILTER_TOKENS_PER_EVENT = (4, 8)
 
 # Faults answered with an HTTP error before any streaming, mapped to the error kind that each
 # protocol module knows how to render.
@@ -28,7 +40,7 @@ HTTP_ERROR_FAULTS: dict[str, str] = {
 }
 
 # Faults that strike once half of the reply's tokens have been sent.
-MID_STREAM_FAULTS = frozenset({"error_event", "drop", "stall", "malformed"})
+MID_STREAM_FAULTS = frozenset({"error_event", "drop", "stall", "malformed", "content_filter"})
 
 
 def fault_at(tokens_to_send: int) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .faults import fault_at
+from .faults import ASYNC_FILTER_TOKENS_PER_EVENT, fault_at
 from .profiles import DEFAULT_REPLY_TOKENS, Options, Profile
 from .protocols.common import ParsedRequest, prompt_tokens
 
@@ -55,7 +55,9 @@ def make_plan(
         ttft_s=max(0.0, ttft_ms * (1.0 + jitter)) / 1000.0,
         tps=options.tps or profile.tps,
         batch_knee=profile.batch_knee,
-        tokens_per_event=profile.tokens_per_event,
+        tokens_per_event=(
+            ASYNC_FILTER_TOKENS_PER_EVENT if fault == "async_filter" else profile.tokens_per_event
+        ),
         itl_jitter=profile.itl_jitter,
         send_tokens=send,
         reasoning_tokens=min(reasoning, send),

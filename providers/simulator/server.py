@@ -19,7 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from .cloud_auth import TOKENS, add_auth_routes, bearer, verify_sigv4
-from .faults import HTTP_ERROR_FAULTS
+from .faults import HTTP_ERROR_FAULTS, PROTOCOL_FAULTS
 from .plan import Plan, make_plan
 from .profiles import BadModelOption, Options, Profile, UnknownModel, parse_fault, parse_model
 from .protocols import PROTOCOLS, azure_openai, bedrock, gemini, vertex
@@ -139,6 +139,9 @@ async def _accept(
         fault = options.fault
         if "x-sim-fault" in request.headers:
             fault = parse_fault(request.headers["x-sim-fault"])
+        if fault in PROTOCOL_FAULTS and proto.NAME not in PROTOCOL_FAULTS[fault]:
+            speakers = ", ".join(sorted(PROTOCOL_FAULTS[fault]))
+            raise BadRequest(f"fault {fault} is only simulated for {speakers}")
     except (BadRequest, BadModelOption) as exc:
         raise Refused("bad_request", str(exc)) from None
     except UnknownModel as exc:
@@ -188,6 +191,8 @@ def protocol_handler(proto: ModuleType | type) -> Callable[[web.Request], Any]:
             nl=getattr(proto, "NL", gemini.NL if proto is gemini else None)
             or (gemini.NL if fault == "comments" else b"\n"),
         )
+        if fault == "async_filter":
+            encoder.filter_async()
         content_type = getattr(proto, "CONTENT_TYPE", "text/event-stream; charset=utf-8")
         return await _stream(
             request, record, sim, plan, encoder, start=start, content_type=content_type
@@ -246,7 +251,10 @@ async def _stream(
     record.add(t_ns, KIND[kind])
     record.end_ns = t_ns
     if kind == "end":
-        record.finish_reason = "length" if plan.truncated else "stop"
+        if plan.fault == "content_filter":
+            record.finish_reason = "content_filter"
+        else:
+            record.finish_reason = "length" if plan.truncated else "stop"
         record.outcome = "complete"
     else:
         record.outcome = "error_event"
@@ -268,7 +276,7 @@ def build_app(*, api_key: str | None = None) -> web.Application:
     app.router.add_post("/v1/responses", protocol_handler(PROTOCOLS["openai_responses"]))
     app.router.add_post("/v1/messages", protocol_handler(PROTOCOLS["anthropic_messages"]))
     app.router.add_post("/v1beta/models/{model}:streamGenerateContent", protocol_handler(gemini))
-    # The cloud faces (PROTOCOLS.md §9-§11): Bedrock, Azure OpenAI, Vertex AI.
+    # The cloud faces (docs/protocols.md §9–§11): Bedrock, Azure OpenAI, Vertex AI.
     app.router.add_post("/model/{model:.+}/converse-stream", protocol_handler(bedrock))
     azure_chat = protocol_handler(azure_openai)
     app.router.add_post("/openai/deployments/{model}/chat/completions", azure_chat)

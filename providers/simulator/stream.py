@@ -199,6 +199,14 @@ class SimStream:
             self.record.outcome = "drop"
             self._finish(None)
             return True
+        if fault == "content_filter":
+            # Only Chat encoders speak it (faults.PROTOCOL_FAULTS): the reply stops here.
+            sent, reasoning = self._sent, self.plan.reasoning_tokens
+            tail = self.encoder.end(reasoning=sent <= reasoning) + self.encoder.filtered(
+                output_tokens=sent, reasoning_tokens=min(sent, reasoning)
+            )
+            self._finish(("end", tail))
+            return True
         if fault == "error_event":
             self._finish(("error", self.encoder.error_event()))
             return True

@@ -1,4 +1,4 @@
-"""Anthropic Messages (PROTOCOLS.md §4): `event:` lines, message_start → content blocks →
+"""Anthropic Messages (docs/protocols.md §4): `event:` lines, message_start → content blocks →
 message_delta (cumulative usage) → message_stop; errors as `{"type":"error","error":{...}}`."""
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
-"""Azure OpenAI (PROTOCOLS.md §10): OpenAI Chat and Responses at Azure's paths, Azure's auth and
-its content-filter annotations.
+"""Azure OpenAI (docs/protocols.md §10): OpenAI Chat and Responses at Azure's paths, Azure's
+auth and its content-filter annotations.
 
 Auth: the `api-key` header (the simulator's key), or a bearer token issued by its managed
 identity endpoint (Entra ID). The Chat stream opens with Azure's prompt-filter chunk (empty
-`choices`, `prompt_filter_results`) and every content chunk carries `content_filter_results`.
+`choices`, `prompt_filter_results`) and every content chunk carries `content_filter_results`;
+the `content_filter` and `async_filter` faults give Azure's filter stop and its asynchronous
+filter mode.
 """
 
 from __future__ import annotations
@@ -59,19 +61,75 @@ def parse(body: dict[str, Any], path_model: str | None = None) -> ParsedRequest:
     return openai_chat.parse(body)
 
 
+# The verdict that stops a reply (`content_filter` fault): one category flagged.
+FLAGGED_RESULTS = {**FILTER_RESULTS, "violence": {"filtered": True, "severity": "medium"}}
+_FILTERS_FIELD = b',"content_filter_results":' + dumps(FILTER_RESULTS)
+# Asynchronous filter mode: an annotation of the text so far before every ANNOTATE_EVERY-th chunk.
+ANNOTATE_EVERY = 3
+_ANNOTATION_HEAD = b'data: {"choices":[{"content_filter_offsets":{"check_offset":'
+_ANNOTATION_TAIL = (
+    b"}," + _FILTERS_FIELD[1:] + b',"finish_reason":null,"index":0}],'
+    b'"created":0,"id":"","model":"","object":""}'
+)
+
+
 class Encoder(openai_chat.Encoder):
-    __slots__ = ()
+    """Azure's chunks: OpenAI Chat's, with filter results on each, after the prompt-filter chunk.
+
+    In the asynchronous filter mode (`filter_async()`, the `async_filter` fault) text chunks go
+    out without filter results, several tokens at a time, and the filter's verdict on the text
+    follows in annotation chunks of their own (no `delta`, `content_filter_offsets` saying which
+    characters were checked; offsets count the escaped bytes sent), the last after the stop.
+    """
+
+    __slots__ = ("_async", "_chunks", "_sent_chars", "_checked_chars")
 
     def _setup(self) -> None:
         super()._setup()
-        filters = b',"content_filter_results":' + dumps(FILTER_RESULTS)
-        self._tail = filters + self._tail
+        self._async = False
+        self._chunks = self._sent_chars = self._checked_chars = 0
+        self._tail = _FILTERS_FIELD + self._tail
         self._text_head = self._head + b'{"content":"'
         self._reason_head = self._head + b'{"reasoning_content":"'
         self._delta_tail = b'"}' + self._tail
 
+    def filter_async(self) -> None:
+        self._async = True
+        self._delta_tail = b'"}' + self._tail[len(_FILTERS_FIELD) :]
+
     def start(self) -> bytes:
         return b"data: " + PROMPT_FILTER_CHUNK + self.nl + self.nl
+
+    def delta(self, text: bytes, reasoning: bool, tokens: int) -> bytes:
+        chunk = super().delta(text, reasoning, tokens)
+        if not self._async:
+            return chunk
+        # The verdict on earlier text arrives while later text streams.
+        annotation = (
+            self._annotation() if self._chunks % ANNOTATE_EVERY == ANNOTATE_EVERY - 1 else b""
+        )
+        self._chunks += 1
+        self._sent_chars += len(text)
+        return annotation + chunk
+
+    def _annotation(self) -> bytes:
+        start, end = self._checked_chars, self._sent_chars
+        if start == end:
+            return b""
+        self._checked_chars = end
+        offsets = b'%d,"start_offset":%d,"end_offset":%d' % (start, start, end)
+        return _ANNOTATION_HEAD + offsets + _ANNOTATION_TAIL + self.nl + self.nl
+
+    def filtered(self, *, output_tokens: int, reasoning_tokens: int) -> bytes:
+        stop = self._stop_chunk(
+            b'"content_filter"', b',"content_filter_results":' + dumps(FLAGGED_RESULTS)
+        )
+        return self._close(stop, output_tokens, reasoning_tokens)
+
+    def _close(self, stop: bytes, output_tokens: int, reasoning_tokens: int) -> bytes:
+        if self._async:
+            stop += self._annotation()  # the verdict on the last text comes after the stop
+        return super()._close(stop, output_tokens, reasoning_tokens)
 
 
 class Responses:

@@ -1,4 +1,4 @@
-"""AWS Bedrock ConverseStream (PROTOCOLS.md §9): binary event-stream frames, SigV4 or a
+"""AWS Bedrock ConverseStream (docs/protocols.md §9): binary event-stream frames, SigV4 or a
 Bedrock API key.
 
 Frames are written here by hand (the client decodes them with botocore's parser, so the two

@@ -1,4 +1,4 @@
-"""Google Gemini `streamGenerateContent?alt=sse` (PROTOCOLS.md §5): CRLF-framed data-only
+"""Google Gemini `streamGenerateContent?alt=sse` (docs/protocols.md §5): CRLF-framed data-only
 events, running usageMetadata, finishReason on the last chunk, no end sentinel."""
 
 from __future__ import annotations

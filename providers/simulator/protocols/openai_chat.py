@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions (PROTOCOLS.md §2): data-only chunks, usage chunk, `data: [DONE]`."""
+"""OpenAI Chat Completions (docs/protocols.md §2): data-only chunks, usage chunk, `data: [DONE]`."""
 
 from __future__ import annotations
 
@@ -124,12 +124,25 @@ class Encoder(EncoderBase):
         return (self._reason_head if reasoning else self._text_head) + text + self._delta_tail
 
     def finish(self, *, truncated: bool, output_tokens: int, reasoning_tokens: int) -> bytes:
-        prompt_tokens = self._prompt_tokens
         reason = b'"length"' if truncated else b'"stop"'
+        return self._close(self._stop_chunk(reason), output_tokens, reasoning_tokens)
+
+    def filtered(self, *, output_tokens: int, reasoning_tokens: int) -> bytes:
+        """A content-filter stop (the `content_filter` fault): what was sent is all there is."""
+        stop = self._stop_chunk(b'"content_filter"')
+        return self._close(stop, output_tokens, reasoning_tokens)
+
+    def _stop_chunk(self, reason: bytes, extra: bytes = b"") -> bytes:
+        """The chunk with the finish reason; `extra` adds fields to its choice."""
         usage_null = b',"usage":null' if self._usage else b""
-        out = self._head + b'{},"logprobs":null,"finish_reason":' + reason + b"}]" + usage_null
-        out += b"}" + self.nl + self.nl
+        out = self._head + b"{}" + extra + b',"logprobs":null,"finish_reason":' + reason + b"}]"
+        return out + usage_null + b"}" + self.nl + self.nl
+
+    def _close(self, stop: bytes, output_tokens: int, reasoning_tokens: int) -> bytes:
+        """The stop chunk, the usage chunk when asked for, then [DONE]."""
+        out = stop
         if self._usage:
+            prompt_tokens = self._prompt_tokens
             usage = {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": output_tokens,

@@ -1,4 +1,4 @@
-"""OpenAI Responses API (PROTOCOLS.md §3): `event:` + data with sequence_number; ends with
+"""OpenAI Responses API (docs/protocols.md §3): `event:` + data with sequence_number; ends with
 `response.completed` (or `response.incomplete` when max_output_tokens cut the reply)."""
 
 from __future__ import annotations

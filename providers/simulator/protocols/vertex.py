@@ -1,4 +1,4 @@
-"""Google Vertex AI (PROTOCOLS.md §11): Gemini and Anthropic's models at Vertex's publisher
+"""Google Vertex AI (docs/protocols.md §11): Gemini and Anthropic's models at Vertex's publisher
 paths, answering only bearer tokens issued by the simulator's OAuth2 endpoint.
 
 Auth failures come back the Google Cloud way whatever the model: 401 UNAUTHENTICATED.
