@@ -23,7 +23,6 @@ from .costs import input_tokens_estimate, request_cost_usd
 from .dispatch import queue_run_now
 from .models import Run, RunTrigger, Vantage, Workload
 
-
 MICRO_USD = Decimal("0.000001")
 
 
@@ -93,8 +92,10 @@ def _refusal(quota: Quota, *, spent: Decimal, cost: Decimal) -> str:
     )
 
 
-def _retry_after_s(recent, *, quota: Quota, spent: Decimal, cost: Decimal, now: datetime):
-    """Seconds until enough earlier spending leaves the window for this run to fit; None if never."""
+def _retry_after_s(
+    recent, *, quota: Quota, spent: Decimal, cost: Decimal, now: datetime
+) -> int | None:
+    """Seconds until enough earlier spending leaves the window for this run to fit (None: never)."""
     if cost > quota.limit_usd:
         return None
     for created_at, trigger_cost in recent.order_by("created_at").values_list(

@@ -22,8 +22,8 @@ from alerts.presenters import links
 from alerts.transitions import NUMBERS
 from dashboard.api.params import StrictQueryMixin
 from dashboard.api.permissions import ReadOrOperatorActs
-from dashboard.roles import is_operator
 from dashboard.api.views.base import CheckedLookupMixin
+from dashboard.roles import is_operator
 
 FILTERS = ("view", "kind", "metric", "severity", "endpoint", "provider", "vantage")
 

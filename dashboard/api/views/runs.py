@@ -7,9 +7,9 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from benchmarks.triggers import QuotaExceeded, trigger_run
 from benchmarks.models import Run, Sample
 from benchmarks.selectors.scope import resolve_vantage
+from benchmarks.triggers import QuotaExceeded, trigger_run
 
 from ..errors import Conflict, QuotaRefused
 from ..filters import RunFilter
