@@ -356,6 +356,7 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
     "AlertKindEnum": "alerts.models.Kind",
     "AlertEventKindEnum": "alerts.models.EventKind",
     "AlertStatusEnum": "alerts.models.Status",
+    "RunStatusEnum": "benchmarks.models.RunStatus",
     "AlertSeverityEnum": "alerts.models.Severity",
     "AlertMetricEnum": "alerts.models.Metric",
 }
