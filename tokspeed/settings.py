@@ -258,8 +258,10 @@ TOKSPEED_MAX_JSON_DEPTH = envint("TOKSPEED_MAX_JSON_DEPTH", 10)
 TOKSPEED_TRIGGER_QUOTA_HOUR_USD = envfloat("TOKSPEED_TRIGGER_QUOTA_HOUR_USD", 5.0)
 TOKSPEED_TRIGGER_QUOTA_DAY_USD = envfloat("TOKSPEED_TRIGGER_QUOTA_DAY_USD", 20.0)
 TOKSPEED_TRIGGER_MAX_REPETITIONS = envint("TOKSPEED_TRIGGER_MAX_REPETITIONS", 100)
-# Subscription confirmation and unsubscribe links expire after this many days.
+# Email links expire: unsubscribe links after LINK_MAX_AGE days (an email's link keeps working
+# for a month), subscription confirmation links after CONFIRM_MAX_AGE days.
 ALERTS_LINK_MAX_AGE_DAYS = envint("ALERTS_LINK_MAX_AGE_DAYS", 30)
+ALERTS_CONFIRM_MAX_AGE_DAYS = envint("ALERTS_CONFIRM_MAX_AGE_DAYS", 7)
 SPECTACULAR_SETTINGS = {
     "TITLE": "tokspeed API",
     "DESCRIPTION": (
