@@ -79,6 +79,9 @@ def test_it_keeps_anonymous_and_user_rates_apart(anon, reader, public, settings)
     assert [reader.get("/api/v1/workloads/").status_code for _ in range(3)] == [200, 200, 429]
 
 
+PASSWORD = "right-horse-battery"  # noqa: S105 - a test account's password
+
+
 def login(client, username: str, password: str, address: str):
     return client.post(
         "/accounts/login/", {"username": username, "password": password}, REMOTE_ADDR=address
@@ -86,25 +89,25 @@ def login(client, username: str, password: str, address: str):
 
 
 def test_it_locks_out_an_account_after_failed_logins(client, settings):
-    User.objects.create_user("ana", password="right-horse-battery")
+    User.objects.create_user("ana", password=PASSWORD)
     codes = [
         # Each try from another address: the account itself is what gets locked.
         login(client, "ana", "wrong", f"10.0.0.{attempt}").status_code
         for attempt in range(settings.AXES_FAILURE_LIMIT)
     ]
     assert codes == [200] * (settings.AXES_FAILURE_LIMIT - 1) + [429]
-    locked = login(client, "ana", "right-horse-battery", "10.0.1.1")
+    locked = login(client, "ana", PASSWORD, "10.0.1.1")
     assert locked.status_code == 429
     assert "_auth_user_id" not in client.session
 
 
 def test_it_locks_out_an_address_trying_many_accounts(client, settings):
-    User.objects.create_user("bo", password="right-horse-battery")
+    User.objects.create_user("bo", password=PASSWORD)
     codes = [
         login(client, f"user{attempt}", "wrong", "10.0.0.9").status_code
         for attempt in range(settings.AXES_FAILURE_LIMIT)
     ]
     assert codes == [200] * (settings.AXES_FAILURE_LIMIT - 1) + [429]
-    assert login(client, "bo", "right-horse-battery", "10.0.0.9").status_code == 429
+    assert login(client, "bo", PASSWORD, "10.0.0.9").status_code == 429
     # The same account from another address still logs in.
-    assert login(client, "bo", "right-horse-battery", "10.0.0.10").status_code == 302
+    assert login(client, "bo", PASSWORD, "10.0.0.10").status_code == 302
