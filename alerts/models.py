@@ -339,6 +339,12 @@ class Subscription(models.Model):
     )
     delivery = models.CharField(max_length=10, choices=Delivery.choices, default=Delivery.IMMEDIATE)
     active = models.BooleanField(default=True)
+    confirmed_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the address agreed (its own account's, or a link emailed to it); "
+        "nothing is sent before.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,7 +1,8 @@
 """Who is told about an event, and how (immediately or in the daily digest).
 
 ALERT_EMAILS get every alert immediately; subscribers get the endpoints / providers they chose
-(none chosen = all), at the severities they chose, immediately or in a daily digest. Events of
+(none chosen = all), at the severities they chose, immediately or in a daily digest, once the
+address has confirmed (alerts/subscriptions.py). Events of
 a flapping series (digest_only) reach immediate recipients only through the digest. Addresses
 that used an unsubscribe link get nothing.
 """
@@ -27,7 +28,9 @@ class Audience:
     def __init__(self) -> None:
         self.opted_out = {normal(e) for e in EmailOptOut.objects.values_list("email", flat=True)}
         self.subscriptions = list(
-            Subscription.objects.filter(active=True).prefetch_related("endpoints", "providers")
+            Subscription.objects.filter(active=True, confirmed_at__isnull=False).prefetch_related(
+                "endpoints", "providers"
+            )
         )
         self._choice = {
             s.id: (

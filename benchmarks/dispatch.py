@@ -128,8 +128,13 @@ def _send_all(batch: list[tuple[int, str, int]]) -> None:
         ).update(enqueued_at=None, enqueue_token=None)
 
 
-def queue_run_now(*, endpoint: Endpoint, workload: Workload, vantage: Vantage) -> Run:
-    """Create a run with slot = now and enqueue it on the vantage's queue (on commit)."""
+def queue_run_now(
+    *, endpoint: Endpoint, workload: Workload, vantage: Vantage, repetitions: int | None = None
+) -> Run:
+    """Create a run with slot = now and enqueue it on the vantage's queue (on commit).
+
+    `repetitions` overrides the workload's rounds for this run only.
+    """
     now = timezone.now()
     with transaction.atomic():
         run = Run.objects.create(
@@ -138,7 +143,7 @@ def queue_run_now(*, endpoint: Endpoint, workload: Workload, vantage: Vantage) -
             vantage=vantage,
             slot=now,
             concurrency=workload.concurrency_for(endpoint),
-            repetitions=workload.repetitions,
+            repetitions=repetitions or workload.repetitions,
             context_tokens=workload.context_tokens,
             tod_bucket=tod_bucket(now),
         )

@@ -1,5 +1,6 @@
 """Workload, Schedule, Vantage, Run and Sample (DESIGN.md §2)."""
 
+from django.conf import settings
 from django.db import models
 
 from providers.models import Endpoint
@@ -289,3 +290,22 @@ class Sample(models.Model):
     @property
     def e2e_ms(self) -> float | None:
         return self.total_ms
+
+
+class RunTrigger(models.Model):
+    """Who asked for a run on demand, and what it may cost at list prices (the quota's ledger)."""
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="trigger")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="run_triggers"
+    )
+    cost_usd = models.DecimalField(
+        max_digits=12, decimal_places=6, help_text="Upper bound at list prices, US dollars."
+    )
+    created_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "-created_at"], name="trigger_user_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.user} · run {self.run_id} · ${self.cost_usd}"

@@ -2,7 +2,13 @@ from django.urls import path, re_path
 
 from .views.alerts.actions import alert_action
 from .views.alerts.pages import alert_detail, alert_list
-from .views.alerts.subscriptions import subscription_delete, subscription_edit, subscription_list
+from .views.alerts.subscriptions import (
+    subscription_confirm,
+    subscription_delete,
+    subscription_edit,
+    subscription_list,
+    subscription_resend,
+)
 from .views.alerts.unsubscribe import unsubscribe
 
 app_name = "alerts"
@@ -19,5 +25,7 @@ urlpatterns = [
     path("subscriptions/new/", subscription_edit, name="subscription_new"),
     path("subscriptions/<int:pk>/", subscription_edit, name="subscription_edit"),
     path("subscriptions/<int:pk>/delete/", subscription_delete, name="subscription_delete"),
+    path("subscriptions/<int:pk>/resend/", subscription_resend, name="subscription_resend"),
+    path("subscriptions/confirm/<str:token>/", subscription_confirm, name="subscription_confirm"),
     path("unsubscribe/<str:token>/", unsubscribe, name="unsubscribe"),
 ]

@@ -6,6 +6,7 @@ import re
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from .credentials import validate_extra_headers
 from .validators import validate_base_url
 
 ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
@@ -42,7 +43,12 @@ class Provider(models.Model):
         validators=[validate_env_name],
         help_text="Name of the environment variable holding the key; the key is never stored.",
     )
-    extra_headers = models.JSONField(default=dict, blank=True)
+    extra_headers = models.JSONField(
+        default=dict,
+        blank=True,
+        validators=[validate_extra_headers],
+        help_text="Harmless request headers (a version, a beta flag); never a key or a cookie.",
+    )
     proxy_env = models.CharField(
         "proxy variable",
         max_length=100,

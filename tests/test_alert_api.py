@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.contrib.auth.models import Group
 from django.test import override_settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -46,7 +47,9 @@ def regression() -> Alert:
 
 @pytest.fixture
 def api(django_user_model) -> APIClient:
+    """An operator (the "operators" group) calling with a token."""
     user = django_user_model.objects.create_user("ana", "ana@team.example", "pw")
+    user.groups.add(Group.objects.get(name="operators"))
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
     return client
@@ -101,3 +104,17 @@ def test_it_acts_on_an_alert_for_authenticated_users(api, regression) -> None:
     kinds = [e["kind"] for e in api.get(f"{url}/events/").json()["results"]]
     assert kinds == ["opened", "acknowledged", "accepted"]
     assert Alert.objects.get().status == Status.ACCEPTED
+
+
+def test_it_lets_a_viewer_read_alerts_but_not_act_on_them(django_user_model, regression) -> None:
+    viewer = django_user_model.objects.create_user("vic", "vic@team.example", "pw")
+    client = APIClient()
+    client.force_authenticate(viewer)
+    item = client.get(f"/api/v1/alerts/{regression.id}/").json()
+    assert item["actions"] == []  # nothing offered that would be refused
+    for action in ("acknowledge", "accept", "invalid"):
+        response = client.post(f"/api/v1/alerts/{regression.id}/{action}/", {}, format="json")
+        assert response.status_code == 403
+        assert "operators" in response.json()["detail"]
+    regression.refresh_from_db()
+    assert regression.status == Status.OPEN and not Segment.objects.exists()

@@ -191,11 +191,13 @@ def test_it_emails_each_recipient_once_per_round_with_the_numbers(smtp, django_u
         ttft=lambda s: 500.0,
     )
     ana = django_user_model.objects.create_user("ana", "ana@team.example", "pw")
-    Subscription.objects.create(user=ana, email="ana@team.example").endpoints.add(
+    Subscription.objects.create(user=ana, email="ana@team.example", confirmed_at=T0).endpoints.add(
         series["endpoint"]
     )
     bo = django_user_model.objects.create_user("bo", "bo@team.example", "pw")
-    Subscription.objects.create(user=bo, email="bo@team.example", delivery=Delivery.DIGEST)
+    Subscription.objects.create(
+        user=bo, email="bo@team.example", confirmed_at=T0, delivery=Delivery.DIGEST
+    )
     EmailOptOut.objects.create(email="gone@team.example")
     with override_settings(ALERT_EMAILS=["oncall@team.example", "gone@team.example"]):
         outcomes = regress(series, decode=49.0, ttft=840.0)  # 30 % slower, 40 % higher TTFT
@@ -285,7 +287,7 @@ def test_it_retries_an_smtp_failure_with_backoff_and_sends_once(smtp):
 @pytest.mark.django_db
 def test_it_gives_up_on_a_recipient_the_server_refuses(smtp, django_user_model):
     ana = django_user_model.objects.create_user("ana", "ana@team.example", "pw")
-    Subscription.objects.create(user=ana, email="ana@team.example")
+    Subscription.objects.create(user=ana, email="ana@team.example", confirmed_at=T0)
     smtp.refuse = {"oncall@team.example"}
     regress(make_series())
     report = send()
@@ -299,7 +301,9 @@ def test_it_gives_up_on_a_recipient_the_server_refuses(smtp, django_user_model):
 @pytest.mark.django_db
 def test_it_sends_digest_subscribers_one_digest(smtp, django_user_model):
     bo = django_user_model.objects.create_user("bo", "bo@team.example", "pw")
-    Subscription.objects.create(user=bo, email="bo@team.example", delivery=Delivery.DIGEST)
+    Subscription.objects.create(
+        user=bo, email="bo@team.example", confirmed_at=T0, delivery=Delivery.DIGEST
+    )
     regress(make_series(), decode=49.0, ttft=840.0)
     regress(make_series("globex"), seed=7)
     send()
@@ -318,7 +322,7 @@ def test_it_sends_digest_subscribers_one_digest(smtp, django_user_model):
 @pytest.mark.django_db(transaction=True)
 def test_it_never_sends_an_email_twice_with_two_sender_processes(smtp, django_user_model):
     ana = django_user_model.objects.create_user("ana", "ana@team.example", "pw")
-    Subscription.objects.create(user=ana, email="ana@team.example")
+    Subscription.objects.create(user=ana, email="ana@team.example", confirmed_at=T0)
     names = ["acme", "globex", "initech", "umbrella"]
     for k, name in enumerate(names):
         # Four rounds, each opening one alert (from four vantages: four providers slowing down

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.contrib.auth.models import Group
 from django.test import override_settings
 from django.urls import reverse
 
@@ -52,7 +53,15 @@ def regression(series) -> Alert:
 
 @pytest.fixture
 def user(django_user_model):
-    return django_user_model.objects.create_user("ana", "ana@team.example", "pw")
+    """An operator: a member of the "operators" group (made by a data migration)."""
+    user = django_user_model.objects.create_user("ana", "ana@team.example", "pw")
+    user.groups.add(Group.objects.get(name="operators"))
+    return user
+
+
+@pytest.fixture
+def viewer(django_user_model):
+    return django_user_model.objects.create_user("vic", "vic@team.example", "pw")
 
 
 def test_it_asks_for_a_login_unless_the_dashboard_is_public(client, regression) -> None:
@@ -120,6 +129,20 @@ def test_it_acts_from_an_email_link_after_a_login_and_a_confirmation(
     assert regression.status == Status.ACCEPTED and Segment.objects.filter(alert=regression)
     again = client.post(f"/alerts/{regression.id}/invalid/", follow=True)
     assert b"already accepted as new baseline" in again.content
+
+
+def test_it_lets_a_viewer_read_an_alert_but_not_act_on_it(client, viewer, regression) -> None:
+    client.force_login(viewer)
+    page = client.get(f"/alerts/{regression.id}/").content.decode()
+    assert regression.subject in page
+    assert f"/alerts/{regression.id}/acknowledge/" not in page  # no button that would refuse
+    for action in ("acknowledge", "accept", "invalid"):
+        link = f"/alerts/{regression.id}/{action}/"
+        for response in (client.get(link), client.post(link, {"note": "mine now"})):
+            assert response.status_code == 403
+            assert b"Only operators can" in response.content
+    regression.refresh_from_db()
+    assert regression.status == Status.OPEN and not regression.events.exclude(actor=None)
 
 
 def test_it_never_offers_an_outage_as_the_new_baseline(client, user, series) -> None:

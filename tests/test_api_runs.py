@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import Group
 from django.utils import timezone
 from kombu import Connection
 
@@ -185,13 +186,19 @@ def test_it_triggers_a_run_and_queues_it_on_the_vantages_queue(
 
 
 @pytest.mark.usefixtures("memory_broker")
-def test_it_lets_a_token_user_trigger_a_run_but_not_a_session_reader(
+def test_it_lets_an_operator_trigger_a_run_but_not_a_plain_token_user(
     plain_user, reader, two_endpoints, django_capture_on_commit_callbacks
 ):
     body = {"endpoint": "acme-fast", "workload": "base", "vantage": "local"}
     assert reader.post("/api/v1/runs/", body, format="json").status_code == 403
+    script = token_client(plain_user)
+    refused = script.post("/api/v1/runs/", body, format="json")
+    assert refused.status_code == 403
+    assert "operators" in refused.json()["detail"]
+    assert not Run.objects.exists()
+    plain_user.groups.add(Group.objects.get(name="operators"))  # made by a data migration
     with django_capture_on_commit_callbacks(execute=True):
-        response = token_client(plain_user).post("/api/v1/runs/", body, format="json")
+        response = script.post("/api/v1/runs/", body, format="json")
     assert response.status_code == 202
     assert [m.payload[0] for m in published("local")] == [[response.json()["id"]]]
 

@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from .env import read_secret
+from .state import ensure_folders, ensure_secret
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 MANAGE = [sys.executable, str(BASE_DIR / "manage.py")]
 CELERY = [sys.executable, "-m", "celery", "-A", "tokspeed"]
@@ -95,6 +98,7 @@ class Launcher:
         """
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: self._stop.set())
+        self.prepare_state()
         try:
             if self.port == 0:
                 self.port = free_port(self.host)
@@ -127,6 +131,19 @@ class Launcher:
             return 1
         finally:
             self.stop_all()
+
+    def prepare_state(self) -> None:
+        """The var folder (SQLite database, beat schedule) and the per-install secret.
+
+        Settings never create files when read; the children read the secret the launcher made.
+        """
+        from django.conf import settings
+
+        ensure_folders([settings.VAR_DIR])
+        if not os.environ.get("SECRET_KEY"):
+            ensure_secret(settings.VAR_DIR / "secret_key")
+            if not settings.SECRET_KEY:  # this process read settings before the file existed
+                settings.SECRET_KEY = read_secret(settings.VAR_DIR / "secret_key")
 
     def worker_command(self, queues: list[str]) -> list[str]:
         # Mingle, gossip and heartbeats are chatter between workers; one local worker needs none.

@@ -1,18 +1,20 @@
 """tokspeed settings, read from the environment (see README for every variable)."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from celery.schedules import crontab
 
-from .env import envbool, envfloat, envint, envlist, read_or_create_secret
+from .env import envbool, envfloat, envint, envlist, read_secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("TOKSPEED_VAR_DIR", BASE_DIR / "var"))
 
 DEBUG = envbool("DEBUG", False)
-SECRET_KEY = os.environ.get("SECRET_KEY") or read_or_create_secret(VAR_DIR / "secret_key")
+# Without SECRET_KEY in the environment, the per-install secret `manage.py up` keeps in VAR_DIR.
+SECRET_KEY = os.environ.get("SECRET_KEY") or read_secret(VAR_DIR / "secret_key")
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS")
 
@@ -32,16 +34,21 @@ INSTALLED_APPS = [
     "benchmarks",
     "alerts",
     "dashboard",
+    "axes",  # login attempts limited per account and per address
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files (admin CSS, API docs) straight from gunicorn, after `collectstatic`.
+    "dashboard.middleware.StaticFiles",  # WhiteNoise
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "dashboard.middleware.RefuseNulQueryMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 
 ROOT_URLCONF = "tokspeed.urls"
@@ -78,6 +85,22 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out account or address
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Failed logins: after AXES_FAILURE_LIMIT failures an account, and separately an address, is
+# locked out for AXES_COOLOFF_MIN minutes. Counted in the database, so every web process shares it.
+AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MIN", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+# Behind N proxies, the client's address is read from X-Forwarded-For (0: the socket's address).
+if envint("AXES_PROXY_COUNT", 0):
+    AXES_IPWARE_PROXY_COUNT = envint("AXES_PROXY_COUNT", 0)
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
+else:
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ["REMOTE_ADDR"]
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
@@ -88,7 +111,22 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "static"))
+
+# --- HTTPS (production behind TLS; README "Production") ---------------------------------------
+# Each is off by default: `make run` serves plain HTTP on loopback.
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", False)
+# The header a TLS-terminating proxy sets, e.g. X-Forwarded-Proto (its value must be "https").
+# Set it only behind such a proxy: a client could send the header itself otherwise.
+_PROXY_SSL_HEADER = os.environ.get("SECURE_PROXY_SSL_HEADER", "").strip()
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_" + _PROXY_SSL_HEADER.upper().replace("-", "_"), "https") if _PROXY_SSL_HEADER else None
+)
 
 # --- tokspeed -------------------------------------------------------------------------------
 # Dashboard and read API without login (a team's internal deployment, or a demo).
@@ -106,7 +144,8 @@ TOKSPEED_MAX_BYTES = envint("TOKSPEED_MAX_BYTES", 16 * 1024 * 1024)
 # --- Celery ---------------------------------------------------------------------------------
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://localhost//")
 if CELERY_BROKER_URL.startswith("filesystem"):
-    # The embedded broker: one folder of message files that every process shares.
+    # The embedded broker: one folder of message files that every process shares (made when
+    # Celery is set up, tokspeed/celery.py; never when settings are read).
     _BROKER_DIR = Path(os.environ.get("TOKSPEED_BROKER_DIR", VAR_DIR / "broker"))
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_BROKER_DIR / "queue"),
@@ -115,8 +154,6 @@ if CELERY_BROKER_URL.startswith("filesystem"):
         "processed_folder": str(_BROKER_DIR / "processed"),
         "store_processed": False,
     }
-    for _folder in ("queue", "control", "processed"):
-        (_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
 elif CELERY_BROKER_URL.startswith(("redis", "sentinel")):
     # Redis: an unacked message (its worker died) is redelivered after this many seconds. Keep
     # it above TOKSPEED_RUN_LEASE_S and below TOKSPEED_RUN_STALE_S, so a redelivered run resumes.
@@ -128,6 +165,28 @@ elif CELERY_BROKER_URL.startswith(("redis", "sentinel")):
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- Cache (API throttle counters): shared by every web process --------------------------------
+# Redis when the broker is Redis (or TOKSPEED_CACHE_URL names one), else a database table (made
+# by dashboard's migration 0001), so two gunicorn workers never each count half of the requests.
+TOKSPEED_CACHE_URL = os.environ.get("TOKSPEED_CACHE_URL") or (
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else ""
+)
+if TOKSPEED_CACHE_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": TOKSPEED_CACHE_URL,
+            "KEY_PREFIX": "tokspeed-cache",
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "tokspeed_cache",
+        }
+    }
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -183,7 +242,26 @@ REST_FRAMEWORK = {
         "user": os.environ.get("TOKSPEED_THROTTLE_USER", "1200/min"),
     },
     "EXCEPTION_HANDLER": "dashboard.api.errors.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        # JSON nested deeper than a few levels, or bodies past the limit, are a JSON 400.
+        "dashboard.api.parsers.GuardedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
+# Request bodies: Django refuses larger ones (the API answers a JSON 400 naming the limit).
+DATA_UPLOAD_MAX_MEMORY_SIZE = envint("TOKSPEED_MAX_REQUEST_BYTES", 256 * 1024)
+TOKSPEED_MAX_JSON_DEPTH = envint("TOKSPEED_MAX_JSON_DEPTH", 10)
+# Triggering runs (API): staff or the "operators" group, within a per-user budget in US dollars
+# at the endpoints' list prices (output priced at the workload's max output tokens, an upper
+# bound), over the last hour and the last 24 hours. 0 turns that limit off.
+TOKSPEED_TRIGGER_QUOTA_HOUR_USD = envfloat("TOKSPEED_TRIGGER_QUOTA_HOUR_USD", 5.0)
+TOKSPEED_TRIGGER_QUOTA_DAY_USD = envfloat("TOKSPEED_TRIGGER_QUOTA_DAY_USD", 20.0)
+TOKSPEED_TRIGGER_MAX_REPETITIONS = envint("TOKSPEED_TRIGGER_MAX_REPETITIONS", 100)
+# Email links expire: unsubscribe links after LINK_MAX_AGE days (an email's link keeps working
+# for a month), subscription confirmation links after CONFIRM_MAX_AGE days.
+ALERTS_LINK_MAX_AGE_DAYS = envint("ALERTS_LINK_MAX_AGE_DAYS", 30)
+ALERTS_CONFIRM_MAX_AGE_DAYS = envint("ALERTS_CONFIRM_MAX_AGE_DAYS", 7)
 SPECTACULAR_SETTINGS = {
     "TITLE": "tokspeed API",
     "DESCRIPTION": (
@@ -287,6 +365,7 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
     "AlertKindEnum": "alerts.models.Kind",
     "AlertEventKindEnum": "alerts.models.EventKind",
     "AlertStatusEnum": "alerts.models.Status",
+    "RunStatusEnum": "benchmarks.models.RunStatus",
     "AlertSeverityEnum": "alerts.models.Severity",
     "AlertMetricEnum": "alerts.models.Metric",
 }

@@ -15,3 +15,6 @@ from .settings import *  # noqa: E402, F403
 
 # Tests benchmark the simulator and local servers on 127.0.0.1.
 TOKSPEED_ALLOW_PRIVATE_ENDPOINTS = True
+
+# Tests never depend on a secret file in var/ (settings do not create one).
+SECRET_KEY = SECRET_KEY or "tokspeed-tests-only-" + "x" * 40  # noqa: F405

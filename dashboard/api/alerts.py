@@ -1,7 +1,7 @@
 """REST API for alerts: list, retrieve, events, and the actions (acknowledge, accept, invalid).
 
 Reads follow TOKSPEED_PUBLIC_DASHBOARD (public, or any logged-in user); actions need an
-authenticated user (session or token), as on the dashboard.
+operator (staff or the "operators" group; session or token), as on the dashboard.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
-from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -22,19 +21,11 @@ from alerts.models import Alert, AlertEvent
 from alerts.presenters import links
 from alerts.transitions import NUMBERS
 from dashboard.api.params import StrictQueryMixin
-from dashboard.api.permissions import can_read
+from dashboard.api.permissions import ReadOrOperatorActs
 from dashboard.api.views.base import CheckedLookupMixin
+from dashboard.roles import is_operator
 
 FILTERS = ("view", "kind", "metric", "severity", "endpoint", "provider", "vantage")
-
-
-class ReadOrActAuthenticated(BasePermission):
-    message = "Reads need a login unless the dashboard is public; actions need a login."
-
-    def has_permission(self, request, view) -> bool:
-        if request.method in SAFE_METHODS:
-            return can_read(request)
-        return bool(request.user and request.user.is_authenticated)
 
 
 class AlertEventSerializer(serializers.ModelSerializer):
@@ -85,7 +76,9 @@ class AlertSerializer(serializers.ModelSerializer):
         ]
 
     def get_actions(self, alert: Alert) -> list[str]:
-        return allowed_actions(alert)
+        """What the caller may do now: nothing unless they are an operator."""
+        request = self.context.get("request")
+        return allowed_actions(alert) if request and is_operator(request.user) else []
 
     def get_links(self, alert: Alert) -> dict[str, str]:
         return {label: url for label, url in links(alert)}
@@ -126,7 +119,7 @@ class AlertViewSet(
 ):
     """Regressions, outages and probe problems, newest first."""
 
-    permission_classes = [ReadOrActAuthenticated]
+    permission_classes = [ReadOrOperatorActs]
     query_params_allowed = FILTERS
     paginated_actions = ("list", "events")
 

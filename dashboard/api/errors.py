@@ -2,6 +2,8 @@
 
 import logging
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DataError
 from django.db.models import ProtectedError, RestrictedError
@@ -18,6 +20,13 @@ class Conflict(exceptions.APIException):
     default_code = "conflict"
 
 
+class QuotaRefused(exceptions.Throttled):
+    """A 429 whose detail names the quota; Retry-After when waiting would help."""
+
+    def __init__(self, detail: str, *, wait: float | None) -> None:
+        super().__init__(wait=wait, detail=detail, code="quota_exceeded")
+
+
 def as_drf_validation_error(exc: DjangoValidationError) -> exceptions.ValidationError:
     """Keep field names: selectors raise Django's ValidationError with a dict or a message."""
     if hasattr(exc, "error_dict"):
@@ -32,6 +41,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         names = sorted({str(type(obj)._meta.verbose_name_plural) for obj in exc.protected_objects})
         exc = Conflict(
             f"Still referenced by {', '.join(names)}; disable it instead of deleting it."
+        )
+    elif isinstance(exc, RequestDataTooBig):
+        exc = exceptions.ParseError(
+            f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes."
         )
     elif isinstance(exc, DataError):
         # Field validation should have caught this; answer as the client's error, and log it so

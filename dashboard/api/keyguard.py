@@ -4,28 +4,14 @@ Keys live only in the environment of the workers; the database and the API hold 
 variable (Provider.api_key_env). A caller who sends a key gets a 400 that says where it belongs.
 """
 
-import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework.exceptions import ValidationError
 
-# Field names that carry a secret: api_key, apiKey, x-api-key, token, access_token, secret,
-# password, authorization... (but not api_key_env, max_tokens or max_tokens_field).
-_SECRET_NAME = re.compile(
-    r"(^|[_\-])(api[_\-]?key|key|token|access[_\-]?token|secret|secret[_\-]?key|password|"
-    r"passwd|authorization|bearer|credentials?|cookie)$",
-    re.IGNORECASE,
-)
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-# Header values that are credentials whatever the header is called.
-_CREDENTIAL_VALUE = re.compile(r"^\s*(bearer|basic|token)\s+\S", re.IGNORECASE)
-_HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-
-
-def is_secret_name(name: str) -> bool:
-    return bool(_SECRET_NAME.search(_CAMEL.sub("_", str(name))))
+from providers.credentials import is_secret_name, validate_extra_headers
 
 
 def where_keys_go(env_name: str) -> str:
@@ -66,22 +52,11 @@ def check_json(value: Any, *, env_name: str = "", path: str = "") -> None:
 
 
 def check_headers(headers: Any, *, env_name: str) -> dict[str, str]:
-    """Extra request headers: a flat object of valid names to strings, none of them a credential."""
-    if not isinstance(headers, Mapping):
-        raise ValidationError("Give an object of header names to values.")
-    for name, value in headers.items():
-        if not _HEADER_NAME.match(name):
-            raise ValidationError(f"{name!r} is not a valid header name.")
-        if not isinstance(value, str) or any(ch in value for ch in "\r\n\x00"):
-            raise ValidationError(f"{name}: give a single-line text value.")
-        lowered = name.lower()
-        if (
-            is_secret_name(lowered)
-            or "auth" in lowered
-            or "api-key" in lowered
-            or _CREDENTIAL_VALUE.match(value)
-        ):
-            raise ValidationError(f"{name}: {where_keys_go(env_name)}")
+    """Extra request headers: the providers' own check (the admin runs the same one)."""
+    try:
+        validate_extra_headers(headers, env_name=env_name)
+    except DjangoValidationError as error:
+        raise ValidationError(error.messages) from None
     return dict(headers)
 
 

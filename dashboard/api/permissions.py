@@ -1,8 +1,9 @@
 """Who may read and who may write (DESIGN.md §9)."""
 
 from django.conf import settings
-from rest_framework.authtoken.models import Token
 from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+from ..roles import is_operator
 
 
 def can_read(request) -> bool:
@@ -28,11 +29,25 @@ class ReadPublicOrAuthenticated(BasePermission):
 
 
 class CanTriggerRuns(ReadPublicOrAuthenticated):
-    """Triggering a run: staff, or any user calling with an API token (automation, CI jobs)."""
+    """Triggering a run costs money: operators only (staff or the "operators" group)."""
 
-    message = "Triggering a run needs a staff user or an API token."
+    message = 'Triggering a run needs a staff user or a member of the "operators" group.'
 
     def has_permission(self, request, view) -> bool:
         if request.method == "POST":
-            return is_staff(request) or isinstance(request.auth, Token)
+            return is_operator(request.user)
         return super().has_permission(request, view)
+
+
+class ReadOrOperatorActs(BasePermission):
+    """Alerts: reads follow the dashboard's setting; actions need an operator."""
+
+    message = (
+        'Acting on an alert needs a staff user or a member of the "operators" group; '
+        "reads need a login unless the dashboard is public."
+    )
+
+    def has_permission(self, request, view) -> bool:
+        if request.method in SAFE_METHODS:
+            return can_read(request)
+        return is_operator(request.user)

@@ -1,4 +1,8 @@
-"""Rate limits that read their rates at request time, so settings overrides take effect."""
+"""Rate limits that read their rates at request time, so settings overrides take effect.
+
+Counters live in the default cache (Redis or the database, see settings), which every web
+process shares: two gunicorn workers do not each allow the full rate.
+"""
 
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
@@ -12,7 +16,16 @@ class AnonThrottle(AnonRateThrottle):
 
 
 class UserThrottle(UserRateThrottle):
-    """Per user for authenticated callers (TOKSPEED_THROTTLE_USER, default 1200/min)."""
+    """Per user for authenticated callers (TOKSPEED_THROTTLE_USER, default 1200/min).
+
+    DRF's own user throttle also counts anonymous clients by address, which would add a second,
+    looser limit beside the anonymous one; here anonymous clients are the AnonThrottle's alone.
+    """
 
     def get_rate(self) -> str | None:
         return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+
+    def get_cache_key(self, request, view) -> str | None:
+        if not (request.user and request.user.is_authenticated):
+            return None
+        return super().get_cache_key(request, view)

@@ -17,6 +17,10 @@ class ProviderSerializer(serializers.ModelSerializer):
         "(always true when no variable is needed).",
     )
     endpoint_count = serializers.SerializerMethodField()
+    extra_headers = serializers.JSONField(
+        required=False,
+        help_text="Harmless request headers; never a credential. Shown to staff only.",
+    )
 
     class Meta:
         model = Provider
@@ -37,6 +41,14 @@ class ProviderSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = ["id", "created_at"]
+
+    def to_representation(self, provider: Provider) -> dict:
+        data = super().to_representation(provider)
+        request = self.context.get("request")
+        if not (request and request.user and request.user.is_staff):
+            # Headers are configuration, shown to the staff who manage providers only.
+            data.pop("extra_headers", None)
+        return data
 
     def get_endpoint_count(self, provider: Provider) -> int:
         annotated = getattr(provider, "endpoint_count", None)  # lists annotate it in one query

@@ -1,5 +1,6 @@
 """Runs (with their summary), samples (every DESIGN.md §4 field plus e2e_ms) and run triggers."""
 
+from django.conf import settings
 from rest_framework import serializers
 
 from benchmarks.measure.measurement import SAMPLE_FIELDS as MEASURED_FIELDS
@@ -102,6 +103,29 @@ class TriggerRunSerializer(serializers.Serializer):
         required=False,
         help_text="Default: the default vantage.",
     )
+    repetitions = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="Rounds for this run only (default: the workload's). At most "
+        "TOKSPEED_TRIGGER_MAX_REPETITIONS.",
+    )
+
+    def to_internal_value(self, data):
+        # Every field sent is honoured or refused: a misspelt option must not be ignored.
+        if isinstance(data, dict):
+            unknown = sorted(str(name) for name in data if name not in self.fields)
+            if unknown:
+                known = ", ".join(self.fields)
+                raise serializers.ValidationError(
+                    {name: [f"Unknown field; a trigger takes: {known}."] for name in unknown}
+                )
+        return super().to_internal_value(data)
+
+    def validate_repetitions(self, value: int) -> int:
+        ceiling = settings.TOKSPEED_TRIGGER_MAX_REPETITIONS
+        if value > ceiling:
+            raise serializers.ValidationError(f"Give at most {ceiling} repetitions.")
+        return value
 
     def validate_endpoint(self, endpoint: Endpoint) -> Endpoint:
         if not endpoint.enabled or not endpoint.provider.enabled:

@@ -7,11 +7,11 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from benchmarks.dispatch import queue_run_now
 from benchmarks.models import Run, Sample
 from benchmarks.selectors.scope import resolve_vantage
+from benchmarks.triggers import QuotaExceeded, trigger_run
 
-from ..errors import Conflict
+from ..errors import Conflict, QuotaRefused
 from ..filters import RunFilter
 from ..params import StrictQueryMixin
 from ..permissions import CanTriggerRuns
@@ -52,7 +52,9 @@ class RunViewSet(
         responses={202: RunDetailSerializer},
         summary="Trigger a run now",
         description="Creates a queued run (slot = now) and enqueues it on the vantage's Celery "
-        "queue. Staff, or any user calling with an API token.",
+        'queue. Operators only (staff or the "operators" group), within a per-user budget at '
+        "list prices per hour and per day (429 naming the quota when it would be exceeded). "
+        "Unknown fields are refused (400).",
     )
     def create(self, request: Request) -> Response:
         data = TriggerRunSerializer(data=request.data)
@@ -64,11 +66,15 @@ class RunViewSet(
                 status=status.HTTP_400_BAD_REQUEST,
             )
         try:
-            run = queue_run_now(
+            run = trigger_run(
+                user=request.user,
                 endpoint=data.validated_data["endpoint"],
                 workload=data.validated_data["workload"],
                 vantage=vantage,
+                repetitions=data.validated_data.get("repetitions"),
             )
+        except QuotaExceeded as refused:
+            raise QuotaRefused(str(refused), wait=refused.retry_after_s) from None
         except IntegrityError:  # the same slot, to the microsecond: a double submit
             raise Conflict("A run of this endpoint and workload was just triggered.") from None
         run = self.get_queryset().get(pk=run.pk)

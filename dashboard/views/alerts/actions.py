@@ -1,6 +1,7 @@
 """Acting on an alert: a confirmation page (GET, what email links open) and the action (POST).
 
-Login required: a forwarded email must not let anyone accept a regression as the new normal.
+Login required, and an operator (staff or the "operators" group): a forwarded email, or a
+viewer's account, must not let anyone accept a regression as the new normal.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from alerts.models import Alert
 from alerts.wording import headline
 
 from ...alert_forms import ActionForm
+from ...roles import is_operator
 
 EXPLAIN = {
     "acknowledge": "Someone is on it. The alert stays open until the series recovers; "
@@ -31,6 +33,14 @@ def alert_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     alert = get_object_or_404(
         Alert.objects.select_related("endpoint__provider", "workload", "vantage"), id=pk
     )
+    if not is_operator(request.user):
+        return render(
+            request,
+            "alerts/action.html",
+            {"alert": alert, "headline": headline(alert, "opened"), "action": action,
+             "label": ACTIONS[action], "refused": True},
+            status=403,
+        )  # fmt: skip
     form = ActionForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:

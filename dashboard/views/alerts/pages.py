@@ -12,6 +12,7 @@ from alerts import selectors
 from alerts.actions import ACTIONS, allowed_actions
 from alerts.models import Alert, Status
 from alerts.presenters import present
+from dashboard.roles import is_operator
 from dashboard.views.access import dashboard_view
 
 from ...alert_forms import AlertFilterForm
@@ -56,6 +57,8 @@ def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
         alert, "resolved" if alert.status == Status.RESOLVED else "opened", alert.details
     )
     actions = [(name, ACTIONS[name]) for name in allowed_actions(alert)]
+    if not is_operator(request.user):
+        actions = []  # a viewer reads; acting needs an operator (dashboard/roles.py)
     return render(
         request,
         "alerts/detail.html",

@@ -1,6 +1,10 @@
-"""Managing one's own alert subscriptions (login required)."""
+"""Managing one's own alert subscriptions (login required), and confirming an address (a signed
+link emailed to it: no login, the link is the proof)."""
 
 from __future__ import annotations
+
+import logging
+import smtplib
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -9,8 +13,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from alerts.models import EmailOptOut, Subscription
+from alerts.subscriptions import Confirmed, confirm, confirmation_email, settle_confirmation
+from alerts.tokens import LinkExpired, subscription_from_token
 
 from ...alert_forms import SubscriptionForm
+
+log = logging.getLogger(__name__)
 
 
 @login_required
@@ -41,18 +49,70 @@ def subscription_edit(request: HttpRequest, pk: int | None = None) -> HttpRespon
     data = request.POST if request.method == "POST" else None
     form = SubscriptionForm(data, instance=subscription, initial=initial)
     if request.method == "POST" and form.is_valid():
+        address_changed = subscription is None or "email" in form.changed_data
         saved = form.save(commit=False)
         saved.user = request.user
         saved.save()
         form.save_m2m()
-        if saved.active:
-            # Subscribing again is consent again: lift an earlier unsubscribe of this address.
-            EmailOptOut.objects.filter(email=saved.email).delete()
-        messages.success(request, "Subscription saved.")
+        # Never lifts an unsubscribe: only the address itself does, through the emailed link.
+        if settle_confirmation(saved, address_changed=address_changed):
+            _send_confirmation(request, saved)
+        else:
+            messages.success(request, "Subscription saved.")
         return redirect("alerts:subscriptions")
     return render(
         request, "alerts/subscription_form.html", {"form": form, "subscription": subscription}
     )
+
+
+def _send_confirmation(request: HttpRequest, subscription: Subscription) -> None:
+    try:
+        confirmation_email(subscription).send()
+    except (OSError, smtplib.SMTPException):
+        log.warning(
+            "confirmation email to subscription %s not sent", subscription.id, exc_info=True
+        )
+        messages.error(
+            request,
+            f"Saved, but the confirmation email to {subscription.email} could not be sent; "
+            "try “Send the link again” later.",
+        )
+        return
+    messages.success(
+        request,
+        f"Saved. We emailed {subscription.email} a link to confirm; nothing is sent to that "
+        "address until it is followed.",
+    )
+
+
+@login_required
+@require_POST
+def subscription_resend(request: HttpRequest, pk: int) -> HttpResponse:
+    subscription = get_object_or_404(Subscription, id=pk, user=request.user)
+    if subscription.confirmed_at is None:
+        _send_confirmation(request, subscription)
+    return redirect("alerts:subscriptions")
+
+
+def subscription_confirm(request: HttpRequest, token: str) -> HttpResponse:
+    """GET shows a button (mail scanners open links); POST confirms."""
+    try:
+        found = subscription_from_token(token)
+    except LinkExpired:
+        return render(request, "alerts/confirm.html", {"expired": True}, status=400)
+    if found is None:
+        return render(request, "alerts/confirm.html", {"invalid": True}, status=400)
+    subscription_id, email = found
+    if request.method == "POST":
+        outcome = confirm(subscription_id, email)
+        status = 400 if outcome is Confirmed.GONE else 200
+        return render(
+            request,
+            "alerts/confirm.html",
+            {"email": email, "outcome": outcome.value},
+            status=status,
+        )
+    return render(request, "alerts/confirm.html", {"email": email, "token": token})
 
 
 @login_required

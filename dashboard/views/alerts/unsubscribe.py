@@ -13,12 +13,15 @@ from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 
 from alerts.models import EmailOptOut, Subscription
-from alerts.tokens import email_from_token
+from alerts.tokens import LinkExpired, email_from_token
 
 
 @csrf_exempt
 def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
-    email = email_from_token(token)
+    try:
+        email = email_from_token(token)
+    except LinkExpired:
+        return render(request, "alerts/unsubscribe.html", {"expired": True}, status=400)
     if email is None:
         return render(request, "alerts/unsubscribe.html", {"invalid": True}, status=400)
     if request.method == "POST":
