@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "providers",
     "benchmarks",
     "alerts",
+    "advisor",
     "dashboard",
 ]
 
