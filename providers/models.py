@@ -74,7 +74,8 @@ class Endpoint(models.Model):
         decimal_places=4,
         null=True,
         blank=True,
-        help_text="Prompt-cache hits; blank = the provider lists no cached price (full input price).",
+        help_text="Prompt-cache hits; blank = the provider lists no cached price "
+        "(full input price).",
     )
     price_note = models.CharField(
         max_length=100, blank=True, help_text="Where the prices come from, e.g. 'list price, 2025'."
