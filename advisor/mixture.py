@@ -1,4 +1,4 @@
-"""Quantiles of an equal-weight mixture of normals (point masses where the spread is 0).
+"""Quantiles of a weighted mixture of normals (point masses where the spread is 0).
 
 A task's time under one measured condition (a run) is a sum of serial calls: its mean adds
 up, and so does its variance (calls are independent draws within a run). Conditions differ by
@@ -15,19 +15,25 @@ from scipy.special import ndtr
 ITERATIONS = 64
 
 
-def cdf(t: float, means: np.ndarray, sds: np.ndarray) -> float:
+def cdf(t: float, means: np.ndarray, sds: np.ndarray, weights: np.ndarray) -> float:
     spread = sds > 0
     z = np.where(spread, (t - means) / np.where(spread, sds, 1.0), 0.0)
-    return float(np.mean(np.where(spread, ndtr(z), (t >= means).astype(float))))
+    return float(np.dot(weights, np.where(spread, ndtr(z), (t >= means).astype(float))))
 
 
 def quantiles(
-    means: Sequence[float], sds: Sequence[float], fractions: Sequence[float]
+    means: Sequence[float],
+    sds: Sequence[float],
+    fractions: Sequence[float],
+    weights: Sequence[float] | None = None,
 ) -> list[float]:
     """The smallest t with P(T ≤ t) ≥ f for each fraction f, by bisection (to ~1e-15 of the
-    range). Raises ValueError without components."""
+    range); components weigh equally unless `weights` are given. Raises ValueError without
+    components."""
     m = np.asarray(means, dtype=float)
     s = np.asarray(sds, dtype=float)
+    w = np.ones_like(m) if weights is None else np.asarray(weights, dtype=float)
+    w = w / w.sum() if m.size else w
     if m.size == 0:
         raise ValueError("a mixture needs at least one component")
     low_all = float(np.min(m - 8 * s))
@@ -37,7 +43,7 @@ def quantiles(
         low, high = low_all, high_all
         for _ in range(ITERATIONS):
             middle = (low + high) / 2
-            if cdf(middle, m, s) >= fraction:
+            if cdf(middle, m, s, w) >= fraction - 1e-12:
                 high = middle
             else:
                 low = middle

@@ -14,7 +14,9 @@ one measured condition; per condition:
   tokens ÷ p10 speed − tokens ÷ p50 speed, ÷ z90.
 
 A task = `calls` serial calls: mean × calls, variance × calls. Task quantiles are those of the
-mixture over conditions (advisor.mixture).
+mixture over conditions (advisor.mixture), each condition weighted by its recency (half-life
+HALF_LIFE_DAYS before the newest run): providers drift and regress, and the next day looks more
+like the last few days than like two weeks ago.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ BASE_PROMPT_TOKENS = 150  # the standard prompt when a run has no token count
 # Extra prompt tokens treated as the base measurement without a long-context run: prefill of
 # 2,000 tokens is tens of ms on any served model; the note still says it was not measured.
 LONG_SLACK_TOKENS = 2_000
+HALF_LIFE_DAYS = 3.0
 MIN_RUNS = 6  # conditions (base runs) below which an answer is thin: two days at 3 a day
 MISSING_LONG = "long-context"
 MISSING_CONCURRENCY = "concurrency"
@@ -161,8 +164,11 @@ def project(endpoint_id: int, points: list[RunPoint], shape: Shape) -> Projectio
     ttft_f, decode_f, note = concurrency_factors(base, parallel, shape.concurrency)
     if note:
         result.notes.append(note)
-    means, sds, ttfts, speeds, buckets = [], [], [], [], []
+    means, sds, ttfts, speeds, buckets, weights = [], [], [], [], [], []
+    newest = max(p.slot for p in base)
     for point in base:
+        age_days = (newest - point.slot).total_seconds() / 86_400
+        weights.append(0.5 ** (age_days / HALF_LIFE_DAYS))
         rate = rates.get(point.slot, median_rate) or 0.0
         extra_ms = rate * max(0.0, prefilled - _tokens(point, base_in))
         ttft = (point.ttft_p50_ms + extra_ms) * ttft_f
@@ -184,14 +190,19 @@ def project(endpoint_id: int, points: list[RunPoint], shape: Shape) -> Projectio
         speeds.append(decode)
         buckets.append(point.tod_bucket)
     result.conditions = len(means)
-    p25, p50, p75, p90 = quantiles(means, sds, (0.25, 0.5, 0.75, 0.9))
+    p25, p50, p75, p90 = quantiles(means, sds, (0.25, 0.5, 0.75, 0.9), weights)
     result.task_p25_s, result.task_p50_s, result.task_p75_s, result.task_p90_s = p25, p50, p75, p90
     result.ttft_ms = statistics.median(ttfts)
     result.decode_tps = statistics.median(speeds)
     result.reasoning_s = shape.reasoning_tokens / result.decode_tps
     for bucket in sorted(set(buckets)):
         chosen = [i for i, b in enumerate(buckets) if b == bucket]
-        (median,) = quantiles([means[i] for i in chosen], [sds[i] for i in chosen], (0.5,))
+        (median,) = quantiles(
+            [means[i] for i in chosen],
+            [sds[i] for i in chosen],
+            (0.5,),
+            [weights[i] for i in chosen],
+        )
         result.p50_by_bucket[bucket] = median
     return result
 
