@@ -273,6 +273,13 @@ CELERY_BEAT_SCHEDULE.update(
             "task": "alerts.detect_change_points",
             "schedule": crontab(minute=30, hour=3),
         },
+        # The advice moves only when runs finish (3 a day by default): hourly is prompt enough,
+        # and "changed" needs two evaluations in a row.
+        "alerts-advice": {
+            "task": "alerts.evaluate_advice",
+            "schedule": crontab(minute=15),
+            "options": {"expires": 3000},
+        },
     }
 )
 # Alert enums get their own names in the API schema (Run also has a "status", events a "kind").
