@@ -21,7 +21,7 @@ def summary(*, ttft_ms: float, decode_tps: float) -> dict:
     }
 
 
-def measured(ep, *, ttft_ms: float, decode_tps: float, count: int = 8, wl=None, **fields):
+def measured(ep, *, ttft_ms: float, decode_tps: float, count: int = 8, wl=None, now=NOW, **fields):
     wl = wl or data.workload("base")
     return [
         data.run(
@@ -34,11 +34,11 @@ def measured(ep, *, ttft_ms: float, decode_tps: float, count: int = 8, wl=None, 
             summary=summary(ttft_ms=ttft_ms, decode_tps=decode_tps),
             **fields,
         )
-        for i, slot in enumerate(slots(count))
+        for i, slot in enumerate(slots(count, now=now))
     ]
 
 
-def world():
+def world(*, now: datetime = NOW):
     """Three endpoints of one model at three providers; "fast" and "cheap" measured at the base
     shape, "unmeasured-long" only at base; a chat profile that accepts them all."""
     data.default_workloads()
@@ -49,9 +49,9 @@ def world():
                           price_in=0.1, price_out=0.2)  # fmt: skip
     lonely = data.endpoint(data.provider("otherco"), "lonely", model="llama-3.3-70b-turbo")
     data.endpoint(data.provider("elsewhere"), "unrelated", model="gpt-4.1")
-    measured(fast, ttft_ms=300, decode_tps=250)
-    measured(cheap, ttft_ms=900, decode_tps=60)
-    measured(lonely, ttft_ms=400, decode_tps=150, count=3)
+    measured(fast, ttft_ms=300, decode_tps=250, now=now)
+    measured(cheap, ttft_ms=900, decode_tps=60, now=now)
+    measured(lonely, ttft_ms=400, decode_tps=150, count=3, now=now)
     profile = WorkloadProfile.objects.create(
         slug="chat",
         name="Chat",
