@@ -12,13 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.special import ndtr
 
-ITERATIONS = 64
-
-
-def cdf(t: float, means: np.ndarray, sds: np.ndarray, weights: np.ndarray) -> float:
-    spread = sds > 0
-    z = np.where(spread, (t - means) / np.where(spread, sds, 1.0), 0.0)
-    return float(np.dot(weights, np.where(spread, ndtr(z), (t >= means).astype(float))))
+ITERATIONS = 48  # halves the bracket (±8σ around every component) to ~4e-15 of its width
 
 
 def quantiles(
@@ -27,25 +21,25 @@ def quantiles(
     fractions: Sequence[float],
     weights: Sequence[float] | None = None,
 ) -> list[float]:
-    """The smallest t with P(T ≤ t) ≥ f for each fraction f, by bisection (to ~1e-15 of the
-    range); components weigh equally unless `weights` are given. Raises ValueError without
+    """The smallest t with P(T ≤ t) ≥ f for each fraction f, by bisection (all fractions at
+    once); components weigh equally unless `weights` are given. Raises ValueError without
     components."""
     m = np.asarray(means, dtype=float)
-    s = np.asarray(sds, dtype=float)
-    w = np.ones_like(m) if weights is None else np.asarray(weights, dtype=float)
-    w = w / w.sum() if m.size else w
     if m.size == 0:
         raise ValueError("a mixture needs at least one component")
-    low_all = float(np.min(m - 8 * s))
-    high_all = float(np.max(m + 8 * s))
-    answers = []
-    for fraction in fractions:
-        low, high = low_all, high_all
-        for _ in range(ITERATIONS):
-            middle = (low + high) / 2
-            if cdf(middle, m, s, w) >= fraction - 1e-12:
-                high = middle
-            else:
-                low = middle
-        answers.append(high)
-    return answers
+    s = np.asarray(sds, dtype=float)
+    w = np.ones_like(m) if weights is None else np.asarray(weights, dtype=float)
+    w = w / w.sum()
+    f = np.asarray(fractions, dtype=float) - 1e-12
+    spread = s > 0
+    safe = np.where(spread, s, 1.0)
+    low = np.full(f.shape, float(np.min(m - 8 * s)))
+    high = np.full(f.shape, float(np.max(m + 8 * s)))
+    for _ in range(ITERATIONS):
+        middle = (low + high) / 2
+        gap = middle[:, None] - m[None, :]
+        below = np.where(spread, ndtr(gap / safe), gap >= 0)
+        reached = below @ w >= f
+        high = np.where(reached, middle, high)
+        low = np.where(reached, low, middle)
+    return high.tolist()
