@@ -362,3 +362,7 @@ class EmailOptOut(models.Model):
 
     def __str__(self) -> str:
         return self.email
+
+
+# "The advice changed" lives in its own module; imported here so Django finds its models.
+from .advice_models import AdviceChange, AdviceState  # noqa: E402, F401

@@ -12,7 +12,7 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
-from . import changepoints, evaluate, outbox
+from . import advice_changes, changepoints, evaluate, outbox
 from .models import Delivery
 
 log = logging.getLogger(__name__)
@@ -62,3 +62,12 @@ def send_digest(self) -> None:
 def detect_change_points() -> None:
     found = changepoints.detect_all()
     log.info("change points: %d series analysed, %d change points stored", *found)
+
+
+@shared_task(name="alerts.evaluate_advice", acks_late=True, ignore_result=True)
+def evaluate_advice() -> None:
+    """Every profile's recommendation; a change that held twice is emailed to subscribers."""
+    changes = advice_changes.evaluate_all()
+    sent = advice_changes.send_pending()
+    if changes or sent:
+        log.info("advice: %d change(s) recorded, %d emailed", len(changes), len(sent))

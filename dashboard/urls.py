@@ -1,5 +1,6 @@
 from django.urls import path
 
+from .views.advisor import advisor_index, advisor_measure, advisor_profile
 from .views.agent_loop import agent_loop_page
 from .views.compare import compare_page
 from .views.endpoint import endpoint_page
@@ -16,4 +17,7 @@ urlpatterns = [
     path("price/", price_page, name="price"),
     path("agent-loop/", agent_loop_page, name="agent_loop"),
     path("compare/", compare_page, name="compare"),
+    path("advisor/", advisor_index, name="advisor"),
+    path("advisor/<slug:slug>/", advisor_profile, name="advisor_profile"),
+    path("advisor/<slug:slug>/measure/", advisor_measure, name="advisor_measure"),
 ]

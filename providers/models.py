@@ -95,6 +95,15 @@ class Endpoint(models.Model):
     price_output_per_mtok = models.DecimalField(
         "USD per 1M output tokens", max_digits=10, decimal_places=4, null=True, blank=True
     )
+    price_cached_input_per_mtok = models.DecimalField(
+        "USD per 1M cached input tokens",
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="Prompt-cache hits; blank = the provider lists no cached price "
+        "(full input price).",
+    )
     price_note = models.CharField(
         max_length=100, blank=True, help_text="Where the prices come from, e.g. 'list price, 2025'."
     )

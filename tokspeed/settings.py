@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "providers",
     "benchmarks",
     "alerts",
+    "advisor",
     "dashboard",
     "axes",  # login attempts limited per account and per address
 ]
@@ -356,6 +357,13 @@ CELERY_BEAT_SCHEDULE.update(
         "alerts-change-points": {
             "task": "alerts.detect_change_points",
             "schedule": crontab(minute=30, hour=3),
+        },
+        # The advice moves only when runs finish (3 a day by default): hourly is prompt enough,
+        # and "changed" needs two evaluations in a row.
+        "alerts-advice": {
+            "task": "alerts.evaluate_advice",
+            "schedule": crontab(minute=15),
+            "options": {"expires": 3000},
         },
     }
 )

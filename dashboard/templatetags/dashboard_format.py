@@ -118,3 +118,9 @@ def ago(moment: datetime | None) -> str:
     if minutes < 48 * 60:
         return f"{minutes // 60} h ago"
     return f"{minutes // (24 * 60)} d ago"
+
+
+@register.filter
+def share(value: float | None) -> str:
+    """A fraction with one decimal as a percentage: 0.9949 → 99.5 %."""
+    return DASH if value is None else f"{value * 100:.1f} %"

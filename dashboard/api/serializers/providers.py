@@ -100,6 +100,7 @@ class EndpointSerializer(serializers.ModelSerializer):
             "key_configured",
             "price_input_per_mtok",
             "price_output_per_mtok",
+            "price_cached_input_per_mtok",
             "price_note",
             "max_tokens_field",
             "reasoning_effort",
@@ -118,6 +119,7 @@ class EndpointSerializer(serializers.ModelSerializer):
         extra_kwargs = {
             "price_input_per_mtok": {"min_value": 0},
             "price_output_per_mtok": {"min_value": 0},
+            "price_cached_input_per_mtok": {"min_value": 0},
             "peak_concurrency": {"min_value": 1, "max_value": 10_000},
             "active_params_b": {"min_value": 0.001, "max_value": 100_000},
             "bytes_per_param": {"min_value": 0.01, "max_value": 64},

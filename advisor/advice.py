@@ -1,0 +1,222 @@
+"""The advice for one workload: candidates, projections, ranking, reason, savings, data basis."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Q
+from django.utils import timezone
+
+from benchmarks.buckets import BUCKETS
+from benchmarks.models import Vantage
+from benchmarks.selectors.scope import resolve_vantage
+from providers.models import Endpoint
+
+from .measures import WINDOW_DAYS, load_points
+from .models import WorkloadProfile
+from .projection import cost_per_task, project
+from .ranking import Option, rank, reason
+from .shape import Shape
+from .wording import dollars, seconds
+
+STALE_AFTER = timedelta(hours=48)
+
+
+@dataclass(slots=True)
+class Advice:
+    shape: Shape
+    generated_at: datetime
+    window_days: int
+    vantage: str | None
+    profile: WorkloadProfile | None = None
+    options: list[Option] = field(default_factory=list)  # measured for this shape, ranked
+    unmeasured: list[Option] = field(default_factory=list)  # missing runs for this shape
+    recommended: Option | None = None
+    reason: str = ""
+    current: Option | None = None
+    savings: dict[str, Any] | None = None
+    tod_winners: list[dict[str, Any]] = field(default_factory=list)
+    basis: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile.slug if self.profile else None,
+            "shape": self.shape.as_dict(),
+            "vantage": self.vantage,
+            "window_days": self.window_days,
+            "recommended": self.recommended.slug if self.recommended else None,
+            "reason": self.reason,
+            "results": [o.as_dict() for o in self.options],
+            "not_measured": [
+                {"endpoint": o.slug, "label": o.label, "missing": o.projection.missing}
+                for o in self.unmeasured
+            ],
+            "savings": self.savings,
+            "time_of_day": self.tod_winners,
+            "basis": self.basis,
+            "warnings": self.warnings,
+        }
+
+
+def candidates(shape: Shape, profile: WorkloadProfile | None) -> list[Endpoint]:
+    """Enabled endpoints the workload accepts: the profile's endpoints plus any whose model id
+    or name contains one of the accepted model names (ignoring case); neither = all."""
+    chosen = Q()
+    for name in shape.models:
+        chosen |= Q(model__icontains=name) | Q(display_name__icontains=name)
+    if profile is not None:
+        explicit = list(profile.endpoints.values_list("id", flat=True))
+        if explicit:
+            chosen |= Q(id__in=explicit)
+    endpoints = Endpoint.objects.filter(enabled=True).select_related("provider")
+    return list(endpoints.filter(chosen) if chosen else endpoints)
+
+
+def _option(endpoint: Endpoint, projection, shape: Shape) -> Option:
+    def price(value) -> float | None:
+        return None if value is None else float(value)
+
+    prices = {
+        "price_in": price(endpoint.price_input_per_mtok),
+        "price_out": price(endpoint.price_output_per_mtok),
+        "price_cached": price(endpoint.price_cached_input_per_mtok),
+    }
+    return Option(
+        endpoint_id=endpoint.id,
+        slug=endpoint.slug,
+        label=endpoint.label,
+        model=endpoint.model,
+        provider=endpoint.provider.name,
+        provider_slug=endpoint.provider.slug,
+        protocol=endpoint.provider.protocol,
+        base_url=endpoint.provider.base_url,
+        api_key_env=endpoint.provider.api_key_env,
+        simulated=endpoint.provider.simulated,
+        projection=projection,
+        cost_per_task=cost_per_task(shape, **prices),
+        **prices,
+    )
+
+
+def advise(
+    shape: Shape,
+    *,
+    profile: WorkloadProfile | None = None,
+    current: Endpoint | None = None,
+    vantage: Vantage | str | None = None,
+    now: datetime | None = None,
+    days: int = WINDOW_DAYS,
+) -> Advice:
+    """Rank the endpoints the workload accepts by projected task time (see advisor.ranking)."""
+    now = now or timezone.now()
+    where = resolve_vantage(vantage)
+    current = current or (profile.current_endpoint if profile else None)
+    endpoints = candidates(shape, profile)
+    points = load_points(endpoint_ids=[e.id for e in endpoints], vantage=where, now=now, days=days)
+    advice = Advice(
+        shape=shape,
+        generated_at=now,
+        window_days=days,
+        vantage=where.slug if where else None,
+        profile=profile,
+    )
+    for endpoint in endpoints:
+        option = _option(endpoint, project(endpoint.id, points.get(endpoint.id, []), shape), shape)
+        (advice.options if option.projection.measured else advice.unmeasured).append(option)
+        if current is not None and endpoint.id == current.id:
+            advice.current = option
+    advice.unmeasured.sort(key=lambda o: o.label.lower())
+    advice.recommended = rank(advice.options, shape)
+    advice.reason = reason(advice.recommended, advice.options, shape)
+    advice.savings = savings(advice.recommended, advice.current)
+    advice.tod_winners = tod_winners(advice.options, advice.recommended)
+    advice.basis, advice.warnings = basis(advice, now=now)
+    return advice
+
+
+def savings(chosen: Option | None, current: Option | None) -> dict[str, Any] | None:
+    """What switching from the current endpoint to the recommended one is worth."""
+    if chosen is None or current is None or not current.projection.measured:
+        return None
+    if chosen is current:
+        return {"current": current.slug, "text": f"{current.label} is already the recommendation."}
+    seconds_saved = current.projection.task_p50_s - chosen.projection.task_p50_s
+    usd_saved = None
+    if chosen.cost_per_task is not None and current.cost_per_task is not None:
+        usd_saved = (current.cost_per_task - chosen.cost_per_task) * 1000
+    parts = [
+        f"saves {seconds(seconds_saved)} per task"
+        if seconds_saved >= 0
+        else f"adds {seconds(-seconds_saved)} per task"
+    ]
+    if usd_saved is not None:
+        parts.append(
+            f"saves {dollars(usd_saved)} per 1,000 tasks"
+            if usd_saved >= 0
+            else f"costs {dollars(-usd_saved)} more per 1,000 tasks"
+        )
+    return {
+        "current": current.slug,
+        "seconds_per_task": seconds_saved,
+        "usd_per_1000_tasks": usd_saved,
+        "text": f"Switching from {current.label} to {chosen.label} {', '.join(parts)} (p50).",
+    }
+
+
+def tod_winners(options: list[Option], chosen: Option | None) -> list[dict[str, Any]]:
+    """The fastest endpoint (p50 task time) in each UTC time-of-day bucket, among those inside
+    the budget (all measured ones when none is)."""
+    pool = [o for o in options if o.inside_budget] or options
+    winners = []
+    for bucket, label in BUCKETS.items():
+        timed = [
+            (o.projection.p50_by_bucket[bucket], o)
+            for o in pool
+            if bucket in o.projection.p50_by_bucket
+        ]
+        if not timed:
+            continue
+        p50, best = min(timed, key=lambda pair: pair[0])
+        winners.append(
+            {
+                "bucket": bucket,
+                "label": label,
+                "endpoint": best.slug,
+                "endpoint_label": best.label,
+                "task_p50_s": p50,
+                "differs": chosen is not None and best is not chosen,
+            }
+        )
+    return winners
+
+
+def basis(advice: Advice, *, now: datetime) -> tuple[dict[str, Any], list[str]]:
+    """The data the answer stands on, and warnings when it is thin or stale."""
+    everyone = advice.options + advice.unmeasured
+    newest = max((o.projection.newest for o in everyone if o.projection.newest), default=None)
+    age_h = (now - newest).total_seconds() / 3600 if newest else None
+    data = {
+        "runs": sum(o.projection.runs for o in everyone),
+        "samples": sum(o.projection.samples for o in everyone),
+        "newest_run": newest.isoformat() if newest else None,
+        "newest_run_age_h": age_h,
+        "window_days": advice.window_days,
+    }
+    warnings = []
+    if newest is None:
+        warnings.append(f"No finished runs in the last {advice.window_days} days: no advice.")
+    elif now - newest > STALE_AFTER:
+        warnings.append(
+            f"Stale: the newest run is {age_h / 24:.1f} days old; speeds may have changed since."
+        )
+    thin = [o.label for o in advice.options if o.projection.thin]
+    if thin:
+        warnings.append(
+            "Thin data (fewer than 6 base runs in the window, so the spread is uncertain): "
+            + ", ".join(thin)
+            + "."
+        )
+    return data, warnings

@@ -1,0 +1,99 @@
+"""WorkloadProfile: a workload a team describes once, and the advisor answers for."""
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+from providers.models import Endpoint
+
+MAX_INPUT_TOKENS = 2_000_000
+MAX_CALLS = 10_000
+
+
+def validate_models(value: object) -> None:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ValidationError('Give a list of model names, e.g. ["llama-3.3-70b", "gpt-4.1"].')
+
+
+class WorkloadProfile(models.Model):
+    """What one task of a workload costs in tokens and calls, and what the team will accept.
+
+    Every figure is per call unless named per task; a task is `calls` serial calls.
+    """
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=100)
+    description = models.CharField(max_length=300, blank=True)
+    input_tokens = models.PositiveIntegerField(
+        default=1_000, validators=[MinValueValidator(1), MaxValueValidator(MAX_INPUT_TOKENS)]
+    )
+    cached_share = models.FloatField(
+        default=0.0,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Share of the input served from the provider's prompt cache (0–1).",
+    )
+    output_tokens = models.PositiveIntegerField(
+        default=500, validators=[MinValueValidator(1), MaxValueValidator(1_000_000)]
+    )
+    reasoning_tokens = models.PositiveIntegerField(
+        default=0, help_text="Hidden reasoning tokens decoded before the answer."
+    )
+    calls = models.PositiveIntegerField(
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_CALLS)],
+        help_text="Serial calls per task.",
+    )
+    tool_s = models.FloatField(
+        default=0.0,
+        validators=[MinValueValidator(0.0), MaxValueValidator(86_400)],
+        help_text="Seconds of the caller's own work (tools) after each call.",
+    )
+    concurrency = models.PositiveIntegerField(
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(100_000)],
+        help_text="Users (requests) in flight at once on the endpoint.",
+    )
+    budget_s = models.FloatField(
+        default=10.0,
+        validators=[MinValueValidator(0.001)],
+        help_text="Latency budget per task, seconds (1 s feels immediate, 10 s holds attention).",
+    )
+    max_cost_usd = models.DecimalField(
+        "price ceiling per task (USD)",
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+    )
+    accepted_models = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_models],
+        help_text="Model names accepted as equivalent (matched in the model id or name, "
+        "ignoring case); with no endpoints either, every enabled endpoint.",
+    )
+    endpoints = models.ManyToManyField(Endpoint, blank=True, related_name="advisor_profiles")
+    current_endpoint = models.ForeignKey(
+        Endpoint,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="What the team routes to today (the page says what switching is worth).",
+    )
+    subscribers = models.TextField(
+        blank=True, help_text="Emails told when the recommendation changes, one per line."
+    )
+    preset = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def subscriber_emails(self) -> list[str]:
+        raw = self.subscribers.replace(",", "\n").splitlines()
+        return sorted({line.strip().lower() for line in raw if line.strip()})

@@ -1,0 +1,92 @@
+"""/api/v1/advice/: the advisor's answer as JSON, or as a router feed (format=litellm|…)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from advisor import feeds
+from advisor.advice import advise
+from advisor.serving import cached
+
+from ...advice_query import NUMBERS, PARAMS, Question, parse
+from ..params import StrictQueryMixin
+
+MAX_AGE_S = 60
+
+
+class JsonOnly(DefaultContentNegotiation):
+    """`format` names a feed here, not a renderer: always JSON."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+def answer(question: Question) -> Any:
+    advice = advise(
+        question.shape,
+        profile=question.profile,
+        current=question.current,
+        vantage=question.vantage,
+    )
+    if question.format:
+        return feeds.render(advice, question.format)
+    return advice.as_dict()
+
+
+def respond(request: Request, payload: Any, etag: str) -> Response:
+    cache_control = f"max-age={MAX_AGE_S}, private"
+    if etag in {tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")}:
+        response = Response(status=304)
+    else:
+        response = Response(payload)
+    response["ETag"] = etag
+    response["Cache-Control"] = cache_control
+    return response
+
+
+PARAMETERS = [
+    OpenApiParameter("profile", str, description="A saved workload profile's slug."),
+    *[
+        OpenApiParameter(name, float if kind is float else int, description=f"{low:g}–{high:g}")
+        for name, (kind, low, high) in NUMBERS.items()
+    ],
+    OpenApiParameter("models", str, description="Accepted model names, comma-separated."),
+    OpenApiParameter("current", str, description="Endpoint slug you route to today."),
+    OpenApiParameter("vantage", str, description="Vantage slug; default vantage if absent."),
+    OpenApiParameter(
+        "format", str, enum=["json", *feeds.FORMATS], description="A router feed instead."
+    ),
+]
+
+
+class AdviceView(StrictQueryMixin, APIView):
+    query_params_allowed = PARAMS
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = JsonOnly
+
+    @extend_schema(
+        parameters=PARAMETERS,
+        responses={200: OpenApiResponse(OpenApiTypes.OBJECT), 304: None},
+        summary="Routing advice for a workload",
+        description="Endpoints the workload accepts, ranked by projected p90 task time (inside "
+        "the latency budget and price ceiling first), with p50/p90 task time, cost per task, "
+        "availability, ties (overlapping p25–p75 spreads), the recommendation and its reason, "
+        "per-bucket winners, savings against `current`, the data basis and warnings. "
+        "`format=litellm` answers a LiteLLM Router model_list, `openrouter` a provider "
+        "preference object, `list` the endpoint slugs in order. Answers carry an ETag "
+        "(If-None-Match gives 304) and Cache-Control: poll every minute.",
+    )
+    def get(self, request: Request) -> Response:
+        question = parse(request.query_params)
+        payload, etag = cached(
+            {**question.key(), "format": question.format}, lambda: answer(question)
+        )
+        return respond(request, payload, etag)

@@ -1,0 +1,65 @@
+"""Advisor pages: "/advisor/" (every profile's answer) and "/advisor/<profile>/" (one, in full),
+and the staff action that queues the runs a profile's shape is missing."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from advisor.advice import advise
+from advisor.feeds import FORMATS
+from advisor.missing import missing_runs, queue_missing
+from advisor.models import WorkloadProfile
+from advisor.shape import Shape
+from benchmarks.selectors.agent_loop import ATTENTION_S, IMMEDIATE_S
+
+from ..advice_query import parse
+from .access import dashboard_view
+
+
+@dashboard_view
+def advisor_index(request: HttpRequest) -> HttpResponse:
+    answers = [
+        (profile, advise(Shape.of(profile), profile=profile))
+        for profile in WorkloadProfile.objects.select_related("current_endpoint")
+    ]
+    return render(
+        request,
+        "benchmarks/advisor_index.html",
+        {"answers": answers, "thresholds": {"immediate": IMMEDIATE_S, "attention": ATTENTION_S}},
+    )
+
+
+@dashboard_view
+def advisor_profile(request: HttpRequest, slug: str) -> HttpResponse:
+    get_object_or_404(WorkloadProfile, slug=slug)
+    question = parse(request.GET, profile_slug=slug)
+    advice = advise(
+        question.shape, profile=question.profile, current=question.current, vantage=question.vantage
+    )
+    query = request.GET.urlencode()
+    api = f"/api/v1/advice/?profile={slug}" + (f"&{query}" if query else "")
+    context = {
+        "profile": question.profile,
+        "advice": advice,
+        "shape": question.shape,
+        "missing": missing_runs(advice),
+        "feeds": [(name, f"{api}&format={name}") for name in FORMATS],
+        "api_url": api,
+    }
+    return render(request, "benchmarks/advisor.html", context)
+
+
+@require_POST
+@staff_member_required
+def advisor_measure(request: HttpRequest, slug: str) -> HttpResponse:
+    profile = get_object_or_404(WorkloadProfile, slug=slug)
+    runs = queue_missing(advise(Shape.of(profile), profile=profile))
+    if runs:
+        messages.success(request, f"Queued {len(runs)} run(s): " + ", ".join(map(str, runs)))
+    else:
+        messages.info(request, "Nothing to queue: every endpoint is measured for this shape.")
+    return redirect("benchmarks:advisor_profile", slug=slug)

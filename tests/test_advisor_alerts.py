@@ -1,0 +1,76 @@
+""" "The advice changed": hysteresis over two evaluations, one email per change to subscribers."""
+
+from datetime import timedelta
+
+import pytest
+from django.core import mail
+
+from advisor.models import WorkloadProfile
+from alerts import advice_changes
+from alerts.advice_changes import Hold, advance
+from alerts.models import AdviceChange, EmailOptOut
+from tests import advisor_data as seed
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_sets_a_baseline_silently_and_needs_two_evaluations_in_a_row():
+    hold, changed = advance(Hold(None), 1, first=True)
+    assert hold == Hold(1) and not changed
+    hold, changed = advance(hold, 2, first=False)
+    assert hold == Hold(1, challenger=2, count=1) and not changed
+    hold, changed = advance(hold, 2, first=False)
+    assert hold == Hold(2) and changed
+
+
+def test_it_does_not_alert_on_a_flip_that_flips_back():
+    hold, _ = advance(Hold(1), 2, first=False)
+    hold, changed = advance(hold, 1, first=False)
+    assert hold == Hold(1) and not changed
+    hold, changed = advance(hold, 2, first=False)
+    assert not changed  # the streak started again
+    hold, changed = advance(hold, None, first=False)  # no advice: nothing changes
+    assert hold == Hold(1, challenger=2, count=1) and not changed
+
+
+def slow_down(endpoint, at):
+    figures = {"ttft_ms": 5000, "decode_tps": 10}
+    seed.data.run(endpoint, at, summary=seed.summary(**figures), **figures)
+
+
+def test_it_emails_subscribers_a_before_after_table_when_the_advice_changed():
+    profile, fast, cheap, lonely = seed.world()
+    WorkloadProfile.objects.exclude(id=profile.id).delete()  # only this profile's email
+    assert advice_changes.evaluate_all(now=seed.NOW) == []  # baseline: Fast
+    slow_down(fast, seed.NOW + timedelta(hours=1))
+    assert advice_changes.evaluate_all(now=seed.NOW + timedelta(hours=2)) == []  # once
+    # Re-reading the same runs is not a second evaluation.
+    assert advice_changes.evaluate_all(now=seed.NOW + timedelta(hours=3)) == []
+    slow_down(fast, seed.NOW + timedelta(hours=4))
+    (change,) = advice_changes.evaluate_all(now=seed.NOW + timedelta(hours=5))
+    assert (change.before, change.after) == (fast, lonely)
+
+    assert advice_changes.send_pending() == [change.id]
+    (email,) = mail.outbox
+    assert email.bcc == ["lead@example.com", "ops@example.com"]
+    assert email.subject == ("[tokspeed] Advice changed for Chat: Fast @ Fastco → Lonely @ Otherco")
+    before, after = email.body.split("\nBefore\n")[1].split("\nAfter\n")
+    assert "Fast @ Fastco (recommended)" in before and "2.3 s" in before
+    assert "Lonely @ Otherco (recommended)" in after
+    assert change.reason in email.body
+    assert "/advisor/chat/" in email.body
+    assert advice_changes.send_pending() == []  # sent once
+    assert AdviceChange.objects.get().notified_at is not None
+
+
+def test_it_leaves_out_addresses_that_unsubscribed():
+    profile, fast, cheap, lonely = seed.world()
+    WorkloadProfile.objects.exclude(id=profile.id).delete()
+    EmailOptOut.objects.create(email="ops@example.com")
+    advice_changes.evaluate_all(now=seed.NOW)
+    for hours in (1, 3):
+        slow_down(fast, seed.NOW + timedelta(hours=hours))
+        advice_changes.evaluate_all(now=seed.NOW + timedelta(hours=hours + 1))
+    advice_changes.send_pending()
+    (email,) = mail.outbox
+    assert email.bcc == ["lead@example.com"]
