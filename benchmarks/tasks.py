@@ -10,11 +10,25 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from celery.signals import worker_ready, worker_shutdown
 from django.conf import settings
 
-from . import dispatch, runner
+from . import dispatch, pulse, runner
 
 log = logging.getLogger(__name__)
+_pulse_stops = []
+
+
+@worker_ready.connect
+def _start_pulse(sender, **_: object) -> None:
+    queues = [queue.name for queue in sender.app.amqp.queues.consume_from.values()]
+    _pulse_stops.append(pulse.start_worker_pulse(sender.hostname, queues))
+
+
+@worker_shutdown.connect
+def _stop_pulse(**_: object) -> None:
+    for stop in _pulse_stops:
+        stop.set()
 
 
 @shared_task(name="benchmarks.tasks.tick", ignore_result=True)
@@ -44,4 +58,7 @@ def execute_run(self, run_id: int) -> None:
         # Another worker holds a fresh lease (e.g. a broker redelivered a long run): check
         # again once that lease could have expired.
         raise self.retry(countdown=settings.TOKSPEED_RUN_LEASE_S)
+    if outcome == runner.WAIT:
+        # Another run of this endpoint (another workload of the same slot) is in flight.
+        raise self.retry(countdown=settings.TOKSPEED_RUN_BUSY_RETRY_S)
     log.info("run %s: %s", run_id, outcome)
