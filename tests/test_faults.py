@@ -13,6 +13,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
+import time_machine
 from celery import current_app
 from django.test import override_settings
 from django.utils import timezone
@@ -21,6 +22,7 @@ from benchmarks import dispatch
 from benchmarks.breaker import REFUSED_PREFIX
 from benchmarks.models import Pulse, Run, RunStatus, Schedule, Vantage, Workload
 from providers.models import Endpoint, Provider
+from tests import fault_helpers
 from tests.celery_helpers import broker, start_worker, wait_for, workers
 from tests.fault_helpers import database_outage, kill_backends, redis_server
 
@@ -142,7 +144,8 @@ def test_it_finishes_a_stranded_run_with_every_sample_as_done_not_failed(simulat
 @override_settings(TOKSPEED_RUN_REPUBLISH_S=1)
 def test_it_republishes_runs_a_flushed_or_restarted_broker_lost(simulator) -> None:
     work = Workload.objects.create(slug="f-redis", name="f", concurrency=1, repetitions=2)
-    endpoints = [make_endpoint(simulator, "sim-fast+tokens=30+tps=60+ttft=30") for _ in range(3)]
+    models = [f"sim-fast+tokens=30+tps=60+ttft={30 + i}" for i in range(3)]
+    endpoints = [make_endpoint(simulator, model) for model in models]
     probes = make_vantage()
     make_schedule(probes, work, endpoints)
     with redis_server() as own_redis, broker(own_redis.url):
@@ -189,7 +192,8 @@ def test_it_republishes_runs_a_flushed_or_restarted_broker_lost(simulator) -> No
 def test_it_keeps_a_stalled_endpoint_from_starving_the_others(simulator, client) -> None:
     work = Workload.objects.create(slug="f-stall", name="f", concurrency=1, repetitions=1)
     stalled = make_endpoint(simulator, "sim-fast+tokens=40+tps=200+fault=stall+stall_s=30")
-    healthy = [make_endpoint(simulator, "sim-fast+tokens=30+tps=200+ttft=20") for _ in range(3)]
+    models = [f"sim-fast+tokens=30+tps=200+ttft={20 + i}" for i in range(3)]
+    healthy = [make_endpoint(simulator, model) for model in models]
     probes = make_vantage()
     limits = {"TOKSPEED_IDLE_TIMEOUT_S": "3", "TOKSPEED_BREAKER_PROBE_TIMEOUT_S": "1"}
     with (
@@ -282,3 +286,36 @@ def test_it_rides_out_a_postgresql_server_restart(simulator) -> None:
         [run] = wait_ended([run.id], timeout=90, procs=[probe])
     assert run.status == RunStatus.DONE
     assert_nothing_lost([run])
+
+
+def test_it_sends_every_email_once_after_smtp_is_down_for_a_day_of_fake_time(client) -> None:
+    from alerts import outbox
+    from alerts.models import Notification
+    from tests.test_alert_emails import T0, make_series, regress, send, smtp_sink
+
+    with time_machine.travel(T0 + timedelta(hours=30), tick=False) as clock:
+        with smtp_sink() as sink:
+            regress(make_series())
+            regress(make_series("bolt", model="mixtral"))
+            created = timezone.now()
+            down = fault_helpers.free_port()  # nothing listens here: connection refused
+            with override_settings(EMAIL_PORT=down):
+                tries = 0
+                while timezone.now() < created + timedelta(hours=26):
+                    report = send()
+                    assert report.failed == [] and report.sent == []
+                    tries += 1
+                    soonest = Notification.objects.order_by("claimed_until").first()
+                    clock.move_to(soonest.claimed_until + timedelta(seconds=1))
+                waiting = outbox.backlog()
+                assert waiting.count == 2 and "Connection refused" in waiting.last_error
+                client.force_login(_staff())
+                page = client.get("/alerts/").content.decode()
+                assert "2 alert emails not sent yet" in page
+                health = client.get("/health/").json()
+                assert "outbox" in health["failing"]
+            assert 20 <= tries <= 80  # retried through the day, backoff capped at an hour
+            assert send().sent and send().sent == []
+    assert sorted(m["To"] for m in sink.messages) == ["oncall@team.example"] * 2
+    assert Notification.objects.filter(sent_at__isnull=False).count() == 2
+    assert outbox.backlog().count == 0
