@@ -10,8 +10,9 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
-from celery.signals import worker_ready, worker_shutdown
+from celery.signals import task_postrun, worker_ready, worker_shutdown
 from django.conf import settings
+from django.db import reset_queries
 
 from . import dispatch, pulse, runner
 
@@ -23,6 +24,14 @@ _pulse_stops = []
 def _start_pulse(sender, **_: object) -> None:
     queues = [queue.name for queue in sender.app.amqp.queues.consume_from.values()]
     _pulse_stops.append(pulse.start_worker_pulse(sender.hostname, queues))
+
+
+@task_postrun.connect
+def forget_queries(**_: object) -> None:
+    """With DEBUG on (`make run`), Django keeps every query's SQL (up to 9,000) until a *web*
+    request resets it; a worker never serves one, so each pool process grew by the SQL of
+    every run it executed (tracemalloc: bench/worker_memory.py). Forget them after each task."""
+    reset_queries()
 
 
 @worker_shutdown.connect
