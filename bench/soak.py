@@ -138,6 +138,8 @@ def main() -> None:
         vantage = Vantage.objects.create(slug="soak", label="soak", queue=QUEUE, is_default=True)
         schedule = Schedule.objects.create(name="soak", vantage=vantage, interval_minutes=1)
         schedule.workloads.set([work])
+        # The seeded default schedule would queue runs on a queue nobody here consumes.
+        Schedule.objects.exclude(id=schedule.id).update(enabled=False)
         Schedule.objects.update(created_at=week_ago)
 
         options = ["-l", "warning", "--without-mingle", "--without-gossip", "--without-heartbeat"]
