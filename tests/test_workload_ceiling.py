@@ -24,6 +24,6 @@ def test_it_refuses_the_product_of_concurrency_rounds_and_context(settings) -> N
 def test_it_accepts_each_limit_alone_within_the_ceiling() -> None:
     Workload(slug="t-long", name="long", context_tokens=30_000, concurrency=1).full_clean()
     Workload(slug="t-peak", name="peak", concurrency=64, repetitions=5).full_clean()
-    wide = Workload(slug="wide", name="wide", concurrency=64, context_tokens=1_000_000)
+    wide = Workload(slug="wide", name="wide", concurrency=64, context_tokens=2_000_000)
     with pytest.raises(ValidationError, match="MiB held at once"):
         wide.full_clean()
