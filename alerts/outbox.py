@@ -7,7 +7,9 @@
 2. deliver: claim each Notification with a lease (claimed_until), send it, mark it sent.
    Another sender skips it while the lease runs; a sender that died mid-send leaves it to be
    retried when the lease expires. SMTP failures push claimed_until out with exponential
-   backoff; a permanent refusal (5xx for the recipient or the message) gives up at once.
+   backoff capped at an hour, for ALERTS_SMTP_GIVE_UP_H hours from the email's creation (two
+   days by default: a weekend-long SMTP outage loses nothing); a permanent refusal (5xx for the
+   recipient or the message) gives up at once.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from django.core.mail import get_connection
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
+
+from benchmarks.resilience import retry_db
 
 from . import emails
 from .models import AlertEvent, Delivery, Notification
@@ -138,7 +142,11 @@ def _deliver_one(notification_id: int, connection, report: DeliveryReport) -> No
         connection.close()  # the next message reconnects rather than reuse a broken session
         _failed(notification, mine, error, report, permanent=_permanent(error))
         return
-    mine.update(sent_at=timezone.now(), subject=message.subject[:300], last_error="")
+    # Sent: record it even across a database blip, or the lease would expire and send it again.
+    retry_db(
+        lambda: mine.update(sent_at=timezone.now(), subject=message.subject[:300], last_error=""),
+        what=f"recording alert email {notification_id} as sent",
+    )
     report.sent.append(notification_id)
 
 
@@ -146,7 +154,8 @@ def _failed(notification, mine, error: Exception, report: DeliveryReport, *, per
     """Record a failed attempt: give up, or hold the email back with exponential backoff."""
     reason = f"{type(error).__name__}: {error}"[:2000]
     attempts = notification.attempts
-    if permanent or attempts >= settings.ALERTS_SMTP_MAX_RETRIES:
+    give_up_at = notification.created_at + timedelta(hours=settings.ALERTS_SMTP_GIVE_UP_H)
+    if permanent or timezone.now() >= give_up_at:
         mine.update(failed_at=timezone.now(), last_error=reason, claimed_until=None)
         report.failed.append(notification.id)
         log.error(
@@ -164,3 +173,26 @@ def _failed(notification, mine, error: Exception, report: DeliveryReport, *, per
         backoff,
         reason,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """Emails not yet sent (and not given up): how many, since when, and the last SMTP error."""
+
+    count: int
+    oldest: datetime | None
+    last_error: str
+
+    def age_s(self, now: datetime) -> float:
+        return (now - self.oldest).total_seconds() if self.oldest else 0.0
+
+
+def backlog() -> Backlog:
+    unsent = Notification.objects.filter(sent_at__isnull=True, failed_at__isnull=True)
+    count = unsent.count()
+    if not count:
+        return Backlog(0, None, "")
+    oldest = unsent.order_by("created_at").values_list("created_at", flat=True).first()
+    failing = unsent.exclude(last_error="").order_by("-claimed_until")
+    last_error = failing.values_list("last_error", flat=True).first()
+    return Backlog(count, oldest, (last_error or "")[:300])

@@ -12,13 +12,27 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
+from benchmarks.resilience import DISCONNECTS
+
 from . import advice_changes, changepoints, evaluate, outbox
 from .models import Delivery
 
 log = logging.getLogger(__name__)
+# A database that goes away (restart, failover): the task is retried with capped backoff
+# (2, 4 … 300 s, about an hour in all) rather than lost; each task is idempotent. Celery's
+# Django fixup drops the broken connection before the retry. alerts.send_pending needs no
+# such retry: beat sends a new one every minute.
+DB_RETRY = {
+    "autoretry_for": DISCONNECTS,
+    "retry_backoff": 2,
+    "retry_backoff_max": 300,
+    "retry_jitter": True,
+}
 
 
-@shared_task(name="alerts.evaluate_after_run", acks_late=True, ignore_result=True)
+@shared_task(
+    name="alerts.evaluate_after_run", acks_late=True, ignore_result=True, max_retries=20, **DB_RETRY
+)
 def evaluate_after_run(run_id: int) -> None:
     outcome = evaluate.evaluate_after_run(run_id)
     if outcome is not None and (outcome.opened or outcome.resolved or outcome.escalated):
@@ -52,7 +66,12 @@ def send_pending(self) -> None:
 
 
 @shared_task(
-    name="alerts.send_digest", bind=True, acks_late=True, ignore_result=True, max_retries=None
+    name="alerts.send_digest",
+    bind=True,
+    acks_late=True,
+    ignore_result=True,
+    max_retries=None,
+    **DB_RETRY,
 )
 def send_digest(self) -> None:
     _send(self, Delivery.DIGEST)

@@ -3,6 +3,11 @@
 Two ticks at once (or a tick racing `run_now`) never create or enqueue the same run: the unique
 key (endpoint, workload, vantage, slot) makes the inserts idempotent, and the claim
 `UPDATE ... SET enqueue_token = <mine> WHERE enqueued_at IS NULL` lets one tick own each row.
+
+A published message can still be lost (a Redis restart without persistence). A run still
+queued TOKSPEED_RUN_REPUBLISH_S after its publish is claimed and published again; a duplicate
+is harmless because a worker claims the run itself before executing it. After
+TOKSPEED_RUN_MAX_PUBLISHES tries the run is failed with a reason.
 """
 
 from __future__ import annotations
@@ -16,13 +21,15 @@ from functools import partial
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from providers.models import Endpoint
 
 from .buckets import tod_bucket
 from .finish import finish_run
-from .models import Run, RunStatus, Schedule, Vantage, Workload
+from .models import Pulse, Run, RunStatus, Schedule, Vantage, Workload
+from .pulse import beat
 from .schedules import plan, schedule_endpoints, schedule_workloads
 
 log = logging.getLogger(__name__)
@@ -43,7 +50,8 @@ class TickReport:
 def tick(*, now: datetime | None = None) -> TickReport:
     """One beat: fail stale runs, create due runs of every enabled schedule, enqueue them."""
     now = now or timezone.now()
-    report = TickReport(stale=fail_stale_runs(now=now))
+    beat(Pulse.TICK, kind=Pulse.TICK)
+    report = TickReport(stale=fail_stale_runs(now=now) + fail_unpublished_runs(now=now))
     schedules = (
         Schedule.objects.filter(enabled=True)
         .select_related("vantage")
@@ -77,13 +85,21 @@ def claim_and_enqueue(*, now: datetime, run_ids: list[int] | None = None) -> lis
     enqueued_at set, so each run is sent once. Messages leave on commit, never before.
     """
     token = uuid.uuid4()
-    unclaimed = Run.objects.filter(status=RunStatus.QUEUED, enqueued_at__isnull=True)
     if run_ids is not None:
-        unclaimed = unclaimed.filter(id__in=run_ids)
+        unclaimed = Run.objects.filter(
+            status=RunStatus.QUEUED, enqueued_at__isnull=True, id__in=run_ids
+        )
     else:
-        unclaimed = unclaimed.filter(slot__lte=now)
+        # Never published, or published so long ago that the message must have been lost.
+        lost = now - timedelta(seconds=settings.TOKSPEED_RUN_REPUBLISH_S)
+        unclaimed = Run.objects.filter(
+            Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=lost),
+            status=RunStatus.QUEUED,
+            slot__lte=now,
+            publishes__lt=settings.TOKSPEED_RUN_MAX_PUBLISHES,
+        )
     with transaction.atomic():
-        unclaimed.update(enqueued_at=now, enqueue_token=token)
+        unclaimed.update(enqueued_at=now, enqueue_token=token, publishes=F("publishes") + 1)
         mine = list(
             Run.objects.filter(enqueue_token=token)
             .select_related("vantage")
@@ -157,6 +173,11 @@ def fail_stale_runs(*, now: datetime) -> int:
     silent = Run.objects.filter(status=RunStatus.RUNNING, heartbeat_at__lt=now - stale_after)
     count = 0
     for run in silent.select_related("endpoint", "workload", "vantage"):
+        if run.samples.count() >= run.expected_samples:
+            # Every sample is stored (its worker died while finishing, e.g. in a database
+            # outage): it is finished from them like any other run, never failed.
+            count += finish_run(run, only_if_heartbeat_before=now - stale_after)
+            continue
         minutes = stale_after.total_seconds() / 60
         reason = f"No progress for {minutes:g} min: the worker running it was lost."
         count += finish_run(
@@ -169,5 +190,28 @@ def fail_stale_runs(*, now: datetime) -> int:
         reason = f"No worker on queue '{run.vantage.queue}' picked it up within {hours:g} h."
         count += Run.objects.filter(id=run.id, status=RunStatus.QUEUED).update(
             status=RunStatus.SKIPPED, failure_reason=reason, finished_at=now
+        )
+    return count
+
+
+def fail_unpublished_runs(*, now: datetime) -> int:
+    """Fail scheduled runs that used up their publishes without a worker starting them."""
+    tries = settings.TOKSPEED_RUN_MAX_PUBLISHES
+    lost = now - timedelta(seconds=settings.TOKSPEED_RUN_REPUBLISH_S)
+    spent = Run.objects.filter(status=RunStatus.QUEUED, publishes__gte=tries).filter(
+        Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=lost)
+    )
+    count = 0
+    for run in spent.select_related("vantage").only("id", "enqueued_at", "vantage__queue"):
+        if run.enqueued_at is None:
+            reason = f"Could not be published to the broker ({tries} tries): the broker is down."
+        else:
+            minutes = tries * settings.TOKSPEED_RUN_REPUBLISH_S / 60
+            reason = (
+                f"Published {tries} times over {minutes:g} min, and no worker on queue "
+                f"'{run.vantage.queue}' started it (workers missing, or messages lost)."
+            )
+        count += Run.objects.filter(id=run.id, status=RunStatus.QUEUED).update(
+            status=RunStatus.FAILED, failure_reason=reason, finished_at=now
         )
     return count

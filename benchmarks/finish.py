@@ -13,6 +13,7 @@ from django.utils import timezone
 from .buckets import tod_bucket
 from .models import Run, RunStatus
 from .prompts import prompt_tokens_estimate
+from .resilience import retry_db
 from .stats import median, summarize
 
 log = logging.getLogger(__name__)
@@ -57,8 +58,31 @@ def finish_run(
 
     `attempt` fences a worker that lost its lease (another took the run over); the heartbeat
     condition lets the tick fail a silent run without racing a worker that just resumed it.
-    Alert evaluation is requested on commit, on the central queue.
+    Alert evaluation is requested on commit, on the central queue. A database that goes away
+    meanwhile is waited for (benchmarks/resilience.py): the summary is recomputed from the
+    stored samples and written by a conditional UPDATE, so a retry never ends a run twice.
     """
+    return retry_db(
+        partial(
+            _finish_once,
+            run,
+            status=status,
+            reason=reason,
+            attempt=attempt,
+            only_if_heartbeat_before=only_if_heartbeat_before,
+        ),
+        what=f"finishing run {run.id}",
+    )
+
+
+def _finish_once(
+    run: Run,
+    *,
+    status: str | None,
+    reason: str,
+    attempt: int | None,
+    only_if_heartbeat_before: datetime | None,
+) -> bool:
     samples = list(run.samples.order_by("index"))
     summary = summarize(samples, concurrency=run.concurrency)
     input_tokens, source = input_tokens_sent(run, summary)

@@ -1,12 +1,13 @@
 """Workload, Schedule, Vantage, Run and Sample (DESIGN.md §2)."""
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from providers.models import Endpoint
 
 from .prompts import STANDARD_PROMPT
-from .validators import validate_schedule_timing
+from .validators import validate_schedule_timing, workload_ceiling_errors
 
 
 class Workload(models.Model):
@@ -36,6 +37,18 @@ class Workload(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        # Concurrency 0 (the endpoint's peak) is checked per endpoint when a run starts.
+        errors = workload_ceiling_errors(
+            concurrency=self.concurrency,
+            repetitions=self.repetitions,
+            prompt=self.prompt,
+            context_tokens=self.context_tokens,
+            max_output_tokens=self.max_output_tokens,
+        )
+        if errors:
+            raise ValidationError(errors)
 
     def concurrency_for(self, endpoint: Endpoint) -> int:
         return self.concurrency or endpoint.peak_concurrency
@@ -135,6 +148,9 @@ class Run(models.Model):
     enqueue_token = models.UUIDField(null=True, blank=True, editable=False)
     attempts = models.PositiveSmallIntegerField(
         default=0, help_text="Executions started (a redelivery after a lost worker adds one)."
+    )
+    publishes = models.PositiveSmallIntegerField(
+        default=0, help_text="Times the tick tried to publish it (a lost message is re-sent)."
     )
     worker = models.CharField(max_length=200, blank=True, help_text="Worker that executed it.")
     # What was sent.
@@ -309,3 +325,20 @@ class RunTrigger(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} · run {self.run_id} · ${self.cost_usd}"
+
+
+class Pulse(models.Model):
+    """The last sign of life of one background part: beat's tick, or a worker by hostname.
+
+    /health/ reads these; each part upserts its own row, so the table holds one row per part.
+    """
+
+    TICK = "tick"
+
+    name = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=20)  # "tick" or "worker"
+    seen_at = models.DateTimeField()
+    detail = models.CharField(max_length=300, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} · {self.seen_at:%Y-%m-%d %H:%M:%S}"

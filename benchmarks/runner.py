@@ -17,6 +17,7 @@ from datetime import timedelta
 import httpx
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
+from django.db import transaction
 from django.db.models import DateTimeField, F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -24,19 +25,23 @@ from django.utils import timezone
 import tokspeed
 from providers.base import EndpointConfig
 from providers.config import MissingKey, endpoint_config
-from providers.models import Provider
+from providers.models import Endpoint, Provider
 
+from . import breaker
 from .finish import finish_run
 from .measure import Limits, Measurement, Network, make_client, measure_burst
 from .models import Run, RunStatus
 from .prompts import build_prompt
+from .resilience import retry_db
 from .sample_writer import SampleWriter
+from .validators import workload_ceiling_errors
 
 log = logging.getLogger(__name__)
 
 CLIENT_VERSION = f"tokspeed {tokspeed.__version__} httpx {httpx.__version__}"
 # What execute() returns besides a final run status.
 BUSY = "busy"  # another worker holds a fresh lease: try again later
+WAIT = "wait"  # another run of the same endpoint and slot is in flight: try again soon
 ENDED = "ended"  # already finished (or skipped): nothing to do
 MISSING = "missing"  # deleted since it was queued
 TAKEN_OVER = "taken-over"  # this worker went silent and another one resumed the run
@@ -48,12 +53,59 @@ class LeaseLost(Exception):
 
 @dataclass(slots=True)
 class Claim:
-    outcome: str  # "claimed", BUSY, ENDED or MISSING
+    outcome: str  # "claimed", BUSY, WAIT, ENDED or MISSING
     run: Run | None = None
 
 
 def claim_run(run_id: int, *, worker: str) -> Claim:
-    """Make this worker the run's executor if it is queued, or running but silent past its lease."""
+    """Make this worker the run's executor if it is queued, or running but silent past its lease.
+
+    An endpoint has one run in flight per vantage: while another run of it holds a fresh lease,
+    a run of the same slot (another workload) waits (WAIT), and a run of a later slot is skipped
+    with a reason, so a stalling provider never piles its runs onto every worker.
+    """
+    return retry_db(lambda: _claim_once(run_id, worker=worker), what=f"claiming run {run_id}")
+
+
+def _claim_once(run_id: int, *, worker: str) -> Claim:
+    with transaction.atomic():
+        target = Run.objects.filter(id=run_id).values("endpoint_id", "vantage_id", "slot").first()
+        if target is None:
+            return Claim(MISSING)
+        # The endpoint's row lock serialises claims of its runs: two workers never both see
+        # "nothing in flight" and start at once.
+        list(Endpoint.objects.select_for_update().filter(id=target["endpoint_id"]).only("id"))
+        fresh = timezone.now() - timedelta(seconds=settings.TOKSPEED_RUN_LEASE_S)
+        in_flight = (
+            Run.objects.filter(
+                endpoint_id=target["endpoint_id"],
+                vantage_id=target["vantage_id"],
+                status=RunStatus.RUNNING,
+                heartbeat_at__gte=fresh,
+            )
+            .exclude(id=run_id)
+            .only("id", "slot")
+            .first()
+        )
+        if in_flight is not None:
+            return _held_back(run_id, target["slot"], in_flight)
+        return _claim(run_id, worker=worker)
+
+
+def _held_back(run_id: int, slot, in_flight: Run) -> Claim:
+    if in_flight.slot >= slot:
+        return Claim(WAIT)
+    reason = (
+        f"Skipped: run {in_flight.id} of this endpoint (slot {in_flight.slot:%Y-%m-%d %H:%M} UTC) "
+        "was still in flight; an endpoint has one run at a time."
+    )
+    skipped = Run.objects.filter(id=run_id, status=RunStatus.QUEUED).update(
+        status=RunStatus.SKIPPED, failure_reason=reason, finished_at=timezone.now()
+    )
+    return Claim(ENDED if skipped else WAIT)
+
+
+def _claim(run_id: int, *, worker: str) -> Claim:
     now = timezone.now()
     silent = now - timedelta(seconds=settings.TOKSPEED_RUN_LEASE_S)
     claimable = (
@@ -82,7 +134,7 @@ def claim_run(run_id: int, *, worker: str) -> Claim:
 
 
 def execute(run_id: int, *, worker: str = "") -> str:
-    """Execute (or resume) a run; returns its final status, or BUSY / ENDED / MISSING."""
+    """Execute (or resume) a run; returns its final status, or BUSY / WAIT / ENDED / MISSING."""
     claim = claim_run(run_id, worker=worker)
     if claim.run is None or claim.outcome != "claimed":
         return claim.outcome
@@ -100,13 +152,30 @@ def execute(run_id: int, *, worker: str = "") -> str:
         )
         finish_run(run, status=RunStatus.FAILED, reason=reason, attempt=attempt)
         return run.status
+    too_big = workload_ceiling_errors(
+        concurrency=run.concurrency,
+        repetitions=run.repetitions,
+        prompt=run.workload.prompt,
+        context_tokens=run.context_tokens,
+        max_output_tokens=run.workload.max_output_tokens,
+    )
+    if too_big:
+        finish_run(run, status=RunStatus.FAILED, reason=" ".join(too_big), attempt=attempt)
+        return run.status
+    opened = retry_db(lambda: breaker.trip(run.endpoint_id, run.vantage_id), what="breaker")
+    if opened is not None:
+        probe = breaker.probe(config, prompt=build_prompt(prompt=run.workload.prompt))
+        if not probe.ok:
+            reason = breaker.refusal(probe, opened)
+            finish_run(run, status=RunStatus.FAILED, reason=reason, attempt=attempt)
+            return run.status
     try:
         measure_missing(run, config, attempt=attempt)
     except LeaseLost:
         log.warning("run %s was taken over by another worker; stopping", run.id)
         return TAKEN_OVER
     except SoftTimeLimitExceeded:
-        stored = run.samples.count()
+        stored = retry_db(run.samples.count, what="samples")
         reason = f"Stopped by the task time limit with {stored} of {run.expected_samples} samples."
         finish_run(run, status=RunStatus.FAILED, reason=reason, attempt=attempt)
         return run.status
@@ -119,7 +188,9 @@ def rounds_to_measure(run: Run) -> list[tuple[int, set[int]]]:
 
     Sample index = round × concurrency + position in the burst.
     """
-    stored = set(run.samples.values_list("index", flat=True))
+    stored = set(
+        retry_db(lambda: list(run.samples.values_list("index", flat=True)), what="samples")
+    )
     todo = []
     for round_no in range(run.repetitions):
         indices = range(round_no * run.concurrency, (round_no + 1) * run.concurrency)

@@ -3,7 +3,9 @@
 The loop's on_done callback only does `writer.put(index, measurement)` (a queue append). This
 thread inserts each sample as it arrives and beats the run's heartbeat, also while requests are
 still streaming. Inserts ignore conflicts on (run, index): a redelivered run never stores a
-sample twice. The heartbeat is fenced by the attempt number, so a worker whose run was taken
+sample twice, and a write cut by a lost database connection is simply written again once the
+database is back (benchmarks/resilience.py; the event loop keeps measuring meanwhile).
+The heartbeat is fenced by the attempt number, so a worker whose run was taken
 over by another (after it went silent) notices and stops.
 """
 
@@ -14,11 +16,12 @@ import queue
 import threading
 import time
 
-from django.db import OperationalError, close_old_connections, connection
+from django.db import connection
 from django.utils import timezone
 
 from .measure.measurement import Measurement
 from .models import Run, RunStatus, Sample
+from .resilience import retry_db
 
 log = logging.getLogger(__name__)
 
@@ -87,18 +90,19 @@ class SampleWriter:
 
     def _save(self, batch: list[tuple[int, Measurement]]) -> None:
         rows = [Sample(run_id=self.run_id, index=i, **m.sample_values()) for i, m in batch]
-        try:
-            Sample.objects.bulk_create(rows, ignore_conflicts=True)
-        except OperationalError:
-            # A dropped connection (database restart): reconnect once and write again.
-            close_old_connections()
-            connection.close()
-            Sample.objects.bulk_create(rows, ignore_conflicts=True)
+        retry_db(
+            lambda: Sample.objects.bulk_create(rows, ignore_conflicts=True),
+            what=f"saving {len(rows)} samples of run {self.run_id}",
+        )
         self.saved += len(rows)
 
     def _beat(self) -> None:
         beating = Run.objects.filter(
             id=self.run_id, status=RunStatus.RUNNING, attempts=self.attempt
         )
-        if not beating.update(heartbeat_at=timezone.now()):
+        beaten = retry_db(
+            lambda: beating.update(heartbeat_at=timezone.now()),
+            what=f"heartbeat of run {self.run_id}",
+        )
+        if not beaten:
             self.lost = True

@@ -10,11 +10,34 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from celery.signals import task_postrun, worker_ready, worker_shutdown
 from django.conf import settings
+from django.db import reset_queries
 
-from . import dispatch, runner
+from . import dispatch, pulse, runner
 
 log = logging.getLogger(__name__)
+_pulse_stops = []
+
+
+@worker_ready.connect
+def _start_pulse(sender, **_: object) -> None:
+    queues = [queue.name for queue in sender.app.amqp.queues.consume_from.values()]
+    _pulse_stops.append(pulse.start_worker_pulse(sender.hostname, queues))
+
+
+@task_postrun.connect
+def forget_queries(**_: object) -> None:
+    """With DEBUG on (`make run`), Django keeps every query's SQL (up to 9,000) until a *web*
+    request resets it; a worker never serves one, so each pool process grew by the SQL of
+    every run it executed (tracemalloc: bench/worker_memory.py). Forget them after each task."""
+    reset_queries()
+
+
+@worker_shutdown.connect
+def _stop_pulse(**_: object) -> None:
+    for stop in _pulse_stops:
+        stop.set()
 
 
 @shared_task(name="benchmarks.tasks.tick", ignore_result=True)
@@ -44,4 +67,7 @@ def execute_run(self, run_id: int) -> None:
         # Another worker holds a fresh lease (e.g. a broker redelivered a long run): check
         # again once that lease could have expired.
         raise self.retry(countdown=settings.TOKSPEED_RUN_LEASE_S)
+    if outcome == runner.WAIT:
+        # Another run of this endpoint (another workload of the same slot) is in flight.
+        raise self.retry(countdown=settings.TOKSPEED_RUN_BUSY_RETRY_S)
     log.info("run %s: %s", run_id, outcome)

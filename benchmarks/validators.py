@@ -38,3 +38,47 @@ def validate_schedule_timing(times_of_day: object, interval_minutes: int | None)
         parse_times_of_day(times_of_day)
     elif interval_minutes < MIN_INTERVAL_MINUTES:
         raise ValidationError(f"The interval must be at least {MIN_INTERVAL_MINUTES} minute.")
+
+
+# ~4 bytes of text per token, for prompts, padding and replies alike.
+BYTES_PER_TOKEN = 4
+
+
+def workload_ceiling_errors(
+    *,
+    concurrency: int,
+    repetitions: int,
+    prompt: str,
+    context_tokens: int,
+    max_output_tokens: int,
+) -> list[str]:
+    """Why a run of this shape would exhaust a worker; [] when it fits the ceiling.
+
+    Checked as products, not one limit at a time: requests held at once (concurrency), requests
+    per run (concurrency × repetitions), and bytes held at once = concurrency × (prompt +
+    context padding + reply) at ~4 bytes per token. The ceilings are settings (README).
+    """
+    from django.conf import settings
+
+    errors = []
+    if concurrency > settings.TOKSPEED_MAX_CONCURRENCY:
+        errors.append(
+            f"Concurrency {concurrency:,} is above the ceiling of "
+            f"{settings.TOKSPEED_MAX_CONCURRENCY:,} requests at once."
+        )
+    requests = concurrency * repetitions
+    if requests > settings.TOKSPEED_MAX_REQUESTS_PER_RUN:
+        errors.append(
+            f"{concurrency:,} concurrent × {repetitions:,} rounds = {requests:,} requests per run, "
+            f"above the ceiling of {settings.TOKSPEED_MAX_REQUESTS_PER_RUN:,}."
+        )
+    per_request = len(prompt.encode()) + (context_tokens + max_output_tokens) * BYTES_PER_TOKEN
+    held = concurrency * per_request
+    if held > settings.TOKSPEED_MAX_INFLIGHT_BYTES:
+        errors.append(
+            f"{concurrency:,} concurrent requests × {per_request / 2**20:,.1f} MiB each "
+            f"(prompt, {context_tokens:,} context tokens, {max_output_tokens:,} output tokens) "
+            f"= {held / 2**20:,.0f} MiB held at once, above the ceiling of "
+            f"{settings.TOKSPEED_MAX_INFLIGHT_BYTES / 2**20:,.0f} MiB."
+        )
+    return errors

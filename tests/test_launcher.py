@@ -58,7 +58,7 @@ def test_it_runs_everything_and_stops_everything_on_ctrl_c(tmp_path: Path) -> No
             message=output,
         )
         children = {m.group(1): int(m.group(2)) for line in lines if (m := STARTED.search(line))}
-        assert set(children) == {"simulator", "worker", "beat", "web"}
+        assert set(children) == {"simulator", "central", "worker", "beat", "web"}
         assert httpx.get(url + "admin/login/").status_code == 200
 
         db = sqlite3.connect(tmp_path / "tokspeed.sqlite3")

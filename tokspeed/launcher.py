@@ -1,8 +1,10 @@
 """Everything on one machine with one command (`python manage.py up`, behind `make run`).
 
 Migrates the database (embedded SQLite by default), registers the provider catalogue and the
-simulator's demo endpoints (labelled simulated), starts the simulator, one Celery worker on
-every queue, beat and the web server, queues a first round at once and prints the URL.
+simulator's demo endpoints (labelled simulated), starts the simulator, a central Celery worker
+(the "tokspeed" queue: tick, evaluations, email), a probe worker on every vantage's queue, beat
+and the web server, queues a first round at once and prints the URL. The central worker is its
+own process so the tick and evaluations never wait behind probe runs.
 Ctrl-C (SIGINT) or SIGTERM stops every process it started, web server first, simulator last.
 """
 
@@ -37,6 +39,7 @@ STOP_STEPS = {
     "web": [(signal.SIGTERM, 5.0)],
     "beat": [(signal.SIGTERM, 5.0)],
     "worker": [(signal.SIGTERM, 3.0), (signal.SIGQUIT, 15.0)],
+    "central": [(signal.SIGTERM, 3.0), (signal.SIGQUIT, 15.0)],
     "simulator": [(signal.SIGTERM, 5.0)],
 }
 
@@ -93,7 +96,8 @@ class Launcher:
     def run(self, prepare: Callable[[str], list[str]], queue_first_round: Callable[[], int]) -> int:
         """Start everything, wait for Ctrl-C or a child's death, stop everything; exit code.
 
-        `prepare(simulator_url)` migrates and registers, returning the queues to consume;
+        `prepare(simulator_url)` migrates and registers, returning the central queue then the
+        vantages' queues;
         `queue_first_round()` queues the first runs and returns how many.
         """
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -105,8 +109,10 @@ class Launcher:
             elif port_in_use(self.host, self.port):
                 raise LaunchError(f"port {self.port} is in use: pass another one (--port)")
             simulator_url = self.start_simulator()
-            queues = prepare(simulator_url)
-            self.start("worker", self.worker_command(queues))
+            central, *probes = prepare(simulator_url)
+            self.start("central", self.worker_command([central], name="central", concurrency=1))
+            if probes:  # no vantage yet: nothing to probe from
+                self.start("worker", self.worker_command(probes, name="tokspeed"))
             self.start("beat", [*CELERY, "beat", "-l", "info"])
             self.start(
                 "web",
@@ -145,11 +151,14 @@ class Launcher:
             if not settings.SECRET_KEY:  # this process read settings before the file existed
                 settings.SECRET_KEY = read_secret(settings.VAR_DIR / "secret_key")
 
-    def worker_command(self, queues: list[str]) -> list[str]:
-        # Mingle, gossip and heartbeats are chatter between workers; one local worker needs none.
+    def worker_command(
+        self, queues: list[str], *, name: str, concurrency: int | None = None
+    ) -> list[str]:
+        # Mingle, gossip and heartbeats are chatter between workers; local workers need none.
         options = ["--without-mingle", "--without-gossip", "--without-heartbeat"]
-        return [*CELERY, "worker", "-Q", ",".join(queues), "-c", str(self.workers),
-                "-n", "tokspeed@%h", "-l", "info", *options]  # fmt: skip
+        processes = str(concurrency or self.workers)
+        return [*CELERY, "worker", "-Q", ",".join(queues), "-c", processes,
+                "-n", f"{name}@%h", "-l", "info", *options]  # fmt: skip
 
     def start(self, name: str, command: list[str], **popen: object) -> subprocess.Popen:
         process = subprocess.Popen(  # noqa: S603 - our own interpreter, fixed arguments
@@ -213,7 +222,7 @@ class Launcher:
         return 0
 
     def stop_all(self) -> None:
-        for name in ("web", "beat", "worker", "simulator"):
+        for name in ("web", "beat", "worker", "central", "simulator"):
             process = self.children.pop(name, None)
             if process is not None:
                 started = time.monotonic()

@@ -74,8 +74,14 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'tokspeed.sqlite3'}"),
         conn_max_age=envint("DB_CONN_MAX_AGE", 60),
+        # A persistent connection is checked before a request reuses it, so the first request
+        # after a database restart reconnects instead of answering 500.
+        conn_health_checks=True,
     )
 }
+# Workers ride out a database that is away for up to this long (reconnect, retry with capped
+# backoff) before giving up on a write: benchmarks/resilience.py.
+TOKSPEED_DB_OUTAGE_S = envfloat("TOKSPEED_DB_OUTAGE_S", 90.0)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Workers, beat and the web server share one file: wait for locks instead of failing.
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
@@ -191,6 +197,10 @@ else:
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Backstops against slow growth of a pool process (the cause found is fixed; see README): a
+# process is replaced after this many tasks, or once its resident memory passes this (KiB).
+CELERY_WORKER_MAX_TASKS_PER_CHILD = envint("TOKSPEED_WORKER_MAX_TASKS_PER_CHILD", 200)
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = envint("TOKSPEED_WORKER_MAX_MEMORY_PER_CHILD_KB", 400_000)
 # Central work (tick, evaluations, email); probes run on their vantage's queue.
 CELERY_TASK_DEFAULT_QUEUE = "tokspeed"
 CELERY_TASK_IGNORE_RESULT = True
@@ -207,6 +217,30 @@ TOKSPEED_RUN_LEASE_S = envint("TOKSPEED_RUN_LEASE_S", 60)
 TOKSPEED_RUN_STALE_S = envint("TOKSPEED_RUN_STALE_S", 900)
 TOKSPEED_RUN_QUEUED_TIMEOUT_S = envint("TOKSPEED_RUN_QUEUED_TIMEOUT_S", 6 * 3600)
 TOKSPEED_RUN_MAX_ATTEMPTS = envint("TOKSPEED_RUN_MAX_ATTEMPTS", 3)
+# A run still queued REPUBLISH_S after it was published (its message was lost, e.g. a Redis
+# restart without persistence) is published again by the tick; after MAX_PUBLISHES tries it is
+# failed with a reason. The claim makes a duplicate message harmless.
+TOKSPEED_RUN_REPUBLISH_S = envint("TOKSPEED_RUN_REPUBLISH_S", 300)
+TOKSPEED_RUN_MAX_PUBLISHES = envint("TOKSPEED_RUN_MAX_PUBLISHES", 3)
+# One run per endpoint and vantage in flight: a run of the same slot (another workload) waits
+# and is retried after BUSY_RETRY_S; a run of a later slot is skipped with a reason.
+TOKSPEED_RUN_BUSY_RETRY_S = envint("TOKSPEED_RUN_BUSY_RETRY_S", 15)
+# Circuit breaker: after BREAKER_RUNS failed runs in a row whose errors were all timeouts, an
+# endpoint gets one short request (max BREAKER_PROBE_TOKENS tokens, idle timeout
+# BREAKER_PROBE_TIMEOUT_S) before a whole run is spent on it.
+TOKSPEED_BREAKER_RUNS = envint("TOKSPEED_BREAKER_RUNS", 2)
+TOKSPEED_BREAKER_PROBE_TOKENS = envint("TOKSPEED_BREAKER_PROBE_TOKENS", 16)
+TOKSPEED_BREAKER_PROBE_TIMEOUT_S = envfloat("TOKSPEED_BREAKER_PROBE_TIMEOUT_S", 15.0)
+# Workload ceiling: requests a run holds at once (concurrency) and the bytes their prompts and
+# replies hold at once (concurrency × (prompt + context + max output) × ~4 bytes per token).
+TOKSPEED_MAX_CONCURRENCY = envint("TOKSPEED_MAX_CONCURRENCY", 256)
+TOKSPEED_MAX_REQUESTS_PER_RUN = envint("TOKSPEED_MAX_REQUESTS_PER_RUN", 5_000)
+TOKSPEED_MAX_INFLIGHT_BYTES = envint("TOKSPEED_MAX_INFLIGHT_BYTES", 256 * 1024 * 1024)
+# /health/: beat's tick must have run within TICK_S, the oldest due run must have waited less
+# than QUEUED_S, a worker must have been seen within WORKER_S.
+TOKSPEED_HEALTH_TICK_S = envint("TOKSPEED_HEALTH_TICK_S", 180)
+TOKSPEED_HEALTH_QUEUED_S = envint("TOKSPEED_HEALTH_QUEUED_S", 900)
+TOKSPEED_HEALTH_WORKER_S = envint("TOKSPEED_HEALTH_WORKER_S", 120)
 # After downtime only the latest missed slot runs; older ones within this window are recorded.
 TOKSPEED_MISSED_SLOTS_LOOKBACK_H = envint("TOKSPEED_MISSED_SLOTS_LOOKBACK_H", 24)
 
@@ -336,10 +370,14 @@ ALERTS_INFRA_SHARE = envfloat("ALERTS_INFRA_SHARE", 0.30)
 ALERTS_INFRA_MIN_ENDPOINTS = envint("ALERTS_INFRA_MIN_ENDPOINTS", 3)
 # Email: the daily digest goes out at this UTC hour; a sender holds a claimed email for
 # SEND_LEASE_S seconds (a crashed sender's emails are retried after it); SMTP failures retry
-# with exponential backoff up to SMTP_MAX_RETRIES times.
+# with exponential backoff capped at an hour, and an email is given up only GIVE_UP_H hours
+# after it was created (the every-minute sender keeps trying; SMTP_MAX_RETRIES bounds the
+# task's own quick retries only). /health/ fails when an email has waited BACKLOG_S.
 ALERTS_DIGEST_HOUR = envint("ALERTS_DIGEST_HOUR", 7)
 ALERTS_SEND_LEASE_S = envint("ALERTS_SEND_LEASE_S", 300)
 ALERTS_SMTP_MAX_RETRIES = envint("ALERTS_SMTP_MAX_RETRIES", 8)
+ALERTS_SMTP_GIVE_UP_H = envfloat("ALERTS_SMTP_GIVE_UP_H", 48.0)
+ALERTS_HEALTH_BACKLOG_S = envint("ALERTS_HEALTH_BACKLOG_S", 3600)
 # Change points: the daily pass looks this many days back; it annotates charts, never emails.
 ALERTS_CHANGEPOINT_DAYS = envint("ALERTS_CHANGEPOINT_DAYS", 30)
 CELERY_BEAT_SCHEDULE.update(

@@ -4,6 +4,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from alerts.selectors import change_points, open_alerts_by_endpoint
+from benchmarks.breaker import open_trips
 from benchmarks.models import Run
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.history import endpoint_history
@@ -43,6 +44,7 @@ def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
             "alerts": banner_items(alerts, endpoint.label),
             "alert_level": banner_level(alerts),
             "change_points": _change_points(endpoint, filters),
+            "breaker_trips": open_trips(endpoint),
         },
     )
 

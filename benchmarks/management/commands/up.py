@@ -23,8 +23,9 @@ FIRST_ROUND_WORKLOAD = "base"
 class Command(BaseCommand):
     help = (
         "Run everything on this machine: migrate, register the catalogue and the simulator's "
-        "demo endpoints, start the simulator, a Celery worker (every queue), beat and the web "
-        "server, queue a first round, print the URL. Ctrl-C stops every process it started."
+        "demo endpoints, start the simulator, a central Celery worker and a probe worker, beat "
+        "and the web server, queue a first round, print the URL. Ctrl-C stops every process it "
+        "started."
     )
     requires_migrations_checks = False  # it migrates
 
@@ -60,15 +61,15 @@ class Command(BaseCommand):
             raise CommandError("tokspeed stopped because of the error above.", returncode=code)
 
     def prepare(self, simulator_url: str) -> list[str]:
-        """Migrate, register providers; the queues the worker must consume."""
+        """Migrate, register providers; the central queue, then the vantages' queues."""
         call_command("migrate", interactive=False, verbosity=0)
         call_command("register_providers")
         # The simulator listens on loopback, which registration refuses unless allowed.
         with override_settings(TOKSPEED_ALLOW_PRIVATE_ENDPOINTS=True):
             call_command("register_simulator", url=simulator_url)
-        queues = [CENTRAL_QUEUE, *Vantage.objects.values_list("queue", flat=True)]
+        probes = [q for q in Vantage.objects.values_list("queue", flat=True) if q != CENTRAL_QUEUE]
         connection.close()  # SQLite: hold no lock while the children start
-        return list(dict.fromkeys(queues))
+        return [CENTRAL_QUEUE, *dict.fromkeys(probes)]
 
     def queue_first_round(self) -> int:
         """One request per enabled endpoint on the default vantage, so the board fills quickly."""

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from alerts import selectors
+from alerts import outbox, selectors
 from alerts.actions import ACTIONS, allowed_actions
 from alerts.models import Alert, Status
 from alerts.presenters import present
@@ -44,6 +45,8 @@ def alert_list(request: HttpRequest) -> HttpResponse:
                 ("history", "History", None),
             ],
             "keep": keep,
+            "backlog": outbox.backlog(),
+            "give_up_h": f"{settings.ALERTS_SMTP_GIVE_UP_H:g}",
         },
     )
 

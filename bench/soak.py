@@ -1,0 +1,221 @@
+"""Soak: 50 simulated endpoints on a one-minute schedule, two probe workers, for N minutes.
+
+    python bench/soak.py [--minutes 60] [--endpoints 50] [--concurrency 2]
+
+The production shape on one machine: PostgreSQL (a scratch database `tokspeed_soak` on
+127.0.0.1:5432), a Redis broker of its own (redis-server on a free port, no persistence), the
+simulator, a central worker (queue "tokspeed": tick, evaluations), two probe workers (prefork,
+--concurrency processes each) and celery beat. Every endpoint gets one run per minute of a small
+workload (1 request × 2 rounds, ~40 tokens). The full soak is an hour (--minutes 60); a fraction
+(e.g. --minutes 5) shows the same figures over fewer slots. Prints:
+
+- runs expected (endpoints × slots in the window) vs done / partial / failed / skipped;
+- samples stored; p50 / p95 queue wait (run started − its slot);
+- skipped slots (missed or held back), with their reasons;
+- resident memory (RSS) of every worker process at the start and at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PG_URL = "postgres://postgres@127.0.0.1:5432/tokspeed_soak"
+QUEUE = "soak"
+CELERY = [sys.executable, "-m", "celery", "-A", "tokspeed"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def rss_kib(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree(pid: int) -> list[int]:
+    """pid and its children (a prefork worker's pool processes)."""
+    found = [pid]
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def memory(workers: dict[str, subprocess.Popen]) -> dict[str, list[int]]:
+    return {name: [rss_kib(p) // 1024 for p in tree(w.pid)] for name, w in workers.items()}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--minutes", type=float, default=60.0)
+    parser.add_argument("--endpoints", type=int, default=50)
+    parser.add_argument("--concurrency", type=int, default=2, help="processes per probe worker")
+    args = parser.parse_args()
+
+    scratch = Path(tempfile.mkdtemp(prefix="tokspeed-soak-"))
+    import psycopg
+
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as c:
+        c.execute("DROP DATABASE IF EXISTS tokspeed_soak WITH (FORCE)")
+        c.execute("CREATE DATABASE tokspeed_soak")
+    redis_port = free_port()
+    broker = f"redis://127.0.0.1:{redis_port}/0"
+    env = dict(
+        os.environ,
+        DATABASE_URL=PG_URL,
+        CELERY_BROKER_URL=broker,
+        TOKSPEED_VAR_DIR=str(scratch),
+        TOKSPEED_ALLOW_PRIVATE_ENDPOINTS="1",
+        DJANGO_SETTINGS_MODULE="tokspeed.settings",
+        LOG_LEVEL="WARNING",
+        PYTHONUNBUFFERED="1",
+    )
+    os.environ.update(env)
+    sys.path.insert(0, str(ROOT))
+    children: dict[str, subprocess.Popen] = {}
+
+    def start(name: str, command: list[str]) -> subprocess.Popen:
+        log = open(scratch / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
+        children[name] = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
+        return children[name]
+
+    try:
+        start("redis", [shutil.which("redis-server") or "redis-server", "--port", str(redis_port),
+                        "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])  # fmt: skip
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env,
+                       check=True)  # fmt: skip
+        import django
+
+        django.setup()
+        from django.utils import timezone
+
+        from benchmarks.models import Run, Sample, Schedule, Vantage, Workload
+        from providers.models import Endpoint, Provider
+        from providers.simulator.process import start_simulator
+
+        simulator = start_simulator()
+        provider = Provider.objects.create(
+            slug="sim", name="Sim", protocol="openai_chat", base_url=simulator.openai_base,
+            simulated=True,
+        )  # fmt: skip
+        week_ago = timezone.now() - timedelta(days=7)
+        for i in range(args.endpoints):
+            Endpoint.objects.create(
+                provider=provider, slug=f"e{i}", model=f"sim-fast+tokens=40+tps=120+ttft={80 + i}"
+            )
+        Endpoint.objects.update(created_at=week_ago)
+        work = Workload.objects.create(slug="soak", name="soak", concurrency=1, repetitions=2,
+                                       max_output_tokens=64)  # fmt: skip
+        vantage = Vantage.objects.create(slug="soak", label="soak", queue=QUEUE, is_default=True)
+        schedule = Schedule.objects.create(name="soak", vantage=vantage, interval_minutes=1)
+        schedule.workloads.set([work])
+        # The seeded default schedule would queue runs on a queue nobody here consumes.
+        Schedule.objects.exclude(id=schedule.id).update(enabled=False)
+        Schedule.objects.update(created_at=week_ago)
+
+        options = ["-l", "warning", "--without-mingle", "--without-gossip", "--without-heartbeat"]
+        workers = {
+            name: start(
+                name,
+                [
+                    *CELERY,
+                    "worker",
+                    "-Q",
+                    QUEUE,
+                    "-c",
+                    str(args.concurrency),
+                    "-n",
+                    f"{name}@%h",
+                    *options,
+                ],
+            )  # fmt: skip
+            for name in ("probe-1", "probe-2")
+        }
+        start("central", [*CELERY, "worker", "-Q", "tokspeed", "-c", "1", "-n", "central@%h",
+                          *options])  # fmt: skip
+        start("beat", [*CELERY, "beat", "-l", "warning", "-s", str(scratch / "beat")])
+        time.sleep(20)  # workers import and fork; beat waits for the next minute
+        started = datetime.now(UTC)
+        rss_start = memory(workers)
+        print(f"soak: {args.endpoints} endpoints, 2 probe workers × {args.concurrency} processes,"
+              f" one-minute schedule, {args.minutes:g} min (load {os.getloadavg()[0]:.1f})",
+              flush=True)  # fmt: skip
+        end = started + timedelta(minutes=args.minutes)
+        while datetime.now(UTC) < end:
+            time.sleep(30)
+            states = Counter(Run.objects.values_list("status", flat=True))
+            print(f"  {datetime.now(UTC):%H:%M:%S} {dict(states)} load "
+                  f"{os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
+        rss_end = memory(workers)
+        children.pop("beat").send_signal(signal.SIGTERM)
+        time.sleep(60)  # let the last slot's runs finish
+        window = Run.objects.filter(slot__gt=started, slot__lte=end)
+        slots = int((end - started).total_seconds() // 60)
+        states = Counter(window.values_list("status", flat=True))
+        waits = [
+            (r.started_at - r.slot).total_seconds()
+            for r in window.exclude(started_at=None).only("slot", "started_at")
+        ]
+        samples = Sample.objects.filter(run__in=window).count()
+        reasons = Counter(window.filter(status="skipped").values_list("failure_reason", flat=True))
+        failed = Counter(window.filter(status="failed").values_list("failure_reason", flat=True))
+        print(f"runs expected {slots * args.endpoints} ({slots} slots × {args.endpoints})")
+        print(f"runs done {states.get('done', 0)}, partial {states.get('partial', 0)}, failed "
+              f"{states.get('failed', 0)}, skipped {states.get('skipped', 0)}, still queued or "
+              f"running {states.get('queued', 0) + states.get('running', 0)}")  # fmt: skip
+        print(f"samples stored {samples} (expected {2 * states.get('done', 0)} for done runs)")
+        print(
+            f"queue wait (started − slot): p50 {percentile(waits, 0.5):.1f} s, "
+            f"p95 {percentile(waits, 0.95):.1f} s, max {max(waits, default=0):.1f} s"
+        )
+        print(f"skipped slots {states.get('skipped', 0)}: {dict(reasons) or 'none'}")
+        if failed:
+            print(f"failed: {dict(failed)}")
+        for name in workers:
+            print(f"worker {name} RSS MiB (main, pool…): start {rss_start[name]} "
+                  f"end {rss_end[name]}")  # fmt: skip
+        print(f"load average at end {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs, shared)")
+        simulator.stop()
+    finally:
+        for process in children.values():
+            if process.poll() is None:
+                process.terminate()
+        for process in children.values():
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

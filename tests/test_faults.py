@@ -1,0 +1,321 @@
+"""The fault suite: real parts broken on purpose, and nothing lost afterwards.
+
+Each test ends with every run done (or failed/skipped with a reason), every sample of a done
+run stored once, the tick still running, and every email sent once. Marked `faults` (run with
+the normal suite in CI; `-m faults` runs only these).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from datetime import timedelta
+
+import pytest
+import time_machine
+from celery import current_app
+from django.test import override_settings
+from django.utils import timezone
+
+from benchmarks import dispatch
+from benchmarks.breaker import REFUSED_PREFIX
+from benchmarks.models import Pulse, Run, RunStatus, Schedule, Vantage, Workload
+from providers.models import Endpoint, Provider
+from tests import fault_helpers
+from tests.celery_helpers import broker, start_worker, wait_for, workers
+from tests.fault_helpers import database_outage, kill_backends, redis_server
+
+pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+CENTRAL = "tokspeed"
+
+
+def make_endpoint(simulator, model: str) -> Endpoint:
+    provider, _ = Provider.objects.get_or_create(
+        slug="sim",
+        defaults={
+            "name": "Sim",
+            "protocol": "openai_chat",
+            "base_url": simulator.openai_base,
+            "simulated": True,
+        },
+    )
+    made = Endpoint.objects.create(
+        provider=provider, slug=f"e{Endpoint.objects.count()}", model=model
+    )
+    Endpoint.objects.filter(id=made.id).update(created_at=timezone.now() - timedelta(days=1))
+    return made
+
+
+def make_vantage() -> Vantage:
+    slug = f"v{uuid.uuid4().hex[:6]}"
+    return Vantage.objects.create(slug=slug, label=slug, queue=f"probes-{slug}")
+
+
+def make_schedule(vantage: Vantage, workload: Workload, endpoints: list[Endpoint]) -> Schedule:
+    made = Schedule.objects.create(name=vantage.slug, vantage=vantage, interval_minutes=1)
+    made.workloads.set([workload])
+    made.endpoints.set(endpoints)
+    Schedule.objects.filter(id=made.id).update(created_at=timezone.now() - timedelta(days=1))
+    return made
+
+
+def wait_ended(ids: list[int], *, timeout: float, procs=()) -> list[Run]:
+    def ended() -> list[Run] | None:
+        found = list(Run.objects.filter(id__in=ids, status__in=Run.ENDED).order_by("id"))
+        return found if len(found) == len(ids) else None
+
+    def why() -> str:
+        states = list(Run.objects.filter(id__in=ids).values_list("id", "status", "failure_reason"))
+        return f"runs not ended: {states}\n" + "\n".join(p.output()[-3000:] for p in procs)
+
+    return wait_for(ended, timeout=timeout, message=why, interval=0.2)
+
+
+def assert_nothing_lost(runs: list[Run]) -> None:
+    """Every run ended with a reason unless done; a done run has each sample exactly once."""
+    for run in runs:
+        run.refresh_from_db()
+        assert run.status in Run.ENDED, run
+        if run.status == RunStatus.DONE:
+            indices = list(run.samples.order_by("index").values_list("index", flat=True))
+            assert indices == list(range(run.expected_samples))
+            assert run.ok_count == run.expected_samples
+        else:
+            assert run.failure_reason
+
+
+def test_it_finishes_runs_as_done_through_a_database_outage_mid_run_and_mid_finish(
+    simulator, tmp_path
+) -> None:
+    # 4 rounds of ~1 s; the database goes away after the first sample for longer than the
+    # rest of the run, so sample writes, heartbeats and the finish all meet the outage.
+    work = Workload.objects.create(slug="f-db", name="f", concurrency=2, repetitions=4)
+    slow = make_endpoint(simulator, "sim-fast+tokens=40+tps=40+ttft=50")
+    probes = make_vantage()
+    with (
+        redis_server() as own_redis,
+        broker(own_redis.url),
+        workers(start_worker(name="w-db", queues=[probes.queue], broker_url=own_redis.url)) as (
+            probe,
+        ),
+    ):
+        run = dispatch.queue_run_now(endpoint=slow, workload=work, vantage=probes)
+        wait_for(
+            lambda: run.samples.exists(),
+            timeout=30,
+            message=lambda: probe.output()[-2000:],
+            interval=0.05,
+        )
+        with database_outage():
+            time.sleep(6)  # streaming ends ~3 s in; the finish waits for the database
+            assert kill_backends() == 0  # nobody got back in during the outage
+        [run] = wait_ended([run.id], timeout=60, procs=[probe])
+    assert run.status == RunStatus.DONE, run.failure_reason
+    assert run.attempts == 1  # the same execution rode it out: no redelivery, no takeover
+    assert_nothing_lost([run])
+    assert "database unreachable" in probe.output()
+
+
+def test_it_finishes_a_stranded_run_with_every_sample_as_done_not_failed(simulator) -> None:
+    # A worker died after storing every sample but before finishing (an outage beyond its
+    # patience): the tick finishes the run from its samples instead of failing it.
+    work = Workload.objects.create(slug="f-strand", name="f", concurrency=1, repetitions=2)
+    fast = make_endpoint(simulator, "sim-fast+tokens=20+ttft=20")
+    probes = make_vantage()
+    with redis_server() as own_redis, broker(own_redis.url):
+        with workers(
+            start_worker(name="w-strand", queues=[probes.queue], broker_url=own_redis.url)
+        ) as (probe,):
+            run = dispatch.queue_run_now(endpoint=fast, workload=work, vantage=probes)
+            [run] = wait_ended([run.id], timeout=30, procs=[probe])
+    # Put it back as the outage left it: samples stored, still running, silent.
+    silent_since = timezone.now() - timedelta(hours=1)
+    Run.objects.filter(id=run.id).update(
+        status=RunStatus.RUNNING, heartbeat_at=silent_since, finished_at=None, ok_count=0
+    )
+    report = dispatch.tick()
+    run.refresh_from_db()
+    assert report.stale == 1 and run.status == RunStatus.DONE and run.ok_count == 2
+    assert_nothing_lost([run])
+
+
+@override_settings(TOKSPEED_RUN_REPUBLISH_S=1)
+def test_it_republishes_runs_a_flushed_or_restarted_broker_lost(simulator) -> None:
+    work = Workload.objects.create(slug="f-redis", name="f", concurrency=1, repetitions=2)
+    models = [f"sim-fast+tokens=30+tps=60+ttft={30 + i}" for i in range(3)]
+    endpoints = [make_endpoint(simulator, model) for model in models]
+    probes = make_vantage()
+    make_schedule(probes, work, endpoints)
+    with redis_server() as own_redis, broker(own_redis.url):
+        first = dispatch.tick()
+        assert len(first.enqueued) == 3
+        own_redis.flush()  # the published messages are gone, as after a restart without disk
+        with workers(
+            start_worker(name="w-probe", queues=[probes.queue], broker_url=own_redis.url),
+            start_worker(name="w-central", queues=[CENTRAL], broker_url=own_redis.url),
+        ) as (probe, central):
+            time.sleep(1.5)
+            assert Run.objects.filter(status=RunStatus.QUEUED).count() == 3  # stranded
+            again = dispatch.tick()
+            assert sorted(again.enqueued) == sorted(first.enqueued)  # the same runs, re-sent
+            # Restart the broker in the middle of the round: the worker reconnects, and runs
+            # whose messages died with it are re-sent by a later tick.
+            wait_for(
+                lambda: Run.objects.filter(status=RunStatus.RUNNING).exists(),
+                timeout=20,
+                message=lambda: probe.output()[-2000:],
+                interval=0.05,
+            )
+            own_redis.restart(down_s=1.0)
+            deadline = time.monotonic() + 60
+            while Run.objects.exclude(status__in=Run.ENDED).exists():
+                assert time.monotonic() < deadline, probe.output()[-3000:]
+                time.sleep(1.2)
+                dispatch.tick(now=timezone.now())
+            runs = list(Run.objects.all())
+            # Beat's tick still goes through the restarted broker to the central worker.
+            before = Pulse.objects.get(name=Pulse.TICK).seen_at
+            current_app.send_task("benchmarks.tasks.tick", queue=CENTRAL)
+            wait_for(
+                lambda: Pulse.objects.get(name=Pulse.TICK).seen_at > before,
+                timeout=30,
+                message=lambda: central.output()[-2000:],
+            )
+    assert_nothing_lost(runs)
+    scheduled = [r for r in runs if r.slot == runs[0].slot]
+    assert all(r.status == RunStatus.DONE for r in scheduled)  # none failed by the broker
+    assert max(r.publishes for r in scheduled) >= 2
+
+
+def test_it_keeps_a_stalled_endpoint_from_starving_the_others(simulator, client) -> None:
+    work = Workload.objects.create(slug="f-stall", name="f", concurrency=1, repetitions=1)
+    stalled = make_endpoint(simulator, "sim-fast+tokens=40+tps=200+fault=stall+stall_s=30")
+    models = [f"sim-fast+tokens=30+tps=200+ttft={20 + i}" for i in range(3)]
+    healthy = [make_endpoint(simulator, model) for model in models]
+    probes = make_vantage()
+    limits = {"TOKSPEED_IDLE_TIMEOUT_S": "3", "TOKSPEED_BREAKER_PROBE_TIMEOUT_S": "1"}
+    with (
+        redis_server() as own_redis,
+        broker(own_redis.url),
+        workers(
+            start_worker(name="w-a", queues=[probes.queue], broker_url=own_redis.url, **limits),
+            start_worker(name="w-b", queues=[probes.queue], broker_url=own_redis.url, **limits),
+            start_worker(name="w-central", queues=[CENTRAL], broker_url=own_redis.url),
+        ) as procs,
+    ):
+        # Two runs of the stalled endpoint at once (two slots), and the healthy endpoints.
+        ids = [dispatch.queue_run_now(endpoint=stalled, workload=work, vantage=probes).id]
+        ids.append(dispatch.queue_run_now(endpoint=stalled, workload=work, vantage=probes).id)
+        ids += [
+            dispatch.queue_run_now(endpoint=e, workload=work, vantage=probes).id for e in healthy
+        ]
+        wait_for(
+            lambda: Run.objects.filter(endpoint=stalled, status=RunStatus.RUNNING).exists(),
+            timeout=20,
+            message="the stalled endpoint's run never started",
+        )
+        # While a probe worker is held by the stall, the tick runs at once on its own worker.
+        sent = timezone.now()
+        current_app.send_task("benchmarks.tasks.tick", queue=CENTRAL)
+        wait_for(
+            lambda: Pulse.objects.filter(name=Pulse.TICK, seen_at__gte=sent).exists(),
+            timeout=10,
+            message=lambda: procs[2].output()[-2000:],
+        )
+        assert Run.objects.filter(endpoint=stalled, status=RunStatus.RUNNING).exists()
+        runs = wait_ended(ids, timeout=60, procs=procs)
+        # Until the breaker opens (two failed-by-timeout runs), runs of it are sent; then the
+        # next one is refused after one short request.
+        for _ in range(3):
+            refused = dispatch.queue_run_now(endpoint=stalled, workload=work, vantage=probes)
+            [refused] = wait_ended([refused.id], timeout=30, procs=procs)
+            runs.append(refused)
+            if refused.failure_reason.startswith(REFUSED_PREFIX):
+                break
+    assert_nothing_lost(runs)
+    of_stalled = sorted((r for r in runs if r.endpoint_id == stalled.id), key=lambda r: r.id)
+    healthy_runs = [r for r in runs if r.endpoint_id != stalled.id]
+    assert all(r.status == RunStatus.DONE for r in healthy_runs)
+    measured = [r for r in of_stalled if r.started_at is not None]
+    for a, b in zip(measured, measured[1:], strict=False):
+        assert a.finished_at <= b.started_at  # never two runs of the endpoint in flight
+    assert of_stalled[-1].failure_reason.startswith(REFUSED_PREFIX)
+    assert of_stalled[-1].samples.count() == 0  # no whole run spent on it
+    client.force_login(_staff())
+    page = client.get(f"/endpoints/{stalled.slug}/")
+    assert b"Circuit breaker open" in page.content
+    assert b"Circuit breaker open" not in client.get(f"/endpoints/{healthy[0].slug}/").content
+
+
+def _staff():
+    from django.contrib.auth.models import User
+
+    return User.objects.create_user("ops", password="x" * 12, is_staff=True)
+
+
+@pytest.mark.skipif(
+    os.environ.get("TOKSPEED_FAULTS_RESTART_PG") != "1",
+    reason="restarts the whole PostgreSQL server: set TOKSPEED_FAULTS_RESTART_PG=1 on a "
+    "machine of its own",
+)
+def test_it_rides_out_a_postgresql_server_restart(simulator) -> None:
+    import subprocess
+
+    work = Workload.objects.create(slug="f-pg", name="f", concurrency=1, repetitions=4)
+    slow = make_endpoint(simulator, "sim-fast+tokens=40+tps=40+ttft=50")
+    probes = make_vantage()
+    with (
+        redis_server() as own_redis,
+        broker(own_redis.url),
+        workers(start_worker(name="w-pg", queues=[probes.queue], broker_url=own_redis.url)) as (
+            probe,
+        ),
+    ):
+        run = dispatch.queue_run_now(endpoint=slow, workload=work, vantage=probes)
+        wait_for(lambda: run.samples.exists(), timeout=30, message="no sample", interval=0.05)
+        version = os.listdir("/etc/postgresql")[0]
+        subprocess.run(
+            ["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart"],
+            check=True,
+        )
+        from benchmarks.resilience import drop_connection
+
+        drop_connection()
+        [run] = wait_ended([run.id], timeout=90, procs=[probe])
+    assert run.status == RunStatus.DONE
+    assert_nothing_lost([run])
+
+
+def test_it_sends_every_email_once_after_smtp_is_down_for_a_day_of_fake_time(client) -> None:
+    from alerts import outbox
+    from alerts.models import Notification
+    from tests.test_alert_emails import T0, make_series, regress, send, smtp_sink
+
+    with time_machine.travel(T0 + timedelta(hours=30), tick=False) as clock:
+        with smtp_sink() as sink:
+            regress(make_series())
+            regress(make_series("bolt", model="mixtral"))
+            created = timezone.now()
+            down = fault_helpers.free_port()  # nothing listens here: connection refused
+            with override_settings(EMAIL_PORT=down):
+                tries = 0
+                while timezone.now() < created + timedelta(hours=26):
+                    report = send()
+                    assert report.failed == [] and report.sent == []
+                    tries += 1
+                    soonest = Notification.objects.order_by("claimed_until").first()
+                    clock.move_to(soonest.claimed_until + timedelta(seconds=1))
+                waiting = outbox.backlog()
+                assert waiting.count == 2 and "Connection refused" in waiting.last_error
+                client.force_login(_staff())
+                page = client.get("/alerts/").content.decode()
+                assert "2 alert emails not sent yet" in page
+                health = client.get("/health/").json()
+                assert "outbox" in health["failing"]
+            assert 20 <= tries <= 80  # retried through the day, backoff capped at an hour
+            assert send().sent and send().sent == []
+    assert sorted(m["To"] for m in sink.messages) == ["oncall@team.example"] * 2
+    assert Notification.objects.filter(sent_at__isnull=False).count() == 2
+    assert outbox.backlog().count == 0
