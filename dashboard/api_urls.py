@@ -22,8 +22,9 @@ router.register("schedules", ScheduleViewSet, basename="schedule")
 router.register("vantages", VantageViewSet, basename="vantage")
 router.register("runs", RunViewSet, basename="run")
 
-# The API's description is public (it holds no data); its docs load assets from our static files.
-_public = {"permission_classes": [AllowAny]}
+# The API's description is public and unthrottled (it holds no data and touches no database);
+# its docs load assets from our static files.
+_public = {"permission_classes": [AllowAny], "throttle_classes": []}
 
 urlpatterns = [
     path("leaderboard/", LeaderboardView.as_view(), name="api-leaderboard"),
