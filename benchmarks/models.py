@@ -170,6 +170,12 @@ class Run(models.Model):
                 name="run_board",
             ),
             models.Index(fields=["status", "-slot"], name="run_status"),
+            # The runs list and its filters: newest first by (slot, id), the keyset the API's
+            # cursor names, so any page is one short index range.
+            models.Index(fields=["-slot", "-id"], name="run_newest"),
+            models.Index(fields=["endpoint", "-slot", "-id"], name="run_endpoint_newest"),
+            models.Index(fields=["vantage", "-slot", "-id"], name="run_vantage_newest"),
+            models.Index(fields=["workload", "-slot", "-id"], name="run_workload_newest"),
             # The tick's claim: queued runs nobody has enqueued yet.
             models.Index(
                 fields=["slot"],
