@@ -1,5 +1,6 @@
 """Workload, Schedule, Vantage, Run and Sample (DESIGN.md §2)."""
 
+from django.conf import settings
 from django.db import models
 
 from providers.models import Endpoint
@@ -250,3 +251,53 @@ class Sample(models.Model):
     @property
     def e2e_ms(self) -> float | None:
         return self.total_ms
+
+
+class ExportStatus(models.TextChoices):
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Export(models.Model):
+    """A background export: a compressed file of runs or samples, linked, emailed, expiring.
+
+    A worker claims a pending row with a conditional UPDATE (status pending → running), so a
+    redelivered message builds it once; `token` names the download (unguessable).
+    """
+
+    KINDS = (("runs", "runs"), ("samples", "samples"))
+    FORMATS = (("csv.gz", "CSV, gzip"), ("parquet", "Parquet"))
+
+    kind = models.CharField(max_length=10, choices=KINDS)
+    file_format = models.CharField(max_length=10, choices=FORMATS, default="csv.gz")
+    filters = models.JSONField(default=dict, blank=True, help_text="The runs list's filters.")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="exports",
+    )
+    email = models.EmailField(blank=True)
+    token = models.UUIDField(unique=True, editable=False)
+    status = models.CharField(
+        max_length=10, choices=ExportStatus.choices, default=ExportStatus.PENDING
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    rows = models.BigIntegerField(null=True, blank=True)
+    size_bytes = models.BigIntegerField(null=True, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True, help_text="Of the file as stored.")
+    file_name = models.CharField(max_length=200, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "expires_at"], name="export_status")]
+
+    def __str__(self) -> str:
+        return f"{self.kind}.{self.file_format} ({self.status})"
