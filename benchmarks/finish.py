@@ -13,6 +13,7 @@ from django.utils import timezone
 from .buckets import tod_bucket
 from .models import Run, RunStatus
 from .prompts import prompt_tokens_estimate
+from .rollups import write as rollups
 from .stats import median, summarize
 
 log = logging.getLogger(__name__)
@@ -100,7 +101,17 @@ def finish_run(
         transaction.on_commit(partial(request_evaluation, run.id))
     for name, value in fields.items():
         setattr(run, name, value)
+    count_into_rollups(run.id)
     return True
+
+
+def count_into_rollups(run_id: int) -> None:
+    """Add the finished run to the long windows' rollups (after its own commit: a rollup
+    failure never loses the run; `manage.py rebuild_rollups` recounts from the runs)."""
+    try:
+        rollups.add_run(run_id)
+    except Exception:
+        log.exception("could not add run %s to the rollups", run_id)
 
 
 def request_evaluation(run_id: int) -> None:

@@ -301,3 +301,45 @@ class Export(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}.{self.file_format} ({self.status})"
+
+
+class RunRollup(models.Model):
+    """Finished runs of one endpoint × workload × concurrency × vantage over one UTC day (or
+    month: span "month", day = its first day) and time-of-day bucket: counts, error tallies and
+    mergeable sketches (benchmarks.rollups.sketch) of the runs' medians. Kept forever; written
+    when a run finishes, rebuilt from runs by `manage.py rebuild_rollups`."""
+
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="rollups")
+    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="rollups")
+    vantage = models.ForeignKey(Vantage, on_delete=models.CASCADE, related_name="rollups")
+    concurrency = models.PositiveIntegerField()
+    span = models.CharField(max_length=5, default="day")
+    day = models.DateField()
+    tod_bucket = models.PositiveSmallIntegerField()
+    runs = models.PositiveIntegerField(default=0)
+    ok_count = models.PositiveIntegerField(default=0)
+    error_count = models.PositiveIntegerField(default=0)
+    errors_by_category = models.JSONField(default=dict, blank=True)
+    sketches = models.JSONField(default=dict, blank=True, help_text="metric -> sketch bins")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=[
+                    "endpoint",
+                    "workload",
+                    "vantage",
+                    "concurrency",
+                    "span",
+                    "day",
+                    "tod_bucket",
+                ],
+                name="rollup_unique",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["vantage", "span", "workload", "day"], name="rollup_board"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint_id}/{self.workload_id}/{self.span} {self.day} b{self.tod_bucket}"
