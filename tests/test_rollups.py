@@ -110,3 +110,11 @@ def _content(rollup: RunRollup) -> tuple:
         rollup.errors_by_category,
         rollup.sketches,
     )
+
+
+def test_it_says_on_the_page_which_windows_are_sketched(client, settings):
+    settings.TOKSPEED_PUBLIC_DASHBOARD = True
+    long = client.get("/", {"window": "365d"}).content.decode()
+    assert "The 365d window is read from daily rollups" in long
+    short = client.get("/", {"window": "7d"}).content.decode()
+    assert "The 7d window is exact" in short

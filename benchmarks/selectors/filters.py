@@ -111,6 +111,11 @@ class BoardFilters:
     def window(self) -> str:
         return window_label(self.window_hours)
 
+    @property
+    def sketched(self) -> bool:
+        """Whether the board reads this window from rollup sketches instead of the runs."""
+        return self.window_hours in SKETCHED_WINDOW_HOURS
+
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
