@@ -168,6 +168,26 @@ EMAIL_TIMEOUT = envint("EMAIL_TIMEOUT", 20)
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "tokspeed <tokspeed@localhost>")
 ALERT_EMAILS = envlist("ALERT_EMAILS")
 
+# --- Cache ---------------------------------------------------------------------------------
+# Shared by every web process: API throttle counters live here. Redis in production
+# (TOKSPEED_CACHE_URL=redis://…); without it, files under var/ (shared by the processes of one
+# machine, no setup for `make run`).
+TOKSPEED_CACHE_URL = os.environ.get("TOKSPEED_CACHE_URL", "")
+if TOKSPEED_CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": TOKSPEED_CACHE_URL,
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
+    }
+
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

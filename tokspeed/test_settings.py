@@ -15,3 +15,6 @@ from .settings import *  # noqa: E402, F403
 
 # Tests benchmark the simulator and local servers on 127.0.0.1.
 TOKSPEED_ALLOW_PRIVATE_ENDPOINTS = True
+
+# One process per test run: an in-memory cache is enough (tests that need a shared one set it).
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

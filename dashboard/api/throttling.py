@@ -12,7 +12,16 @@ class AnonThrottle(AnonRateThrottle):
 
 
 class UserThrottle(UserRateThrottle):
-    """Per user for authenticated callers (TOKSPEED_THROTTLE_USER, default 1200/min)."""
+    """Per user for authenticated callers (TOKSPEED_THROTTLE_USER, default 1200/min).
+
+    Anonymous callers are AnonThrottle's alone: DRF's user throttle would also count them by
+    address, capping a public dashboard's readers at the user rate whatever the anon one says.
+    """
 
     def get_rate(self) -> str | None:
         return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+
+    def get_cache_key(self, request, view) -> str | None:
+        if not (request.user and request.user.is_authenticated):
+            return None
+        return super().get_cache_key(request, view)
