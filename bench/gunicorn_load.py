@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -19,7 +20,16 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER = "postgresql://postgres@127.0.0.1:5432"
-PORT = 8765
+
+
+def _free_port() -> int:
+    # Other engineers' servers share this machine: never assume a fixed port is ours.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+PORT = _free_port()
 BASE = f"http://127.0.0.1:{PORT}"
 
 
@@ -44,6 +54,8 @@ def gunicorn(database: str):
     )
     try:
         for _ in range(100):
+            if process.poll() is not None:
+                raise SystemExit(f"gunicorn exited ({process.returncode}) on port {PORT}")
             try:
                 httpx.get(f"{BASE}/api/v1/workloads/", timeout=5)
                 break

@@ -210,6 +210,7 @@ def main() -> int:
         "--gunicorn", action="store_true", help="Also 8 clients via gunicorn, and a year export."
     )
     parser.add_argument("--load-seconds", type=float, default=15.0)
+    parser.add_argument("--gunicorn-only", action="store_true", help="Skip the in-process timings.")
     args = parser.parse_args()
     expected = args.endpoints * args.workloads * args.days * args.slots
     fresh = args.reseed or synthetic_runs(args.database) != expected
@@ -246,12 +247,12 @@ def main() -> int:
         "no response cache: every request runs its queries):"
     )
     slow: list[Callable[[], None]] = []
-    for name, paths in targets.items():
+    for name, paths in targets.items() if not args.gunicorn_only else []:
         spent = timings(client, paths, requests=args.requests)
         if not report(name, spent, *database_share(client, paths)):
             slow.append(lambda paths=paths: explain_slowest(client, paths[0]))
     sizes()
-    if args.gunicorn:
+    if args.gunicorn_only or args.gunicorn:
         from gunicorn_load import export_year, load
 
         load(args.database, clients=8, seconds=args.load_seconds)
