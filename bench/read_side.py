@@ -13,6 +13,12 @@ times requests through Django's test client (the whole middleware and view stack
 - leaderboard page GET /                             (the same four)
 - endpoint page    GET /endpoints/<slug>/            (endpoints in turn)
 - history API      GET /api/v1/endpoints/<slug>/history/
+- agent-loop API, price page, runs list (first page and a cursor 300 days deep)
+
+each over windows up to 365 d (90 d and 365 d from rollup sketches). With --gunicorn it also
+starts gunicorn (gunicorn.conf.py, 2 threaded workers) and times 8 concurrent clients
+(bench/gunicorn_load.py), then exports a year of samples through it, checking the row count
+against the database and the footer's checksum against the bytes received.
 
 and prints p50 / p95 / max per target (goal: p95 ≤ 100 ms each), the row counts and the
 database size. --explain prints EXPLAIN ANALYZE of the slowest query of each slow target.
@@ -67,6 +73,7 @@ def configure(database: str, *, fresh: bool) -> None:
     os.environ["TOKSPEED_THROTTLE_ANON"] = "1000000/min"
     os.environ.setdefault("TOKSPEED_VAR_DIR", str(ROOT / "var" / "bench-read-side"))
     sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "bench"))
 
 
 def seed(args: argparse.Namespace, *, fresh: bool) -> None:
@@ -75,7 +82,13 @@ def seed(args: argparse.Namespace, *, fresh: bool) -> None:
 
     call_command("migrate", verbosity=0)
     if not fresh:
+        from benchmarks.models import RunRollup
+
         print(f"reusing the synthetic history in {args.database}")
+        if not RunRollup.objects.exists():
+            started = time.perf_counter()
+            call_command("rebuild_rollups")
+            print(f"rollups rebuilt in {time.perf_counter() - started:.0f} s")
         return
     started = time.perf_counter()
     call_command(
@@ -154,6 +167,20 @@ def explain_slowest(client, path: str) -> None:
             print(f"    {line}")
 
 
+def deep_runs_pages(slug: str) -> list[str]:
+    """Cursors 300 days back (page ~2,500 of the whole list): what OFFSET paging made slow."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from benchmarks.models import Run
+    from dashboard.api.keyset import OLDER, encode_cursor
+
+    run = Run.objects.filter(slot__lte=timezone.now() - timedelta(days=300)).order_by("-slot")[0]
+    cursor = encode_cursor(OLDER, run.slot, run.id)
+    return [f"/api/v1/runs/?cursor={cursor}", f"/api/v1/runs/?endpoint={slug}&cursor={cursor}"]
+
+
 def sizes() -> None:
     from django.db import connection
 
@@ -179,6 +206,11 @@ def main() -> int:
     parser.add_argument("--reseed", action="store_true", help="Seed again even if present.")
     parser.add_argument("--explain", action="store_true", help="EXPLAIN the slow targets.")
     parser.add_argument("--database", default=DATABASE)
+    parser.add_argument(
+        "--gunicorn", action="store_true", help="Also 8 clients via gunicorn, and a year export."
+    )
+    parser.add_argument("--load-seconds", type=float, default=15.0)
+    parser.add_argument("--gunicorn-only", action="store_true", help="Skip the in-process timings.")
     args = parser.parse_args()
     expected = args.endpoints * args.workloads * args.days * args.slots
     fresh = args.reseed or synthetic_runs(args.database) != expected
@@ -196,28 +228,35 @@ def main() -> int:
     slugs = list(
         Endpoint.objects.filter(runs__isnull=False).distinct().values_list("slug", flat=True)[:10]
     )
-    # The default window (72 h) and the widest (30 d) are timed apart: a 30-day board
-    # aggregates ten times the runs, and mixing the two would hide either figure.
-    board = ["", "?workload=long-context&sort=ttft"]
-    wide = ["?window=30d", "?window=30d&workload=long-context&sort=ttft"]
-    targets: dict[str, list[str]] = {
-        "leaderboard API": [f"/api/v1/leaderboard/{query}" for query in board],
-        "leaderboard API 30d": [f"/api/v1/leaderboard/{query}" for query in wide],
-        "leaderboard page": [f"/{query}" for query in board],
-        "leaderboard page 30d": [f"/{query}" for query in wide],
-        "endpoint page": [f"/endpoints/{slug}/" for slug in slugs],
-        "history API": [f"/api/v1/endpoints/{slug}/history/" for slug in slugs],
-    }
+    targets: dict[str, list[str]] = {}
+    for window in ("72h", "7d", "30d", "90d", "365d"):
+        queries = [f"?window={window}", f"?window={window}&workload=long-context&sort=ttft"]
+        targets[f"leaderboard API {window}"] = [f"/api/v1/leaderboard/{q}" for q in queries]
+        targets[f"leaderboard page {window}"] = [f"/{q}" for q in queries]
+    for window in ("30d", "365d"):
+        targets[f"agent-loop API {window}"] = [f"/api/v1/agent-loop/?window={window}"]
+        targets[f"price page {window}"] = [f"/price/?window={window}"]
+        targets[f"endpoint page {window}"] = [f"/endpoints/{s}/?window={window}" for s in slugs]
+        targets[f"history API {window}"] = [
+            f"/api/v1/endpoints/{s}/history/?window={window}" for s in slugs
+        ]
+    targets["runs list first page"] = ["/api/v1/runs/", "/api/v1/runs/?endpoint=" + slugs[0]]
+    targets["runs list deep page"] = deep_runs_pages(slugs[0])
     print(
         f"\nread side, {args.requests} requests per target (Django test client, in process; "
         "no response cache: every request runs its queries):"
     )
     slow: list[Callable[[], None]] = []
-    for name, paths in targets.items():
+    for name, paths in targets.items() if not args.gunicorn_only else []:
         spent = timings(client, paths, requests=args.requests)
         if not report(name, spent, *database_share(client, paths)):
             slow.append(lambda paths=paths: explain_slowest(client, paths[0]))
     sizes()
+    if args.gunicorn_only or args.gunicorn:
+        from gunicorn_load import export_year, load
+
+        load(args.database, clients=8, seconds=args.load_seconds)
+        export_year(args.database)
     if args.explain:
         for explain in slow:
             explain()

@@ -14,6 +14,7 @@ from .buckets import tod_bucket
 from .models import Run, RunStatus
 from .prompts import prompt_tokens_estimate
 from .resilience import retry_db
+from .rollups import write as rollups
 from .stats import median, summarize
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,17 @@ def _finish_once(
         transaction.on_commit(partial(request_evaluation, run.id))
     for name, value in fields.items():
         setattr(run, name, value)
+    count_into_rollups(run.id)
     return True
+
+
+def count_into_rollups(run_id: int) -> None:
+    """Add the finished run to the long windows' rollups (after its own commit: a rollup
+    failure never loses the run; `manage.py rebuild_rollups` recounts from the runs)."""
+    try:
+        rollups.add_run(run_id)
+    except Exception:
+        log.exception("could not add run %s to the rollups", run_id)
 
 
 def request_evaluation(run_id: int) -> None:

@@ -192,6 +192,12 @@ class Run(models.Model):
                 name="run_board",
             ),
             models.Index(fields=["status", "-slot"], name="run_status"),
+            # The runs list and its filters: newest first by (slot, id), the keyset the API's
+            # cursor names, so any page is one short index range.
+            models.Index(fields=["-slot", "-id"], name="run_newest"),
+            models.Index(fields=["endpoint", "-slot", "-id"], name="run_endpoint_newest"),
+            models.Index(fields=["vantage", "-slot", "-id"], name="run_vantage_newest"),
+            models.Index(fields=["workload", "-slot", "-id"], name="run_workload_newest"),
             # The tick's claim: queued runs nobody has enqueued yet.
             models.Index(
                 fields=["slot"],
@@ -342,3 +348,95 @@ class Pulse(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} · {self.seen_at:%Y-%m-%d %H:%M:%S}"
+
+
+class ExportStatus(models.TextChoices):
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Export(models.Model):
+    """A background export: a compressed file of runs or samples, linked, emailed, expiring.
+
+    A worker claims a pending row with a conditional UPDATE (status pending → running), so a
+    redelivered message builds it once; `token` names the download (unguessable).
+    """
+
+    KINDS = (("runs", "runs"), ("samples", "samples"))
+    FORMATS = (("csv.gz", "CSV, gzip"), ("parquet", "Parquet"))
+
+    kind = models.CharField(max_length=10, choices=KINDS)
+    file_format = models.CharField(max_length=10, choices=FORMATS, default="csv.gz")
+    filters = models.JSONField(default=dict, blank=True, help_text="The runs list's filters.")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="exports",
+    )
+    email = models.EmailField(blank=True)
+    token = models.UUIDField(unique=True, editable=False)
+    status = models.CharField(
+        max_length=10, choices=ExportStatus.choices, default=ExportStatus.PENDING
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    rows = models.BigIntegerField(null=True, blank=True)
+    size_bytes = models.BigIntegerField(null=True, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True, help_text="Of the file as stored.")
+    file_name = models.CharField(max_length=200, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "expires_at"], name="export_status")]
+
+    def __str__(self) -> str:
+        return f"{self.kind}.{self.file_format} ({self.status})"
+
+
+class RunRollup(models.Model):
+    """Finished runs of one endpoint × workload × concurrency × vantage over one UTC day (or
+    month: span "month", day = its first day) and time-of-day bucket: counts, error tallies and
+    mergeable sketches (benchmarks.rollups.sketch) of the runs' medians. Kept forever; written
+    when a run finishes, rebuilt from runs by `manage.py rebuild_rollups`."""
+
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="rollups")
+    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="rollups")
+    vantage = models.ForeignKey(Vantage, on_delete=models.CASCADE, related_name="rollups")
+    concurrency = models.PositiveIntegerField()
+    span = models.CharField(max_length=5, default="day")
+    day = models.DateField()
+    tod_bucket = models.PositiveSmallIntegerField()
+    runs = models.PositiveIntegerField(default=0)
+    ok_count = models.PositiveIntegerField(default=0)
+    error_count = models.PositiveIntegerField(default=0)
+    errors_by_category = models.JSONField(default=dict, blank=True)
+    sketches = models.JSONField(default=dict, blank=True, help_text="metric -> sketch bins")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=[
+                    "endpoint",
+                    "workload",
+                    "vantage",
+                    "concurrency",
+                    "span",
+                    "day",
+                    "tod_bucket",
+                ],
+                name="rollup_unique",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["vantage", "span", "workload", "day"], name="rollup_board"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint_id}/{self.workload_id}/{self.span} {self.day} b{self.tod_bucket}"

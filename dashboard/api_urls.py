@@ -8,7 +8,13 @@ from rest_framework.routers import DefaultRouter
 from .api.views.advice import AdviceView
 from .api.views.boards import AgentLoopView, LeaderboardView
 from .api.views.catalog import ScheduleViewSet, VantageViewSet, WorkloadViewSet
-from .api.views.export import RunsCsvView, SamplesCsvView
+from .api.views.export import (
+    ExportDetailView,
+    ExportDownloadView,
+    ExportListView,
+    RunsCsvView,
+    SamplesCsvView,
+)
 from .api.views.providers import EndpointViewSet, ProviderViewSet
 from .api.views.runs import RunViewSet
 
@@ -32,6 +38,13 @@ urlpatterns = [
     path("advice/", AdviceView.as_view(), name="api-advice"),
     path("export/runs.csv", RunsCsvView.as_view(), name="api-export-runs"),
     path("export/samples.csv", SamplesCsvView.as_view(), name="api-export-samples"),
+    path("exports/", ExportListView.as_view(), name="api-exports"),
+    path("exports/<uuid:token>/", ExportDetailView.as_view(), name="api-export"),
+    path(
+        "exports/<uuid:token>/download",
+        ExportDownloadView.as_view(),
+        name="api-export-download",
+    ),
     path("schema/", SpectacularAPIView.as_view(**_public), name="api-schema"),
     path(
         "docs/",

@@ -1,10 +1,13 @@
 """REST API: who may read, token and session login, throttling, the schema and its docs page."""
 
+import os
 import re
 
 import pytest
+import redis
 from django.conf import settings as django_settings
 from django.contrib.staticfiles import finders
+from django.core.cache import cache
 from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -75,6 +78,27 @@ def test_it_throttles_anonymous_readers(anon, public, settings):
     assert codes == [200, 200, 200, 429]
     throttled = anon.get("/api/v1/workloads/")
     assert int(throttled["Retry-After"]) > 0
+
+
+def test_it_lets_anonymous_readers_run_above_the_user_rate_in_a_shared_cache(
+    anon, public, settings
+):
+    redis_url = os.environ.get("TOKSPEED_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}
+    }
+    settings.REST_FRAMEWORK = {
+        **django_settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "4/min", "user": "2/min"},
+    }
+    cache.clear()
+    try:
+        codes = [anon.get("/api/v1/workloads/").status_code for _ in range(5)]
+        assert codes == [200, 200, 200, 200, 429]
+        # The counters are in Redis, where every web process reads them.
+        assert any(b"throttle_anon" in key for key in redis.Redis.from_url(redis_url).keys())
+    finally:
+        cache.clear()
 
 
 def test_it_throttles_users_by_their_own_rate(plain_user, private, settings):

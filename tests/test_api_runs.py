@@ -94,15 +94,42 @@ def test_it_answers_400_naming_the_bad_parameter(reader, two_endpoints, params, 
     assert field in response.json()
 
 
-def test_it_pages_runs_and_answers_404_past_the_last_page(reader, two_endpoints):
+def test_it_pages_runs_by_cursor_and_back(reader, two_endpoints):
+    fast, slow = two_endpoints
+    # Two runs share each slot: the cursor orders ties by id, so none is skipped or repeated.
+    runs = [make_run(e, hours_ago(h)) for h in range(1, 4) for e in (fast, slow)]
+    expected = [r.id for r in sorted(runs, key=lambda r: (r.slot, r.id), reverse=True)]
+    first = reader.get("/api/v1/runs/", {"page_size": 4}).json()
+    assert [r["id"] for r in first["results"]] == expected[:4]
+    assert first["previous"] is None and "cursor=" in first["next"]
+    second = reader.get(first["next"]).json()
+    assert [r["id"] for r in second["results"]] == expected[4:]
+    assert second["next"] is None
+    back = reader.get(second["previous"]).json()
+    assert [r["id"] for r in back["results"]] == expected[:4]
+    assert back["previous"] is None
+
+
+def test_it_keeps_a_cursor_valid_while_new_runs_arrive(reader, two_endpoints):
     fast, _ = two_endpoints
     runs = [make_run(fast, hours_ago(h)) for h in range(1, 6)]
     first = reader.get("/api/v1/runs/", {"page_size": 2}).json()
-    assert first["count"] == len(runs) and len(first["results"]) == 2
-    assert "page=2" in first["next"]
-    last = reader.get("/api/v1/runs/", {"page_size": 2, "page": 3}).json()
-    assert [r["id"] for r in last["results"]] == [runs[-1].id]
-    assert reader.get("/api/v1/runs/", {"page_size": 2, "page": 4}).status_code == 404
+    make_run(fast, hours_ago(0))  # arrives at the top while the reader is on page 1
+    second = reader.get(first["next"]).json()
+    assert [r["id"] for r in second["results"]] == [runs[2].id, runs[3].id]
+    assert "page_size=2" in second["next"]
+
+
+@pytest.mark.parametrize("cursor", ["nonsense", "bnwyMDI2LTAxLTAxfDE", "\x00"])
+def test_it_answers_400_for_a_cursor_it_did_not_give(reader, two_endpoints, cursor):
+    response = reader.get("/api/v1/runs/", {"cursor": cursor})
+    assert response.status_code == 400
+    assert "cursor" in response.json()
+
+
+def test_it_refuses_the_old_page_number_on_the_runs_list(reader, two_endpoints):
+    response = reader.get("/api/v1/runs/", {"page": 2})
+    assert response.status_code == 400 and "page" in response.json()
 
 
 def test_it_shows_a_run_with_its_summary(reader, two_endpoints):

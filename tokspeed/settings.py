@@ -148,6 +148,12 @@ TOKSPEED_IDLE_TIMEOUT_S = envfloat("TOKSPEED_IDLE_TIMEOUT_S", 120.0)
 TOKSPEED_DEADLINE_S = envfloat("TOKSPEED_DEADLINE_S", 600.0)
 TOKSPEED_MAX_BYTES = envint("TOKSPEED_MAX_BYTES", 16 * 1024 * 1024)
 
+# Exports: a CSV request over STREAM_MAX_ROWS rows (or with background=1) becomes a background
+# job writing a compressed file here, kept KEEP_HOURS hours.
+TOKSPEED_EXPORT_DIR = os.environ.get("TOKSPEED_EXPORT_DIR", str(VAR_DIR / "exports"))
+TOKSPEED_EXPORT_STREAM_MAX_ROWS = envint("TOKSPEED_EXPORT_STREAM_MAX_ROWS", 2_000_000)
+TOKSPEED_EXPORT_KEEP_HOURS = envint("TOKSPEED_EXPORT_KEEP_HOURS", 72)
+
 # --- Celery ---------------------------------------------------------------------------------
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://localhost//")
 if CELERY_BROKER_URL.startswith("filesystem"):
@@ -209,6 +215,7 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     # The tick claims due slots; an unconsumed tick is useless a minute later, so it expires.
     "tick": {"task": "benchmarks.tasks.tick", "schedule": crontab(), "options": {"expires": 55}},
+    "exports": {"task": "dashboard.exports_housekeeping", "schedule": crontab(minute="*/5")},
 }
 # Runs: a worker heartbeats every LEASE/3 s; a run silent for LEASE s may be taken over by a
 # redelivered task; silent for STALE s, the tick fails it; queued but not picked up for

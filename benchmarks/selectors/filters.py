@@ -10,7 +10,17 @@ from ..buckets import BUCKETS
 from ..models import Vantage, Workload
 
 # Window choices in hours, keyed by how they are written in a URL.
-WINDOWS: dict[str, int] = {"24h": 24, "72h": 72, "7d": 168, "30d": 720}
+WINDOWS: dict[str, int] = {
+    "24h": 24,
+    "72h": 72,
+    "7d": 168,
+    "30d": 720,
+    "90d": 2160,
+    "365d": 8760,
+}
+# Windows the leaderboard (and the pages built on it) reads from rollup sketches (whole UTC
+# days, each figure within 1 % of exact); shorter ones stay exact, read from the runs.
+SKETCHED_WINDOW_HOURS = frozenset({2160, 8760})
 DEFAULT_WINDOW_HOURS = 72
 PEAK = "peak"
 
@@ -63,7 +73,7 @@ class BoardFilters:
     concurrency: requests in flight (an int ≥ 1) or "peak" (workloads run at each endpoint's
         peak); None = no constraint beyond the workload.
     tod_bucket: UTC time-of-day bucket 0–3 (see benchmarks.buckets); None = all day.
-    window_hours: how far back from now runs count (24, 72, 168 or 720).
+    window_hours: how far back from now runs count (24, 72, 168, 720, 2160 or 8760).
     vantage: slug; None = the default vantage. Numbers from different vantages never mix.
     sort: a key of SORT_KEYS, best first; prefixed with "-" for the reverse order.
     """
@@ -100,6 +110,11 @@ class BoardFilters:
     @property
     def window(self) -> str:
         return window_label(self.window_hours)
+
+    @property
+    def sketched(self) -> bool:
+        """Whether the board reads this window from rollup sketches instead of the runs."""
+        return self.window_hours in SKETCHED_WINDOW_HOURS
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

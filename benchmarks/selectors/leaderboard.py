@@ -1,6 +1,6 @@
 """The leaderboard: one row per endpoint from Run summaries in a window (never from samples)."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.db import connections
@@ -19,8 +19,9 @@ from providers.models import Endpoint
 
 from ..costs import input_tokens_estimate
 from ..models import Run, RunStatus, Vantage, Workload
+from ..rollups import read as rollup_read
 from .aggregates import SQLITE_QUARTILES, Percentile, Quartiles, register_sqlite
-from .filters import BoardFilters
+from .filters import SKETCHED_WINDOW_HOURS, BoardFilters
 from .pricing import cost_per_request
 from .rows import BoardRow, mark_ties, sort_rows
 from .scope import FINISHED, Workloads, concurrency_q, resolve_vantage, since, window_runs
@@ -42,21 +43,15 @@ def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None)
     endpoint_ids: only these endpoints (the compare page); None = every endpoint.
     """
     vantage = resolve_vantage(filters.vantage)
-    runs = window_runs(
-        vantage=vantage, window_hours=filters.window_hours, tod_bucket=filters.tod_bucket
-    )
-    if endpoint_ids is not None:
-        runs = runs.filter(endpoint_id__in=endpoint_ids)
     workloads = Workloads.load()
-    primary, workload = _primary(runs, filters, workloads)
-    # When the main columns are one base-context workload (the default board), the primary
-    # query also yields that workload's concurrency figures: one range scan fewer.
-    shared = (
-        workload if filters.concurrency is None and workload in workloads.base_context() else None
-    )
-    stats = {row["endpoint_id"]: row for row in _primary_stats(primary, shared=shared)}
-    by_concurrency = _concurrency_stats(runs, workloads, shared=shared, shared_stats=stats)
-    prefill = _prefill_stats(workloads, vantage=vantage, filters=filters, endpoint_ids=endpoint_ids)
+    if filters.window_hours in SKETCHED_WINDOW_HOURS:
+        stats, by_concurrency, prefill, workload = _sketched(
+            filters, vantage=vantage, endpoint_ids=endpoint_ids, workloads=workloads
+        )
+    else:
+        stats, by_concurrency, prefill, workload = _exact(
+            filters, vantage=vantage, endpoint_ids=endpoint_ids, workloads=workloads
+        )
 
     endpoints = (
         Endpoint.objects.select_related("provider")
@@ -84,18 +79,94 @@ def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None)
     return rows
 
 
-def _primary(
-    runs: QuerySet[Run], filters: BoardFilters, workloads: Workloads
-) -> tuple[QuerySet[Run], Workload | None]:
-    """The runs behind the main columns, and their workload when there is exactly one."""
+def _exact(
+    filters: BoardFilters,
+    *,
+    vantage: Vantage | None,
+    endpoint_ids: list[int] | None,
+    workloads: Workloads,
+) -> tuple[dict, dict, dict, Workload | None]:
+    """(stats, by_concurrency, prefill, workload) from the runs of the window."""
+    runs = window_runs(
+        vantage=vantage, window_hours=filters.window_hours, tod_bucket=filters.tod_bucket
+    )
+    if endpoint_ids is not None:
+        runs = runs.filter(endpoint_id__in=endpoint_ids)
+    where, workload = _primary(filters, workloads)
+    primary = runs.filter(where)
+    # When the main columns are one base-context workload (the default board), the primary
+    # query also yields that workload's concurrency figures: one range scan fewer.
+    shared = (
+        workload if filters.concurrency is None and workload in workloads.base_context() else None
+    )
+    stats = {row["endpoint_id"]: row for row in _primary_stats(primary, shared=shared)}
+    by_concurrency = _concurrency_stats(
+        lambda q: _concurrency_groups(runs.filter(q)),
+        workloads,
+        shared=shared,
+        shared_stats=stats,
+    )
+    prefill = _prefill_stats(workloads, vantage=vantage, filters=filters, endpoint_ids=endpoint_ids)
+    return stats, by_concurrency, prefill, workload
+
+
+def _sketched(
+    filters: BoardFilters,
+    *,
+    vantage: Vantage | None,
+    endpoint_ids: list[int] | None,
+    workloads: Workloads,
+) -> tuple[dict, dict, dict, Workload | None]:
+    """The same figures from merged rollup sketches (long windows; within 1 % of exact)."""
+    scope = {
+        "vantage": vantage,
+        "window_hours": filters.window_hours,
+        "tod_bucket": filters.tod_bucket,
+        "endpoint_ids": endpoint_ids,
+    }
+    where, workload = _primary(filters, workloads)
+    shared = (
+        workload if filters.concurrency is None and workload in workloads.base_context() else None
+    )
+    rows = rollup_read.rollup_rows(where=where, **scope)
+    stats = {
+        row["endpoint_id"]: row
+        for row in rollup_read.primary_stats(rows, shared=shared is not None)
+    }
+    by_concurrency = _concurrency_stats(
+        lambda q: rollup_read.concurrency_groups(rollup_read.rollup_rows(where=q, **scope)),
+        workloads,
+        shared=shared,
+        shared_stats=stats,
+    )
+    long = workloads.long()
+    prefill = {}
+    if long is not None and workloads.base() is not None:
+        deltas = rollup_read.prefill_quartiles(
+            rollup_read.rollup_rows(where=Q(workload=long), **scope)
+        )
+        prefill = {
+            endpoint_id: {
+                "prefill_cost_ms": mid,
+                "prefill_cost_p25_ms": low,
+                "prefill_cost_p75_ms": high,
+                "prefill_context_tokens": long.context_tokens,
+            }
+            for endpoint_id, (low, mid, high) in deltas.items()
+        }
+    return stats, by_concurrency, prefill, workload
+
+
+def _primary(filters: BoardFilters, workloads: Workloads) -> tuple[Q, Workload | None]:
+    """Which runs feed the main columns, and their workload when there is exactly one."""
     if filters.workload:
         workload = workloads.by_slug(filters.workload)
-        return runs.filter(concurrency_q(filters.concurrency), workload=workload), workload
+        return concurrency_q(filters.concurrency) & Q(workload=workload), workload
     if filters.concurrency is not None:
         ids = [w.id for w in workloads.base_context()]
-        return runs.filter(concurrency_q(filters.concurrency), workload_id__in=ids), None
+        return concurrency_q(filters.concurrency) & Q(workload_id__in=ids), None
     workload = workloads.base()
-    return (runs.filter(workload=workload) if workload else runs.none()), workload
+    return (Q(workload=workload) if workload else Q(pk__in=[])), workload
 
 
 def _workload_ids(
@@ -153,7 +224,7 @@ def _concurrency_groups(runs: QuerySet[Run]) -> list[dict[str, Any]]:
 
 
 def _concurrency_stats(
-    runs: QuerySet[Run],
+    groups_of: Callable[[Q], list[dict[str, Any]]],
     workloads: Workloads,
     *,
     shared: Workload | None,
@@ -168,7 +239,7 @@ def _concurrency_stats(
     # Workload ids, not a join: each one is a range of the run_board index.
     concurrency_of = {w.id: w.concurrency for w in workloads.base_context()}
     queried = [w for w in concurrency_of if shared is None or w != shared.id]
-    groups = _concurrency_groups(runs.filter(workload_id__in=queried))
+    groups = groups_of(Q(workload_id__in=queried))
     if shared is not None:
         mixed = []
         for endpoint_id, stats in shared_stats.items():
@@ -185,7 +256,7 @@ def _concurrency_stats(
                 }
             )
         if mixed:
-            groups += _concurrency_groups(runs.filter(workload=shared, endpoint_id__in=mixed))
+            groups += groups_of(Q(workload=shared, endpoint_id__in=mixed))
     # Later groups win ties below: fix their order (workload, then concurrency).
     groups.sort(key=lambda g: (g["endpoint_id"], g["workload_id"], g["concurrency"]))
     result: dict[int, dict[str, Any]] = {}

@@ -19,6 +19,7 @@ from providers.models import Endpoint
 
 from ..costs import input_tokens_estimate
 from ..models import Run, Sample, Vantage, Workload
+from ..rollups import write as rollups
 from ..selectors.scope import resolve_vantage
 from . import store
 from .generate import WorkloadSpec, epoch_seconds, generate
@@ -185,4 +186,7 @@ def seed_history(
         report.seconds = time.perf_counter() - started
         if progress:
             progress(report.endpoints, len(tasks), report)
+    # Seeded runs skip finish_run: count them into the long windows' rollups in one pass.
+    rollups.rebuild()
+    report.seconds = time.perf_counter() - started
     return report

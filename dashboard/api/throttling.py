@@ -18,8 +18,8 @@ class AnonThrottle(AnonRateThrottle):
 class UserThrottle(UserRateThrottle):
     """Per user for authenticated callers (TOKSPEED_THROTTLE_USER, default 1200/min).
 
-    DRF's own user throttle also counts anonymous clients by address, which would add a second,
-    looser limit beside the anonymous one; here anonymous clients are the AnonThrottle's alone.
+    Anonymous callers are AnonThrottle's alone: DRF's user throttle would also count them by
+    address, capping a public dashboard's readers at the user rate whatever the anon one says.
     """
 
     def get_rate(self) -> str | None:

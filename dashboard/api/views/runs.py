@@ -13,6 +13,8 @@ from benchmarks.triggers import QuotaExceeded, trigger_run
 
 from ..errors import Conflict, QuotaRefused
 from ..filters import RunFilter
+from ..keyset import RunCursor
+from ..pagination import Pages
 from ..params import StrictQueryMixin
 from ..permissions import CanTriggerRuns
 from ..serializers.runs import (
@@ -39,6 +41,8 @@ class RunViewSet(
     filterset_class = RunFilter
     permission_classes = [CanTriggerRuns]
     paginated_actions = ("list", "samples")
+    # The list pages by keyset (deep pages stay cheap); a run's samples by page number.
+    pagination_class = RunCursor
 
     def get_serializer_class(self):
         if self.action == "retrieve":
@@ -91,7 +95,7 @@ class RunViewSet(
         "in ms from t0, token counts and their source, chunk statistics, the error category.",
         parameters=[],
     )
-    @action(detail=True, methods=["get"], filterset_class=None)
+    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=Pages)
     def samples(self, request: Request, pk: str) -> Response:
         run = self.get_object()
         samples = Sample.objects.filter(run=run).order_by("index")

@@ -1,0 +1,157 @@
+"""8 clients through gunicorn (the README's recipe: gunicorn.conf.py, 2 threaded workers), and a
+year of samples exported through it, verified by row count and checksum. Used by read_side.py."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import psycopg
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVER = "postgresql://postgres@127.0.0.1:5432"
+
+
+def _free_port() -> int:
+    # Other engineers' servers share this machine: never assume a fixed port is ours.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+PORT = _free_port()
+BASE = f"http://127.0.0.1:{PORT}"
+
+
+@contextmanager
+def gunicorn(database: str):
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"{SERVER}/{database}",
+        "DJANGO_SETTINGS_MODULE": "tokspeed.settings",
+        "TOKSPEED_PUBLIC_DASHBOARD": "1",
+        "TOKSPEED_THROTTLE_ANON": "100000000/min",
+        "TOKSPEED_EXPORT_STREAM_MAX_ROWS": "1000000000",
+        "GUNICORN_BIND": f"127.0.0.1:{PORT}",
+        "GUNICORN_WORKERS": "2",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "tokspeed.wsgi", "-c", "gunicorn.conf.py"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(100):
+            if process.poll() is not None:
+                raise SystemExit(f"gunicorn exited ({process.returncode}) on port {PORT}")
+            try:
+                httpx.get(f"{BASE}/api/v1/workloads/", timeout=5)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _phase(paths: list[str], *, clients: int, seconds: float) -> tuple[list[float], int, float]:
+    spent: list[float] = []
+    errors = 0
+    lock = threading.Lock()
+    deadline = time.perf_counter() + seconds
+
+    def client(number: int) -> None:
+        nonlocal errors
+        with httpx.Client(base_url=BASE, timeout=60) as http:
+            i = number
+            while time.perf_counter() < deadline:
+                started = time.perf_counter()
+                response = http.get(paths[i % len(paths)])
+                elapsed = (time.perf_counter() - started) * 1000
+                with lock:
+                    spent.append(elapsed)
+                    errors += response.status_code != 200
+                i += 1
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return spent, errors, time.perf_counter() - started
+
+
+def load(database: str, *, clients: int, seconds: float) -> None:
+    phases = {
+        "leaderboard API 72h": ["/api/v1/leaderboard/"],
+        "leaderboard API 365d": ["/api/v1/leaderboard/?window=365d"],
+        "leaderboard page 365d": ["/?window=365d"],
+        "runs list": ["/api/v1/runs/"],
+    }
+    print(
+        f"\n{clients} clients via gunicorn (2 threaded workers), "
+        f"{seconds / len(phases):.0f} s each:"
+    )
+    with gunicorn(database):
+        for name, paths in phases.items():
+            spent, errors, wall = _phase(paths, clients=clients, seconds=seconds / len(phases))
+            ordered = sorted(spent)
+            p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+            verdict = "ok" if p95 <= 250 else "MISSES the 250 ms target"
+            print(
+                f"  {name:<24} p50 {statistics.median(ordered):7.1f} ms  p95 {p95:7.1f} ms  "
+                f"{len(spent) / wall:6.1f} req/s  {errors} errors  {verdict}"
+            )
+
+
+def export_year(database: str) -> None:
+    since = (datetime.now(UTC) - timedelta(days=365)).isoformat()
+    with psycopg.connect(f"{SERVER}/{database}") as connection:
+        expected = connection.execute(
+            "SELECT count(*) FROM benchmarks_sample s JOIN benchmarks_run r ON r.id = s.run_id "
+            "WHERE r.slot >= %s",
+            [since],
+        ).fetchone()[0]
+    digest = hashlib.sha256()
+    lines = 0
+    pending = b""
+    started = time.perf_counter()
+    with (
+        gunicorn(database),
+        httpx.stream(
+            "GET", f"{BASE}/api/v1/export/samples.csv", params={"since": since}, timeout=600.0
+        ) as response,
+    ):
+        for chunk in response.iter_bytes(1 << 20):
+            lines += chunk.count(b"\n")
+            pending += chunk
+            # Hash every line but the newest complete one: the last line must be the footer.
+            end = pending.rfind(b"\n", 0, len(pending) - 1)
+            if end >= 0:
+                digest.update(pending[: end + 1])
+                pending = pending[end + 1 :]
+    seconds = time.perf_counter() - started
+    footer = pending.decode().strip()
+    complete = footer.startswith("# end of export: ")
+    rows = int(footer.removeprefix("# end of export: ").split(" ")[0]) if complete else -1
+    checksum_ok = complete and footer.rsplit(" ", 1)[-1] == digest.hexdigest()
+    verdict = "complete" if rows == expected == lines - 2 and checksum_ok else "INCOMPLETE"
+    print(
+        f"\nyear of samples via gunicorn: {rows:,} rows in the footer, {lines - 2:,} data lines "
+        f"received, {expected:,} in the database, checksum {'ok' if checksum_ok else 'BAD'}, "
+        f"{seconds:.1f} s → {verdict}"
+    )

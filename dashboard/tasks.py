@@ -1,0 +1,21 @@
+"""Celery tasks of the dashboard: background exports (thin: IDs in, one service call)."""
+
+from datetime import timedelta
+
+from celery import shared_task
+from django.utils import timezone
+
+from .exports import jobs
+
+
+@shared_task(name="dashboard.build_export", acks_late=True, ignore_result=True)
+def build_export(export_id: int) -> None:
+    jobs.build(export_id)
+
+
+@shared_task(name="dashboard.exports_housekeeping", ignore_result=True)
+def exports_housekeeping() -> None:
+    """Build exports whose message was lost; delete expired ones."""
+    for export_id in jobs.pending(older_than=timezone.now() - timedelta(minutes=5)):
+        jobs.build(export_id)
+    jobs.expire()

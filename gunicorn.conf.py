@@ -1,0 +1,16 @@
+"""gunicorn settings for production (README: `gunicorn tokspeed.wsgi -c gunicorn.conf.py`).
+
+Threaded workers: the worker's main loop keeps telling the arbiter it is alive while a thread
+streams a long export, so `timeout` bounds a stuck worker, not a long download (a sync worker
+is killed mid-response after `timeout` seconds, leaving the client a cut file).
+"""
+
+import os
+
+bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
+workers = int(os.environ.get("GUNICORN_WORKERS", "2"))
+worker_class = "gthread"
+threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
+graceful_timeout = 30
+keepalive = 5

@@ -1,0 +1,120 @@
+"""Rollups: long windows read from merged sketches agree with the exact figures."""
+
+import math
+from datetime import UTC, datetime
+
+import pytest
+import time_machine
+
+from benchmarks.models import Run, RunRollup
+from benchmarks.rollups import sketch
+from benchmarks.rollups.write import add_run, rebuild
+from benchmarks.selectors import leaderboard as board_module
+from benchmarks.selectors.filters import BoardFilters
+from benchmarks.selectors.leaderboard import leaderboard
+from benchmarks.synthetic import seed_history
+
+pytestmark = pytest.mark.django_db
+
+# 01:00 UTC: a window of whole hours then starts before the day's first slot (02:00), so the
+# exact window and the sketched one (whole UTC days) hold the same runs.
+NOW = datetime(2026, 6, 15, 1, 0, tzinfo=UTC)
+COUNTS = ("runs", "samples", "errors")
+FIGURES = (
+    "ttft_p25_ms", "ttft_p50_ms", "ttft_p75_ms", "decode_tps_p25", "decode_tps_p50",
+    "decode_tps_p75", "e2e_p25_ms", "e2e_p50_ms", "e2e_p75_ms", "prefill_cost_ms",
+    "prefill_cost_p25_ms", "prefill_cost_p75_ms", "decode_tps_c1", "decode_tps_c10",
+    "decode_tps_peak", "throughput_tps", "input_tokens", "output_tokens", "cost_per_request_usd",
+    "error_rate",
+)  # fmt: skip
+
+
+@pytest.fixture
+def year():
+    with time_machine.travel(NOW, tick=False):
+        seed_history(endpoints=3, days=400, workloads=4, slots=3, samples_per_run=1, now=NOW)
+        yield
+
+
+def exact(filters: BoardFilters, monkeypatch) -> list:
+    with monkeypatch.context() as patch:
+        patch.setattr(board_module, "SKETCHED_WINDOW_HOURS", frozenset())
+        return leaderboard(filters)
+
+
+@pytest.mark.parametrize("window", ["90d", "365d"])
+@pytest.mark.parametrize(
+    "query",
+    [{}, {"workload": "long-context", "sort": "ttft"}, {"concurrency": "10"}, {"tod": "1"}],
+)
+def test_it_keeps_every_long_window_figure_within_one_percent_of_exact(
+    year, monkeypatch, window, query
+):
+    filters = BoardFilters.from_query({"window": window, **query})
+    with time_machine.travel(NOW, tick=False):
+        sketched = {row.slug: row for row in leaderboard(filters)}
+        truth = {row.slug: row for row in exact(filters, monkeypatch)}
+    assert sketched.keys() == truth.keys()
+    compared = 0
+    for slug, row in truth.items():
+        for name in COUNTS:
+            assert getattr(sketched[slug], name) == getattr(row, name), (slug, name)
+        for name in FIGURES:
+            want, got = getattr(row, name), getattr(sketched[slug], name)
+            assert (want is None) == (got is None), (slug, name, want, got)
+            if want is not None and want != 0:
+                assert math.isclose(got, want, rel_tol=0.01), (slug, name, want, got)
+                compared += 1
+    assert compared >= len(truth) * 5  # the comparison really covered figures
+
+
+def test_it_counts_each_finished_run_into_the_same_rollups_a_rebuild_makes(monkeypatch):
+    with time_machine.travel(NOW, tick=False):
+        seed_history(endpoints=2, days=6, workloads=4, slots=3, samples_per_run=1, now=NOW)
+    rebuilt = {_key(r): _content(r) for r in RunRollup.objects.all()}
+    RunRollup.objects.all().delete()
+    for run_id in Run.objects.order_by("slot", "id").values_list("id", flat=True):
+        add_run(run_id)
+    incremental = {_key(r): _content(r) for r in RunRollup.objects.all()}
+    assert incremental == rebuilt
+    assert any("prefill" in content[-1] for content in rebuilt.values())
+    assert rebuild() == len(rebuilt)
+
+
+def test_it_reads_sketch_quantiles_like_percentile_cont():
+    values = [float(v) for v in range(1, 1001)]
+    bins: dict[str, int] = {}
+    for value in values:
+        sketch.add(bins, value)
+    sketch.add(bins, -5.0)
+    sketch.add(bins, 0.0)
+    low, mid, high = sketch.quantiles(bins, (0.0, 0.5, 1.0))
+    assert math.isclose(low, -5.0, rel_tol=0.002)
+    assert math.isclose(mid, 499.0, rel_tol=0.002)  # ranks 500/501 of 1002 values
+    assert math.isclose(high, 1000.0, rel_tol=0.002)
+    assert sketch.quantiles({}, (0.5,)) == [None]
+
+
+def _key(rollup: RunRollup) -> tuple:
+    return (
+        rollup.endpoint_id, rollup.workload_id, rollup.vantage_id, rollup.concurrency,
+        rollup.span, rollup.day, rollup.tod_bucket,
+    )  # fmt: skip
+
+
+def _content(rollup: RunRollup) -> tuple:
+    return (
+        rollup.runs,
+        rollup.ok_count,
+        rollup.error_count,
+        rollup.errors_by_category,
+        rollup.sketches,
+    )
+
+
+def test_it_says_on_the_page_which_windows_are_sketched(client, settings):
+    settings.TOKSPEED_PUBLIC_DASHBOARD = True
+    long = client.get("/", {"window": "365d"}).content.decode()
+    assert "The 365d window is read from daily rollups" in long
+    short = client.get("/", {"window": "7d"}).content.decode()
+    assert "The 7d window is exact" in short
