@@ -2,6 +2,15 @@
 
 import django.db.models.deletion
 from django.db import migrations, models
+from django.utils import timezone
+
+
+def digest_the_window(apps, schema_editor):
+    """The advice's window (14 days) digested at once, so it does not go blank after deploying;
+    `manage.py advisor_digest` digests older days."""
+    from advisor.digest import rebuild
+
+    rebuild(days=15, now=timezone.now())
 
 
 class Migration(migrations.Migration):
@@ -28,4 +37,5 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('vantage', 'endpoint', 'day'), name='digest_unique_day')],
             },
         ),
+        migrations.RunPython(digest_the_window, migrations.RunPython.noop),
     ]
