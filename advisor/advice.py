@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
 from django.db.models import Q
 from django.utils import timezone
 
@@ -14,9 +16,10 @@ from benchmarks.models import Vantage
 from benchmarks.selectors.scope import resolve_vantage
 from providers.models import Endpoint
 
-from .measures import WINDOW_DAYS, load_points
+from .digest import load_digest
+from .measures import FIELDS, WINDOW_DAYS
 from .models import WorkloadProfile
-from .projection import cost_per_task, project
+from .projection import cost_per_task, project_all
 from .ranking import Option, rank, reason
 from .shape import Shape
 from .wording import dollars, seconds
@@ -109,13 +112,19 @@ def advise(
     vantage: Vantage | str | None = None,
     now: datetime | None = None,
     days: int = WINDOW_DAYS,
+    load: Callable[..., dict[int, np.ndarray]] = load_digest,
 ) -> Advice:
-    """Rank the endpoints the workload accepts by projected task time (see advisor.ranking)."""
+    """Rank the endpoints the workload accepts by projected task time (see advisor.ranking).
+
+    `load` reads the runs: the digest by default, advisor.measures.load_points for the runs
+    themselves (the same rows, slower)."""
     now = now or timezone.now()
     where = resolve_vantage(vantage)
     current = current or (profile.current_endpoint if profile else None)
     endpoints = candidates(shape, profile)
-    points = load_points(endpoint_ids=[e.id for e in endpoints], vantage=where, now=now, days=days)
+    points = load(endpoint_ids=[e.id for e in endpoints], vantage=where, now=now, days=days)
+    none = np.empty((0, len(FIELDS)))
+    projections = project_all({e.id: points.get(e.id, none) for e in endpoints}, shape)
     advice = Advice(
         shape=shape,
         generated_at=now,
@@ -124,7 +133,7 @@ def advise(
         profile=profile,
     )
     for endpoint in endpoints:
-        option = _option(endpoint, project(endpoint.id, points.get(endpoint.id, []), shape), shape)
+        option = _option(endpoint, projections[endpoint.id], shape)
         (advice.options if option.projection.measured else advice.unmeasured).append(option)
         if current is not None and endpoint.id == current.id:
             advice.current = option

@@ -1,16 +1,18 @@
-"""What the advisor stands on: one compact row per finished run, read in one query.
+"""What the advisor stands on: per endpoint, its finished runs as rows of FIELDS (float64).
 
 Only run summaries are read (never samples): the medians are columns, the within-run p90 TTFT
-and p10 decode speed come out of the summary JSON inside the database.
+and p10 decode speed come out of the summary JSON. The advice reads them from the run digest
+(advisor.digest, one packed row per endpoint-day); `load_points` reads the runs directly — the
+reference the digest is checked against, and what tests and the back-test build by hand.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import astuple, dataclass
 from datetime import datetime, timedelta
 
+import numpy as np
 from django.db.models import FloatField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
@@ -18,16 +20,31 @@ from django.db.models.functions import Cast
 from benchmarks.models import Run, Vantage
 
 WINDOW_DAYS = 14
+# Columns of a run row; times in ms, decode speed in output tokens/s per user, slot in epoch
+# seconds, NaN where a run has no figure.
+FIELDS = (
+    "slot",
+    "tod_bucket",
+    "context_tokens",
+    "concurrency",
+    "input_tokens",
+    "ok",
+    "errors",
+    "ttft_p50_ms",
+    "ttft_p90_ms",
+    "decode_tps_p50",
+    "decode_tps_p10",
+)
+(SLOT, BUCKET, CONTEXT, USERS, TOKENS, OK, ERRORS, TTFT50, TTFT90, DECODE50, DECODE10) = range(
+    len(FIELDS)
+)
 
 
 @dataclass(frozen=True, slots=True)
 class RunPoint:
-    """One finished run: medians over its ok samples and its within-run spread.
+    """One finished run: medians over its ok samples and its within-run spread (a row of
+    FIELDS, for building by hand)."""
 
-    Times in ms; decode speed in output tokens/s per user.
-    """
-
-    endpoint_id: int
     slot: datetime
     tod_bucket: int
     context_tokens: int
@@ -40,36 +57,47 @@ class RunPoint:
     decode_tps_p50: float | None
     decode_tps_p10: float | None
 
-    @property
-    def base(self) -> bool:
-        return self.context_tokens == 0 and self.concurrency == 1
 
-    @property
-    def long(self) -> bool:
-        return self.context_tokens > 0 and self.concurrency == 1
+def as_rows(points: Sequence[RunPoint]) -> np.ndarray:
+    """RunPoints as rows of FIELDS (None → NaN), in the given order."""
+    rows = np.full((len(points), len(FIELDS)), np.nan)
+    for i, point in enumerate(points):
+        values = astuple(point)
+        rows[i] = [point.slot.timestamp(), *(np.nan if v is None else v for v in values[1:])]
+    return rows
 
-    @property
-    def parallel(self) -> bool:
-        return self.context_tokens == 0 and self.concurrency > 1
+
+def load_columns(
+    owner: np.ndarray, records: np.ndarray, *, start: datetime, now: datetime
+) -> dict[int, np.ndarray]:
+    """Split rows (grouped by endpoint, oldest first within each) by their endpoint, keeping
+    those with start ≤ slot ≤ now."""
+    slot = records[:, SLOT]
+    keep = (slot >= start.timestamp()) & (slot <= now.timestamp())
+    owner, records = owner[keep], records[keep]
+    ids, first = np.unique(owner, return_index=True)
+    bounds = [*first.tolist(), len(owner)]
+    return {int(e): records[bounds[i] : bounds[i + 1]] for i, e in enumerate(ids.tolist())}
 
 
 def load_points(
     *, endpoint_ids: Iterable[int], vantage: Vantage | None, now: datetime, days: int = WINDOW_DAYS
-) -> dict[int, list[RunPoint]]:
-    """Finished runs of the endpoints from the vantage in the last `days`, oldest first."""
+) -> dict[int, np.ndarray]:
+    """Finished runs of the endpoints from the vantage in the last `days`, oldest first, read
+    from the runs themselves."""
     ids = list(endpoint_ids)
-    points: dict[int, list[RunPoint]] = defaultdict(list)
     if not ids or vantage is None:
-        return points
-    rows = (
+        return {}
+    start = now - timedelta(days=days)
+    rows = list(
         Run.objects.filter(
             endpoint_id__in=ids,
             vantage=vantage,
-            slot__gte=now - timedelta(days=days),
+            slot__gte=start,
             slot__lte=now,
             status__in=Run.FINISHED,
         )
-        .order_by("slot")
+        .order_by("endpoint_id", "slot", "id")
         .values_list(
             "endpoint_id",
             "slot",
@@ -85,6 +113,8 @@ def load_points(
             Cast(KT("summary__decode_tps__p10"), FloatField()),
         )
     )
-    for row in rows:
-        points[row[0]].append(RunPoint(*row))
-    return points
+    if not rows:
+        return {}
+    owner = np.asarray([row[0] for row in rows])
+    records = as_rows([RunPoint(*row[1:]) for row in rows])
+    return load_columns(owner, records, start=start, now=now)

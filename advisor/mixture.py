@@ -1,4 +1,4 @@
-"""Quantiles of a weighted mixture of normals (point masses where the spread is 0).
+"""Quantiles of weighted mixtures of normals (point masses where the spread is 0).
 
 A task's time under one measured condition (a run) is a sum of serial calls: its mean adds
 up, and so does its variance (calls are independent draws within a run). Conditions differ by
@@ -27,19 +27,39 @@ def quantiles(
     m = np.asarray(means, dtype=float)
     if m.size == 0:
         raise ValueError("a mixture needs at least one component")
-    s = np.asarray(sds, dtype=float)
     w = np.ones_like(m) if weights is None else np.asarray(weights, dtype=float)
-    w = w / w.sum()
+    f = np.asarray(fractions, dtype=float)
+    members = [np.arange(m.size)] * f.size
+    return many_quantiles(m, np.asarray(sds, dtype=float), w, members, f).tolist()
+
+
+def many_quantiles(
+    means: np.ndarray,
+    sds: np.ndarray,
+    weights: np.ndarray,
+    members: Sequence[np.ndarray],
+    fractions: np.ndarray,
+) -> np.ndarray:
+    """One quantile per question q: the fraction `fractions[q]` of the mixture of components
+    `members[q]` (indexes into means, sds, weights; none empty). Every question bisects at once,
+    each in its own bracket, so a whole advice costs ITERATIONS vector steps."""
+    sizes = np.fromiter((len(m) for m in members), dtype=np.intp, count=len(members))
+    chosen = np.concatenate(members)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    question = np.repeat(np.arange(len(members)), sizes)
+    m, s = means[chosen], sds[chosen]
+    w = weights[chosen]
+    w = w / np.add.reduceat(w, starts)[question]
     f = np.asarray(fractions, dtype=float) - 1e-12
     spread = s > 0
     safe = np.where(spread, s, 1.0)
-    low = np.full(f.shape, float(np.min(m - 8 * s)))
-    high = np.full(f.shape, float(np.max(m + 8 * s)))
+    low = np.minimum.reduceat(m - 8 * s, starts)
+    high = np.maximum.reduceat(m + 8 * s, starts)
     for _ in range(ITERATIONS):
         middle = (low + high) / 2
-        gap = middle[:, None] - m[None, :]
+        gap = middle[question] - m
         below = np.where(spread, ndtr(gap / safe), gap >= 0)
-        reached = below @ w >= f
+        reached = np.add.reduceat(below * w, starts) >= f
         high = np.where(reached, middle, high)
         low = np.where(reached, low, middle)
-    return high.tolist()
+    return high

@@ -97,3 +97,27 @@ class WorkloadProfile(models.Model):
     def subscriber_emails(self) -> list[str]:
         raw = self.subscribers.replace(",", "\n").splitlines()
         return sorted({line.strip().lower() for line in raw if line.strip()})
+
+
+class RunDigest(models.Model):
+    """The advisor's compact copy of one endpoint's finished runs on one UTC day, from one vantage.
+
+    `points` packs, per run in slot order, the figures the projection reads (advisor.digest.
+    FIELDS) as big-endian float64 (NaN for none), so a cold answer reads ~15 rows per endpoint
+    instead of a few hundred runs with their summaries. Derived data: advisor.digest rebuilds it.
+    """
+
+    vantage = models.ForeignKey("benchmarks.Vantage", on_delete=models.CASCADE, related_name="+")
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    runs = models.PositiveIntegerField()
+    points = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["vantage", "endpoint", "day"], name="digest_unique_day")
+        ]
+        indexes = [models.Index(fields=["vantage", "day"], name="digest_window")]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint_id} · {self.vantage_id} · {self.day}"

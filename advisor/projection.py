@@ -22,14 +22,29 @@ like the last few days than like two weeks ago.
 from __future__ import annotations
 
 import math
-import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from statistics import NormalDist
 
-from .measures import RunPoint
-from .mixture import quantiles
+import numpy as np
+
+from .measures import (
+    BUCKET,
+    CONTEXT,
+    DECODE10,
+    DECODE50,
+    ERRORS,
+    OK,
+    SLOT,
+    TOKENS,
+    TTFT50,
+    TTFT90,
+    USERS,
+    RunPoint,
+    as_rows,
+)
+from .mixture import many_quantiles
 from .shape import Shape
 
 Z90 = NormalDist().inv_cdf(0.9)
@@ -41,6 +56,7 @@ HALF_LIFE_DAYS = 3.0
 MIN_RUNS = 6  # conditions (base runs) below which an answer is thin: two days at 3 a day
 MISSING_LONG = "long-context"
 MISSING_CONCURRENCY = "concurrency"
+TASK_FRACTIONS = (0.25, 0.5, 0.75, 0.9)
 
 
 @dataclass(slots=True)
@@ -71,56 +87,83 @@ class Projection:
         return self.conditions < MIN_RUNS
 
 
-def _median(values: Sequence[float]) -> float | None:
-    return statistics.median(values) if values else None
+@dataclass(slots=True)
+class Conditions:
+    """One endpoint's task time under each base run: mean, sd, recency weight, tod bucket."""
+
+    means: np.ndarray
+    sds: np.ndarray
+    weights: np.ndarray
+    buckets: np.ndarray
 
 
-def _tokens(point: RunPoint, fallback: float) -> float:
-    return float(point.input_tokens) if point.input_tokens else fallback
+def _present(values: np.ndarray) -> np.ndarray:
+    """Where a figure is there and truthy (not NaN, not 0): the test `if value` makes."""
+    return ~np.isnan(values) & (values != 0)
 
 
-def prefill_rates(base: list[RunPoint], long: list[RunPoint]) -> tuple[dict, float | None, float]:
-    """({slot: ms per prompt token}, the median rate, the longest measured prompt in tokens)."""
-    base_at = {p.slot: p for p in base}
-    base_in = _median([_tokens(p, BASE_PROMPT_TOKENS) for p in base]) or BASE_PROMPT_TOKENS
-    by_slot: dict[datetime, float] = {}
-    for point in long:
-        pair = base_at.get(point.slot)
-        if pair is None:
-            continue
-        pair_in = _tokens(pair, base_in)
-        extra = _tokens(point, point.context_tokens + pair_in) - pair_in
-        if extra > 0:
-            by_slot[point.slot] = max(0.0, (point.ttft_p50_ms - pair.ttft_p50_ms) / extra)
-    longest = max((_tokens(p, p.context_tokens + base_in) for p in long), default=base_in)
-    if by_slot:
-        return by_slot, statistics.median(by_slot.values()), longest
-    if long and base:
-        long_in = _median([_tokens(p, p.context_tokens + base_in) for p in long])
-        gap = _median([p.ttft_p50_ms for p in long]) - _median([p.ttft_p50_ms for p in base])
-        return {}, max(0.0, gap / max(long_in - base_in, 1.0)), longest
-    return {}, None, longest
+def _tokens(rows: np.ndarray, fallback: np.ndarray | float) -> np.ndarray:
+    """Prompt tokens of each run: its own count, else the fallback."""
+    tokens = rows[:, TOKENS]
+    return np.where(_present(tokens), tokens, fallback)
+
+
+def _last_per_slot(slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct slots ascending, index of the last row at each): a later run at the same slot
+    stands for it."""
+    reversed_unique, first_from_end = np.unique(slots[::-1], return_index=True)
+    return reversed_unique, len(slots) - 1 - first_from_end
+
+
+def prefill_rates(
+    base: np.ndarray, long: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, float | None, float]:
+    """(slots, ms per prompt token at each, the median rate, the longest measured prompt in
+    tokens): a rate per slot where a long-context run has a base run beside it."""
+    base_in = float(np.median(_tokens(base, BASE_PROMPT_TOKENS))) if len(base) else 0.0
+    base_in = base_in or BASE_PROMPT_TOKENS
+    longest = float(np.max(_tokens(long, long[:, CONTEXT] + base_in))) if len(long) else base_in
+    none = np.empty(0)
+    if not len(long):
+        return none, none, None, longest
+    base_slots, base_last = _last_per_slot(base[:, SLOT])
+    at = np.minimum(np.searchsorted(base_slots, long[:, SLOT]), max(len(base_slots) - 1, 0))
+    paired = long[:, SLOT] == base_slots[at] if len(base_slots) else np.zeros(len(long), bool)
+    pair = base[base_last[at[paired]]]
+    pair_in = _tokens(pair, base_in)
+    extra = _tokens(long[paired], long[paired][:, CONTEXT] + pair_in) - pair_in
+    positive = extra > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.maximum(0.0, (long[paired][:, TTFT50] - pair[:, TTFT50]) / extra)[positive]
+    slots, last = _last_per_slot(long[paired][:, SLOT][positive])
+    if len(slots):
+        rates = rate[last]
+        return slots, rates, float(np.median(rates)), longest
+    if len(base):
+        long_in = float(np.median(_tokens(long, long[:, CONTEXT] + base_in)))
+        gap = float(np.median(long[:, TTFT50])) - float(np.median(base[:, TTFT50]))
+        return none, none, max(0.0, gap / max(long_in - base_in, 1.0)), longest
+    return none, none, None, longest
 
 
 def concurrency_factors(
-    base: list[RunPoint], parallel: list[RunPoint], users: int
+    base: np.ndarray, parallel: np.ndarray, users: int
 ) -> tuple[float, float, str | None]:
     """(TTFT factor, decode factor, note) at `users` concurrent, relative to one user."""
     if users <= 1:
         return 1.0, 1.0, None
-    one_ttft = _median([p.ttft_p50_ms for p in base])
-    one_decode = _median([p.decode_tps_p50 for p in base])
-    levels: dict[int, list[RunPoint]] = {}
-    for point in parallel:
-        levels.setdefault(point.concurrency, []).append(point)
-    curve = [(1, 1.0, 1.0)] + [
-        (
-            level,
-            _median([p.ttft_p50_ms for p in points]) / one_ttft,
-            _median([p.decode_tps_p50 for p in points]) / one_decode,
+    one_ttft = float(np.median(base[:, TTFT50]))
+    one_decode = float(np.median(base[:, DECODE50]))
+    curve = [(1, 1.0, 1.0)]
+    for level in np.unique(parallel[:, USERS]).tolist():
+        points = parallel[parallel[:, USERS] == level]
+        curve.append(
+            (
+                int(level),
+                float(np.median(points[:, TTFT50])) / one_ttft,
+                float(np.median(points[:, DECODE50])) / one_decode,
+            )
         )
-        for level, points in sorted(levels.items())
-    ]
     for (c0, t0, d0), (c1, t1, d1) in zip(curve, curve[1:], strict=False):
         if c0 <= users <= c1:
             weight = math.log(users / c0) / math.log(c1 / c0)
@@ -130,22 +173,29 @@ def concurrency_factors(
     return ttft_f, decode_f, note
 
 
-def project(endpoint_id: int, points: list[RunPoint], shape: Shape) -> Projection:
-    """The task-time distribution of `shape` on one endpoint (see the module docstring)."""
-    result = Projection(endpoint_id=endpoint_id, runs=len(points))
-    result.samples = sum(p.ok + p.errors for p in points)
-    attempts = sum(p.ok + p.errors for p in points)
-    result.availability = sum(p.ok for p in points) / attempts if attempts else None
-    result.newest = max((p.slot for p in points), default=None)
-    usable = [p for p in points if p.ok and p.ttft_p50_ms is not None and p.decode_tps_p50]
-    base = [p for p in usable if p.base]
-    long = [p for p in usable if p.long]
-    parallel = [p for p in usable if p.parallel]
-    if not base:
+def prepare(
+    endpoint_id: int, rows: np.ndarray, shape: Shape
+) -> tuple[Projection, Conditions | None]:
+    """Everything but the task quantiles, and the conditions they come from (None when the
+    endpoint is not measured for the shape). `rows`: the endpoint's runs (advisor.measures)."""
+    result = Projection(endpoint_id=endpoint_id, runs=len(rows))
+    ok, errors = rows[:, OK], rows[:, ERRORS]
+    attempts = int(ok.sum() + errors.sum())
+    result.samples = attempts
+    result.availability = int(ok.sum()) / attempts if attempts else None
+    if len(rows):
+        result.newest = datetime.fromtimestamp(float(rows[:, SLOT].max()), UTC)
+    usable = rows[(ok != 0) & ~np.isnan(rows[:, TTFT50]) & _present(rows[:, DECODE50])]
+    one_user = usable[:, USERS] == 1
+    no_context = usable[:, CONTEXT] == 0
+    base = usable[no_context & one_user]
+    long = usable[(usable[:, CONTEXT] > 0) & one_user]
+    parallel = usable[no_context & (usable[:, USERS] > 1)]
+    if not len(base):
         result.missing.append("base")
-        return result
-    rates, median_rate, longest = prefill_rates(base, long)
-    base_in = _median([_tokens(p, BASE_PROMPT_TOKENS) for p in base])
+        return result, None
+    rate_slots, rates, median_rate, longest = prefill_rates(base, long)
+    base_in = float(np.median(_tokens(base, BASE_PROMPT_TOKENS)))
     prefilled = shape.prefilled_tokens
     if prefilled > base_in + LONG_SLACK_TOKENS and median_rate is None:
         result.missing.append(MISSING_LONG)
@@ -157,54 +207,97 @@ def project(endpoint_id: int, points: list[RunPoint], shape: Shape) -> Projectio
         result.notes.append(
             f"TTFT as measured at {base_in:,.0f} prompt tokens; {prefilled:,.0f} not measured"
         )
-    if shape.concurrency > 1 and not parallel:
+    if shape.concurrency > 1 and not len(parallel):
         result.missing.append(MISSING_CONCURRENCY)
     if result.missing:
-        return result
+        return result, None
     ttft_f, decode_f, note = concurrency_factors(base, parallel, shape.concurrency)
     if note:
         result.notes.append(note)
-    means, sds, ttfts, speeds, buckets, weights = [], [], [], [], [], []
-    newest = max(p.slot for p in base)
-    for point in base:
-        age_days = (newest - point.slot).total_seconds() / 86_400
-        weights.append(0.5 ** (age_days / HALF_LIFE_DAYS))
-        rate = rates.get(point.slot, median_rate) or 0.0
-        extra_ms = rate * max(0.0, prefilled - _tokens(point, base_in))
-        ttft = (point.ttft_p50_ms + extra_ms) * ttft_f
-        ttft_sd = 0.0
-        if point.ttft_p90_ms is not None:
-            scale = ttft / (point.ttft_p50_ms * ttft_f) if point.ttft_p50_ms else 1.0
-            ttft_sd = max(0.0, point.ttft_p90_ms - point.ttft_p50_ms) / Z90 * ttft_f * scale
-        decode = point.decode_tps_p50 * decode_f
-        decode_s = shape.decoded_tokens / decode
-        decode_sd = 0.0
-        if point.decode_tps_p10:
-            slow_s = shape.decoded_tokens / (point.decode_tps_p10 * decode_f)
-            decode_sd = max(0.0, slow_s - decode_s) / Z90
-        call_s = ttft / 1000 + decode_s + shape.tool_s
-        call_sd = math.hypot(ttft_sd / 1000, decode_sd)
-        means.append(shape.calls * call_s)
-        sds.append(math.sqrt(shape.calls) * call_sd)
-        ttfts.append(ttft)
-        speeds.append(decode)
-        buckets.append(point.tod_bucket)
-    result.conditions = len(means)
-    p25, p50, p75, p90 = quantiles(means, sds, (0.25, 0.5, 0.75, 0.9), weights)
-    result.task_p25_s, result.task_p50_s, result.task_p75_s, result.task_p90_s = p25, p50, p75, p90
-    result.ttft_ms = statistics.median(ttfts)
-    result.decode_tps = statistics.median(speeds)
-    result.reasoning_s = shape.reasoning_tokens / result.decode_tps
-    for bucket in sorted(set(buckets)):
-        chosen = [i for i, b in enumerate(buckets) if b == bucket]
-        (median,) = quantiles(
-            [means[i] for i in chosen],
-            [sds[i] for i in chosen],
-            (0.5,),
-            [weights[i] for i in chosen],
+    slot = base[:, SLOT]
+    weights = 0.5 ** ((slot.max() - slot) / 86_400 / HALF_LIFE_DAYS)
+    rate = np.full(len(base), median_rate or 0.0)
+    if len(rate_slots):
+        at = np.minimum(np.searchsorted(rate_slots, slot), len(rate_slots) - 1)
+        found = rate_slots[at] == slot
+        rate[found] = rates[at[found]]
+    extra_ms = rate * np.maximum(0.0, prefilled - _tokens(base, base_in))
+    ttft50, ttft90 = base[:, TTFT50], base[:, TTFT90]
+    ttft = (ttft50 + extra_ms) * ttft_f
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(_present(ttft50), ttft / (ttft50 * ttft_f), 1.0)
+        ttft_sd = np.where(
+            np.isnan(ttft90), 0.0, np.maximum(0.0, ttft90 - ttft50) / Z90 * ttft_f * scale
         )
-        result.p50_by_bucket[bucket] = median
-    return result
+        decode = base[:, DECODE50] * decode_f
+        decode_s = shape.decoded_tokens / decode
+        decode10 = base[:, DECODE10]
+        slow_s = shape.decoded_tokens / (decode10 * decode_f)
+        decode_sd = np.where(_present(decode10), np.maximum(0.0, slow_s - decode_s) / Z90, 0.0)
+    call_s = ttft / 1000 + decode_s + shape.tool_s
+    call_sd = np.hypot(ttft_sd / 1000, decode_sd)
+    result.conditions = len(base)
+    result.ttft_ms = float(np.median(ttft))
+    result.decode_tps = float(np.median(decode))
+    result.reasoning_s = shape.reasoning_tokens / result.decode_tps
+    conditions = Conditions(
+        means=shape.calls * call_s,
+        sds=math.sqrt(shape.calls) * call_sd,
+        weights=weights,
+        buckets=base[:, BUCKET].astype(int),
+    )
+    return result, conditions
+
+
+def project_all(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, Projection]:
+    """The task-time distribution of `shape` on each endpoint (see the module docstring); the
+    quantiles of every endpoint and time-of-day bucket come out of one vector bisection."""
+    results: dict[int, Projection] = {}
+    means, sds, weights, members, fractions, targets = [], [], [], [], [], []
+    offset = 0
+    for endpoint_id, rows in points.items():
+        projection, conditions = prepare(endpoint_id, rows, shape)
+        results[endpoint_id] = projection
+        if conditions is None:
+            continue
+        count = len(conditions.means)
+        everything = np.arange(offset, offset + count)
+        for fraction in TASK_FRACTIONS:
+            members.append(everything)
+            fractions.append(fraction)
+            targets.append((projection, fraction, None))
+        for bucket in np.unique(conditions.buckets).tolist():
+            members.append(everything[conditions.buckets == bucket])
+            fractions.append(0.5)
+            targets.append((projection, 0.5, bucket))
+        means.append(conditions.means)
+        sds.append(conditions.sds)
+        weights.append(conditions.weights)
+        offset += count
+    if not members:
+        return results
+    found = many_quantiles(
+        np.concatenate(means),
+        np.concatenate(sds),
+        np.concatenate(weights),
+        members,
+        np.asarray(fractions),
+    ).tolist()
+    names = dict(
+        zip(TASK_FRACTIONS, ("task_p25_s", "task_p50_s", "task_p75_s", "task_p90_s"), strict=True)
+    )
+    for (projection, fraction, bucket), value in zip(targets, found, strict=True):
+        if bucket is None:
+            setattr(projection, names[fraction], value)
+        else:
+            projection.p50_by_bucket[bucket] = value
+    return results
+
+
+def project(endpoint_id: int, points: Sequence[RunPoint] | np.ndarray, shape: Shape) -> Projection:
+    """One endpoint's projection (runs as RunPoints or rows of advisor.measures.FIELDS)."""
+    rows = points if isinstance(points, np.ndarray) else as_rows(points)
+    return project_all({endpoint_id: rows}, shape)[endpoint_id]
 
 
 def cost_per_task(

@@ -5,9 +5,10 @@
 
 Uses its own PostgreSQL database: a copy of --template when that database exists (bench/
 read_side.py's SYNTHETIC year: 100 endpoints × 4 workloads × 3 slots a day × 365 days), seeded
-with seed_history otherwise; then migrates it. Times requests through Django's test client (the
-whole middleware, DRF and view stack, no network) for the four preset profiles and an ad hoc
-question, each as JSON and as a LiteLLM feed:
+with seed_history otherwise (--template "" always seeds); then migrates it and builds the
+advisor's run digest from the runs (manage.py advisor_digest), as a deployment would. Times
+requests through Django's test client (the whole middleware, DRF and view stack, no network)
+for the four preset profiles and an ad hoc question, each as JSON and as a LiteLLM feed:
 
 - polled:  a router polling every minute — the answer for unchanged data comes from the cache
            (the data-version check still runs: 2 indexed queries)
@@ -47,9 +48,12 @@ def clone(template: str, database: str) -> bool:
             "SELECT 1 FROM pg_database WHERE datname = %s", [database]
         ).fetchone():
             return True
-        if not connection.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", [template]
-        ).fetchone():
+        if (
+            not template
+            or not connection.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", [template]
+            ).fetchone()
+        ):
             return False
         connection.execute(f'CREATE DATABASE "{database}" TEMPLATE "{template}"')
         return True
@@ -99,12 +103,13 @@ def main() -> int:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    call_command("migrate", verbosity=0)
+    call_command("migrate", verbosity=0)  # a copy made by other code may not migrate: --template ""
     if not copied:
         seed_args = argparse.Namespace(
             endpoints=args.endpoints, days=args.days, workloads=4, slots=3, samples_per_run=5
         )
         read_side.seed(seed_args, fresh=True)
+    call_command("advisor_digest")
     print("SYNTHETIC history:")
     read_side.sizes()
     client = Client(HTTP_HOST="localhost")

@@ -97,7 +97,6 @@ def measure_runs(truth: Truth, index: int, days: int, rng: np.random.Generator, 
             slot = start + timedelta(days=day, hours=hour)
             points.append(
                 RunPoint(
-                    endpoint_id=index,
                     slot=slot,
                     tod_bucket=hour // 6,
                     context_tokens=0,

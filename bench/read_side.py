@@ -72,6 +72,8 @@ def configure(database: str, *, fresh: bool) -> None:
     os.environ["TOKSPEED_PUBLIC_DASHBOARD"] = "1"
     os.environ["TOKSPEED_THROTTLE_ANON"] = "1000000/min"
     os.environ.setdefault("TOKSPEED_VAR_DIR", str(ROOT / "var" / "bench-read-side"))
+    # Sessions and messages sign cookies; a bench has no install secret (`manage.py up`).
+    os.environ.setdefault("SECRET_KEY", "bench-only-" + os.urandom(16).hex())
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(ROOT / "bench"))
 

@@ -20,6 +20,7 @@ from .stats import median, summarize
 log = logging.getLogger(__name__)
 
 EVALUATE_AFTER_RUN = "alerts.evaluate_after_run"
+DIGEST_RUN = "advisor.digest_run"  # the advisor's compact copy of finished runs
 CENTRAL_QUEUE = "tokspeed"
 
 
@@ -123,6 +124,7 @@ def _finish_once(
         if not mine.update(**fields):
             return False
         transaction.on_commit(partial(request_evaluation, run.id))
+        transaction.on_commit(partial(request_digest, run.id))
     for name, value in fields.items():
         setattr(run, name, value)
     count_into_rollups(run.id)
@@ -144,3 +146,11 @@ def request_evaluation(run_id: int) -> None:
         current_app.send_task(EVALUATE_AFTER_RUN, args=[run_id], queue=CENTRAL_QUEUE)
     except Exception:  # the run is stored; a later run's evaluation covers the same series
         log.exception("could not request alert evaluation for run %s", run_id)
+
+
+def request_digest(run_id: int) -> None:
+    """Ask the advisor (by task name: no import of it) to add this run to its digest."""
+    try:
+        current_app.send_task(DIGEST_RUN, args=[run_id], queue=CENTRAL_QUEUE)
+    except Exception:  # the advisor's hourly pass over recent days digests it instead
+        log.exception("could not request the advisor digest of run %s", run_id)

@@ -35,7 +35,7 @@ def test_it_does_not_alert_on_a_flip_that_flips_back():
 
 def slow_down(endpoint, at):
     figures = {"ttft_ms": 5000, "decode_tps": 10}
-    seed.data.run(endpoint, at, summary=seed.summary(**figures), **figures)
+    seed.finished(seed.data.run(endpoint, at, summary=seed.summary(**figures), **figures))
 
 
 def test_it_emails_subscribers_a_before_after_table_when_the_advice_changed():

@@ -81,8 +81,8 @@ def test_it_sends_an_etag_and_answers_304_when_unchanged(reader, world):
     assert again.status_code == 304
     # A finished run changes the data, hence the answer and its tag.
     fast = Run.objects.filter(endpoint__slug="fast").first().endpoint
-    seed.data.run(fast, seed.NOW.replace(hour=11), ttft_ms=5000, decode_tps=10,
-                  summary=seed.summary(ttft_ms=5000, decode_tps=10))  # fmt: skip
+    seed.finished(seed.data.run(fast, seed.NOW.replace(hour=11), ttft_ms=5000, decode_tps=10,
+                                summary=seed.summary(ttft_ms=5000, decode_tps=10)))  # fmt: skip
     changed = reader.get("/api/v1/advice/", {"profile": "chat"}, HTTP_IF_NONE_MATCH=first["ETag"])
     assert changed.status_code == 200 and changed["ETag"] != first["ETag"]
 

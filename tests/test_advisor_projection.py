@@ -29,7 +29,6 @@ def point(
     errors: int = 0,
 ) -> RunPoint:
     return RunPoint(
-        endpoint_id=1,
         slot=slot,
         tod_bucket=slot.hour // 6,
         context_tokens=context,

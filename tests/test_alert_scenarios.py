@@ -74,7 +74,8 @@ def real_run(series: dict, slot, fs_broker: Path):
     # for runs measured at their slots.
     Run.objects.filter(id=run.id).update(tod_bucket=tod_bucket(slot))
     requested = [t for t in queued_tasks(fs_broker) if t["args"] == [run.id]]
-    assert [t["task"] for t in requested] == ["alerts.evaluate_after_run"]
+    asked = sorted(t["task"] for t in requested)
+    assert asked == ["advisor.digest_run", "alerts.evaluate_after_run"]
     return evaluate_after_run(run.id)
 
 

@@ -405,6 +405,13 @@ CELERY_BEAT_SCHEDULE.update(
         },
         # The advice moves only when runs finish (3 a day by default): hourly is prompt enough,
         # and "changed" needs two evaluations in a row.
+        # Safety net for the advisor's run digest: a run whose digest message was lost is in
+        # the advice within the hour (each finish asks for its own day at once).
+        "advisor-digest": {
+            "task": "advisor.digest_recent",
+            "schedule": crontab(minute=5),
+            "options": {"expires": 3000},
+        },
         "alerts-advice": {
             "task": "alerts.evaluate_advice",
             "schedule": crontab(minute=15),

@@ -1,0 +1,150 @@
+"""The run digest: each endpoint-day's finished runs packed into one row the advisor reads fast.
+
+A cold advice over 100 endpoints reads ~1,500 digest rows (one per endpoint and UTC day of the
+window) instead of ~17,000 runs and a JSON value out of each run's summary. Each row is built in
+SQL from the runs themselves, so building is idempotent and any row can be rebuilt at any time:
+
+- when a run finishes (benchmarks.finish asks for `advisor.digest_run` by task name), its day;
+- every hour, the days of the last RECENT_HOURS of slots (a lost message costs an hour at most);
+- `manage.py advisor_digest [--days N]`, everything (or the last N days) again.
+
+A record is FIELDS as big-endian float64 (float8send), NaN where the run has no figure.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+
+import numpy as np
+from django.db import connection, transaction
+
+from benchmarks.models import Run, Vantage
+
+from .measures import FIELDS, load_columns
+from .models import RunDigest
+
+RECENT_HOURS = 48
+FINISHED = tuple(sorted(Run.FINISHED))
+# One SQL expression per field of FIELDS, in order: what the direct path (measures) reads.
+EXPRESSIONS = (
+    "extract(epoch FROM r.slot)::float8",
+    "r.tod_bucket::float8",
+    "r.context_tokens::float8",
+    "r.concurrency::float8",
+    "r.input_tokens::float8",
+    "r.ok_count::float8",
+    "r.error_count::float8",
+    "r.ttft_p50_ms",
+    "(r.summary -> 'ttft_ms' ->> 'p90')::float8",
+    "r.decode_tps_p50",
+    "(r.summary -> 'decode_tps' ->> 'p10')::float8",
+)
+assert len(EXPRESSIONS) == len(FIELDS)  # noqa: S101  (a mismatch would misread every record)
+RECORD = " || ".join(f"float8send(coalesce({e}, 'NaN'::float8))" for e in EXPRESSIONS)
+BUILD = f"""
+INSERT INTO advisor_rundigest (vantage_id, endpoint_id, day, runs, points)
+SELECT r.vantage_id, r.endpoint_id, (r.slot AT TIME ZONE 'UTC')::date, count(*),
+       string_agg({RECORD}, ''::bytea ORDER BY r.slot, r.id)
+FROM benchmarks_run r
+WHERE r.status = ANY(%(finished)s) AND r.slot >= %(start)s AND r.slot < %(end)s {{runs}}
+GROUP BY 1, 2, 3
+ON CONFLICT (vantage_id, endpoint_id, day)
+DO UPDATE SET runs = EXCLUDED.runs, points = EXCLUDED.points
+"""  # noqa: S608  (fixed SQL expressions above; every value is a parameter)
+CLEAR = "DELETE FROM advisor_rundigest WHERE day >= %(first)s AND day < %(stop)s {digests}"
+
+
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, time(), tzinfo=UTC)
+
+
+def rebuild_days(
+    first: date, stop: date, *, endpoint_id: int | None = None, vantage_id: int | None = None
+) -> int:
+    """Build the digest of days [first, stop) again (of one endpoint and vantage when given);
+    returns the number of rows written."""
+    params = {
+        "finished": list(FINISHED),
+        "start": _midnight(first),
+        "end": _midnight(stop),
+        "first": first,
+        "stop": stop,
+        "endpoint": endpoint_id,
+        "vantage": vantage_id,
+    }
+    runs = digests = ""
+    if endpoint_id is not None and vantage_id is not None:
+        runs = "AND r.endpoint_id = %(endpoint)s AND r.vantage_id = %(vantage)s"
+        digests = "AND endpoint_id = %(endpoint)s AND vantage_id = %(vantage)s"
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(CLEAR.format(digests=digests), params)
+        cursor.execute(BUILD.format(runs=runs), params)
+        return cursor.rowcount
+
+
+def digest_run(run_id: int) -> int:
+    """Build the day of one run again (after it finished)."""
+    run = Run.objects.filter(id=run_id).values("slot", "endpoint_id", "vantage_id").first()
+    if run is None:
+        return 0
+    day = run["slot"].astimezone(UTC).date()
+    return rebuild_days(
+        day,
+        day + timedelta(days=1),
+        endpoint_id=run["endpoint_id"],
+        vantage_id=run["vantage_id"],
+    )
+
+
+def digest_recent(*, now: datetime, hours: int = RECENT_HOURS) -> int:
+    """Build the days of the last `hours` of slots again (catches a finish whose task was lost)."""
+    first = (now - timedelta(hours=hours)).astimezone(UTC).date()
+    return rebuild_days(first, now.astimezone(UTC).date() + timedelta(days=1))
+
+
+def rebuild(*, days: int | None = None, now: datetime) -> int:
+    """Build every day again, or the last `days` days; a day at a time keeps transactions short."""
+    last = now.astimezone(UTC).date()
+    if days is not None:
+        first = last - timedelta(days=days)
+    else:
+        oldest = Run.objects.order_by("slot").values_list("slot", flat=True).first()
+        if oldest is None:
+            return 0
+        first = oldest.astimezone(UTC).date()
+    written = 0
+    day = first
+    while day <= last:
+        written += rebuild_days(day, day + timedelta(days=1))
+        day += timedelta(days=1)
+    return written
+
+
+def load_digest(
+    *, endpoint_ids: list[int], vantage: Vantage | None, now: datetime, days: int
+) -> dict[int, np.ndarray]:
+    """What advisor.measures.load_points reads from the runs, read from the digest: each
+    endpoint's finished runs in the window as rows of FIELDS, oldest first."""
+    if not endpoint_ids or vantage is None:
+        return {}
+    start = now - timedelta(days=days)
+    rows = (
+        RunDigest.objects.filter(
+            vantage=vantage,
+            endpoint_id__in=endpoint_ids,
+            day__gte=start.astimezone(UTC).date(),
+            day__lte=now.astimezone(UTC).date(),
+        )
+        .order_by("endpoint_id", "day")
+        .values_list("endpoint_id", "runs", "points")
+    )
+    owners, counts, blobs = [], [], []
+    for endpoint_id, runs, points in rows:
+        owners.append(endpoint_id)
+        counts.append(runs)
+        blobs.append(points)
+    if not blobs:
+        return {}
+    records = np.frombuffer(b"".join(blobs), dtype=">f8").astype(float).reshape(-1, len(FIELDS))
+    owner = np.repeat(np.asarray(owners), counts)
+    return load_columns(owner, records, start=start, now=now)
