@@ -102,6 +102,7 @@ AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MIN", 15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False  # no start-up banner on stderr: commands print one line on error
 # Behind N proxies, the client's address is read from X-Forwarded-For (0: the socket's address).
 if envint("AXES_PROXY_COUNT", 0):
     AXES_IPWARE_PROXY_COUNT = envint("AXES_PROXY_COUNT", 0)

@@ -147,7 +147,11 @@ def _mine(request: Request, token: str) -> Export:
 
 
 class ExportListView(StrictQueryMixin, APIView):
-    @extend_schema(responses={200: OpenApiResponse(OpenApiTypes.OBJECT)}, summary="My exports")
+    @extend_schema(
+        operation_id="exports_list",
+        responses={200: OpenApiResponse(OpenApiTypes.OBJECT)},
+        summary="My exports",
+    )
     def get(self, request: Request) -> Response:
         if not request.user.is_authenticated:
             raise PermissionDenied("Background exports belong to a signed-in user.")
