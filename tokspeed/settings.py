@@ -154,6 +154,10 @@ TOKSPEED_EXPORT_DIR = os.environ.get("TOKSPEED_EXPORT_DIR", str(VAR_DIR / "expor
 TOKSPEED_EXPORT_STREAM_MAX_ROWS = envint("TOKSPEED_EXPORT_STREAM_MAX_ROWS", 2_000_000)
 TOKSPEED_EXPORT_KEEP_HOURS = envint("TOKSPEED_EXPORT_KEEP_HOURS", 72)
 
+# Retention: raw samples of runs slotted more than this many days ago are deleted daily (runs,
+# their summaries and the rollups are kept forever); 0 keeps samples forever.
+TOKSPEED_SAMPLE_RETENTION_DAYS = envint("TOKSPEED_SAMPLE_RETENTION_DAYS", 400)
+
 # --- Celery ---------------------------------------------------------------------------------
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://localhost//")
 if CELERY_BROKER_URL.startswith("filesystem"):
@@ -216,6 +220,11 @@ CELERY_BEAT_SCHEDULE = {
     # The tick claims due slots; an unconsumed tick is useless a minute later, so it expires.
     "tick": {"task": "benchmarks.tasks.tick", "schedule": crontab(), "options": {"expires": 55}},
     "exports": {"task": "dashboard.exports_housekeeping", "schedule": crontab(minute="*/5")},
+    # Off-peak: deletes samples past TOKSPEED_SAMPLE_RETENTION_DAYS in short batches.
+    "expire-samples": {
+        "task": "benchmarks.tasks.expire_samples",
+        "schedule": crontab(minute=40, hour=4),
+    },
 }
 # Runs: a worker heartbeats every LEASE/3 s; a run silent for LEASE s may be taken over by a
 # redelivered task; silent for STALE s, the tick fails it; queued but not picked up for
