@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import reset_queries
 from django.utils import timezone
 
-from . import dispatch, pulse, retention, runner
+from . import dispatch, partitions, pulse, retention, runner
 
 log = logging.getLogger(__name__)
 _pulse_stops = []
@@ -85,3 +85,10 @@ def expire_samples() -> None:
             report.batches,
             ", ".join(report.dropped_partitions) or "none",
         )
+
+
+@shared_task(name="benchmarks.tasks.ensure_sample_partitions", ignore_result=True)
+def ensure_sample_partitions() -> None:
+    created = partitions.ensure_months(now=timezone.now())
+    if created:
+        log.info("samples: partitions created for %s", ", ".join(created))

@@ -30,3 +30,6 @@ class Command(BaseCommand):
             f"Deleted {report.deleted} samples of runs slotted before "
             f"{report.cutoff.isoformat(timespec='seconds')} in {report.batches} batches."
         )
+        if report.dropped_partitions:
+            dropped = ", ".join(report.dropped_partitions)
+            self.stdout.write(f"Dropped whole months of samples: {dropped}.")
