@@ -49,6 +49,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "dashboard.middleware.RefuseNulQueryMiddleware",
+    "dashboard.middleware.ReplicaReadsMiddleware",  # read-only views may read the replica
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 
@@ -86,6 +87,22 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Workers, beat and the web server share one file: wait for locks instead of failing.
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+# A read replica (PostgreSQL streaming replica): read-only pages and API (a fixed list,
+# dashboard/middleware.py REPLICA_VIEWS) read it; writes, workers, admin and every page shown
+# right after a write read the primary. A client that just wrote (POST, PUT, PATCH, DELETE)
+# reads the primary for REPLICA_PIN_S seconds (a cookie), longer than the replica's usual lag.
+DATABASE_REPLICA_URL = os.environ.get("DATABASE_REPLICA_URL", "")
+TOKSPEED_REPLICA_PIN_S = envint("TOKSPEED_REPLICA_PIN_S", 10)
+DATABASE_ROUTERS: list[str] = []
+if DATABASE_REPLICA_URL:
+    DATABASES["replica"] = dj_database_url.parse(
+        DATABASE_REPLICA_URL,
+        conn_max_age=envint("DB_CONN_MAX_AGE", 60),
+        conn_health_checks=True,
+    )
+    # Tests (and `migrate`) treat it as the primary seen through another connection.
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+    DATABASE_ROUTERS = ["tokspeed.db_router.ReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -224,6 +241,11 @@ CELERY_BEAT_SCHEDULE = {
     "expire-samples": {
         "task": "benchmarks.tasks.expire_samples",
         "schedule": crontab(minute=40, hour=4),
+    },
+    # PostgreSQL: the sample partitions of this month and the next three exist before use.
+    "sample-partitions": {
+        "task": "benchmarks.tasks.ensure_sample_partitions",
+        "schedule": crontab(minute=20, hour=4),
     },
 }
 # Runs: a worker heartbeats every LEASE/3 s; a run silent for LEASE s may be taken over by a
