@@ -44,7 +44,9 @@ def check(run: Run) -> Availability:
     ids = [r.id for r in recent_runs]
     categories = Counter(
         dict(
-            Sample.objects.filter(run_id__in=ids)
+            Sample.objects.filter(
+                run_id__in=ids, slot__gte=recent_runs[-1].slot, slot__lte=run.slot
+            )
             .exclude(error_category="")
             .values_list("error_category")
             .annotate(n=Count("id"))

@@ -107,6 +107,8 @@ def load(run: Run, metric: str, config: DetectorConfig) -> SeriesData:
     runs = comparable_runs(run).filter(slot__gt=bounds.baseline_start, slot__lte=bounds.end)
     rows = (
         Sample.objects.filter(run__in=runs, error_category="", **{f"{metric}__gt": 0})
+        # The slot range again, on the sample's own copy: only those months' partitions are read.
+        .filter(slot__gt=bounds.baseline_start, slot__lte=bounds.end)
         .exclude(outcome__in=SPEEDLESS_OUTCOMES)
         .values_list("run__slot", "run__tod_bucket", metric)
         .order_by("run__slot", "index")

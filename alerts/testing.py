@@ -56,6 +56,7 @@ def store_run(
     samples = [
         Sample(
             run=run,
+            slot=run.slot,
             index=i,
             started_at=slot,
             ttft_ms=t,
@@ -66,7 +67,9 @@ def store_run(
         for i, (d, t) in enumerate(zip(decode, ttft, strict=True))
     ]
     samples += [
-        Sample(run=run, index=ok + i, started_at=slot, error_category=c, http_status=529)
+        Sample(
+            run=run, slot=run.slot, index=ok + i, started_at=slot, error_category=c, http_status=529
+        )
         for i, c in enumerate(errors)
     ]
     Sample.objects.bulk_create(samples)

@@ -232,6 +232,10 @@ class Sample(models.Model):
     """One streamed request; every field of DESIGN.md §4. Times are ms from t0 (request sent)."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="samples")
+    # The run's slot, copied: what retention ages samples by, and (PostgreSQL) the month
+    # partition a sample lives in. Every sample of a run shares it, so unique (run, index, slot)
+    # is unique (run, index).
+    slot = models.DateTimeField()
     index = models.PositiveIntegerField()
     started_at = models.DateTimeField()
     connect_ms = models.FloatField(null=True, blank=True)
@@ -300,7 +304,10 @@ class Sample(models.Model):
 
     class Meta:
         ordering = ["run", "index"]
-        constraints = [models.UniqueConstraint(fields=["run", "index"], name="sample_unique_index")]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "index", "slot"], name="sample_unique_index")
+        ]
+        indexes = [models.Index(fields=["slot"], name="sample_slot")]
 
     def __str__(self) -> str:
         return f"{self.run_id}#{self.index}"

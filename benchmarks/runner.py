@@ -219,7 +219,9 @@ def measure_missing(run: Run, config: EndpointConfig, *, attempt: int) -> None:
         network=network_for(run.endpoint.provider),
     )
     heartbeat_s = max(settings.TOKSPEED_RUN_LEASE_S / 3, 0.2)
-    with SampleWriter(run_id=run.id, attempt=attempt, heartbeat_s=heartbeat_s) as writer:
+    with SampleWriter(
+        run_id=run.id, slot=run.slot, attempt=attempt, heartbeat_s=heartbeat_s
+    ) as writer:
         asyncio.run(_measure_rounds(shape, config, todo, writer))
         lost = writer.lost
     if lost:

@@ -15,6 +15,7 @@ import logging
 import queue
 import threading
 import time
+from datetime import datetime
 
 from django.db import connection
 from django.utils import timezone
@@ -29,8 +30,9 @@ _STOP = object()
 
 
 class SampleWriter:
-    def __init__(self, *, run_id: int, attempt: int, heartbeat_s: float) -> None:
+    def __init__(self, *, run_id: int, slot: datetime, attempt: int, heartbeat_s: float) -> None:
         self.run_id = run_id
+        self.slot = slot
         self.attempt = attempt
         self.heartbeat_s = heartbeat_s
         self.saved = 0
@@ -89,7 +91,10 @@ class SampleWriter:
                 last_beat = time.monotonic()
 
     def _save(self, batch: list[tuple[int, Measurement]]) -> None:
-        rows = [Sample(run_id=self.run_id, index=i, **m.sample_values()) for i, m in batch]
+        rows = [
+            Sample(run_id=self.run_id, slot=self.slot, index=i, **m.sample_values())
+            for i, m in batch
+        ]
         retry_db(
             lambda: Sample.objects.bulk_create(rows, ignore_conflicts=True),
             what=f"saving {len(rows)} samples of run {self.run_id}",

@@ -13,8 +13,9 @@ from celery import shared_task
 from celery.signals import task_postrun, worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import reset_queries
+from django.utils import timezone
 
-from . import dispatch, pulse, runner
+from . import dispatch, partitions, pulse, retention, runner
 
 log = logging.getLogger(__name__)
 _pulse_stops = []
@@ -71,3 +72,23 @@ def execute_run(self, run_id: int) -> None:
         # Another run of this endpoint (another workload of the same slot) is in flight.
         raise self.retry(countdown=settings.TOKSPEED_RUN_BUSY_RETRY_S)
     log.info("run %s: %s", run_id, outcome)
+
+
+@shared_task(name="benchmarks.tasks.expire_samples", ignore_result=True)
+def expire_samples() -> None:
+    report = retention.expire_samples(now=timezone.now())
+    if report.deleted or report.dropped_partitions:
+        log.info(
+            "retention: %d samples before %s deleted in %d batches; partitions dropped: %s",
+            report.deleted,
+            report.cutoff,
+            report.batches,
+            ", ".join(report.dropped_partitions) or "none",
+        )
+
+
+@shared_task(name="benchmarks.tasks.ensure_sample_partitions", ignore_result=True)
+def ensure_sample_partitions() -> None:
+    created = partitions.ensure_months(now=timezone.now())
+    if created:
+        log.info("samples: partitions created for %s", ", ".join(created))

@@ -113,7 +113,7 @@ def make_sample(run: Run, index: int, **fields: Any) -> Sample:
         "output_chars": tokens * 4,
         "output_sha256": "ab" * 32,
     }
-    return Sample.objects.create(run=run, index=index, **(values | fields))
+    return Sample.objects.create(run=run, slot=run.slot, index=index, **(values | fields))
 
 
 def hours_ago(hours: float) -> datetime:

@@ -165,6 +165,7 @@ def samples(
         made.append(
             Sample.objects.create(
                 run=run_,
+                slot=run_.slot,
                 index=index,
                 started_at=run_.slot + timedelta(seconds=index),
                 connect_ms=30.0 if index == 0 else 0.0,

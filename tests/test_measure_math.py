@@ -14,7 +14,7 @@ from providers.tokens import estimate_tokens
 
 
 def test_it_lists_every_stored_sample_field() -> None:
-    stored = {f.name for f in Sample._meta.concrete_fields} - {"id", "run", "index"}
+    stored = {f.name for f in Sample._meta.concrete_fields} - {"id", "run", "slot", "index"}
     assert set(SAMPLE_FIELDS) == stored
     assert len(SAMPLE_FIELDS) == len(stored)
 

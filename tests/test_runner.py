@@ -128,7 +128,9 @@ def test_it_resumes_with_only_the_samples_it_lacks(simulator, fs_broker, monkeyp
     )
     # The lost worker stored index 0 and 2 (one of each round) before it died.
     kept = [
-        Sample.objects.create(run=run, index=i, started_at=long_ago, ttft_ms=1234.0, total_ms=2e3)
+        Sample.objects.create(
+            run=run, slot=run.slot, index=i, started_at=long_ago, ttft_ms=1234.0, total_ms=2e3
+        )
         for i in (0, 2)
     ]
     request_ids = spy_request_ids(monkeypatch)
@@ -178,7 +180,12 @@ def test_it_marks_a_run_with_some_errors_partial(simulator, fs_broker) -> None:
         simulator, "sim-fast+tokens=20", repetitions=3, status=RunStatus.RUNNING, attempts=1
     )
     Sample.objects.create(
-        run=run, index=0, started_at=timezone.now(), error_category="overloaded", http_status=529
+        run=run,
+        slot=run.slot,
+        index=0,
+        started_at=timezone.now(),
+        error_category="overloaded",
+        http_status=529,
     )
 
     assert runner.execute(run.id) == RunStatus.PARTIAL

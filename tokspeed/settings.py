@@ -49,6 +49,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "dashboard.middleware.RefuseNulQueryMiddleware",
+    "dashboard.middleware.ReplicaReadsMiddleware",  # read-only views may read the replica
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 
@@ -86,6 +87,22 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Workers, beat and the web server share one file: wait for locks instead of failing.
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+# A read replica (PostgreSQL streaming replica): read-only pages and API (a fixed list,
+# dashboard/middleware.py REPLICA_VIEWS) read it; writes, workers, admin and every page shown
+# right after a write read the primary. A client that just wrote (POST, PUT, PATCH, DELETE)
+# reads the primary for REPLICA_PIN_S seconds (a cookie), longer than the replica's usual lag.
+DATABASE_REPLICA_URL = os.environ.get("DATABASE_REPLICA_URL", "")
+TOKSPEED_REPLICA_PIN_S = envint("TOKSPEED_REPLICA_PIN_S", 10)
+DATABASE_ROUTERS: list[str] = []
+if DATABASE_REPLICA_URL:
+    DATABASES["replica"] = dj_database_url.parse(
+        DATABASE_REPLICA_URL,
+        conn_max_age=envint("DB_CONN_MAX_AGE", 60),
+        conn_health_checks=True,
+    )
+    # Tests (and `migrate`) treat it as the primary seen through another connection.
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+    DATABASE_ROUTERS = ["tokspeed.db_router.ReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -155,6 +172,10 @@ TOKSPEED_EXPORT_DIR = os.environ.get("TOKSPEED_EXPORT_DIR", str(VAR_DIR / "expor
 TOKSPEED_EXPORT_STREAM_MAX_ROWS = envint("TOKSPEED_EXPORT_STREAM_MAX_ROWS", 2_000_000)
 TOKSPEED_EXPORT_KEEP_HOURS = envint("TOKSPEED_EXPORT_KEEP_HOURS", 72)
 
+# Retention: raw samples of runs slotted more than this many days ago are deleted daily (runs,
+# their summaries and the rollups are kept forever); 0 keeps samples forever.
+TOKSPEED_SAMPLE_RETENTION_DAYS = envint("TOKSPEED_SAMPLE_RETENTION_DAYS", 400)
+
 # --- Celery ---------------------------------------------------------------------------------
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://localhost//")
 if CELERY_BROKER_URL.startswith("filesystem"):
@@ -217,6 +238,16 @@ CELERY_BEAT_SCHEDULE = {
     # The tick claims due slots; an unconsumed tick is useless a minute later, so it expires.
     "tick": {"task": "benchmarks.tasks.tick", "schedule": crontab(), "options": {"expires": 55}},
     "exports": {"task": "dashboard.exports_housekeeping", "schedule": crontab(minute="*/5")},
+    # Off-peak: deletes samples past TOKSPEED_SAMPLE_RETENTION_DAYS in short batches.
+    "expire-samples": {
+        "task": "benchmarks.tasks.expire_samples",
+        "schedule": crontab(minute=40, hour=4),
+    },
+    # PostgreSQL: the sample partitions of this month and the next three exist before use.
+    "sample-partitions": {
+        "task": "benchmarks.tasks.ensure_sample_partitions",
+        "schedule": crontab(minute=20, hour=4),
+    },
 }
 # Runs: a worker heartbeats every LEASE/3 s; a run silent for LEASE s may be taken over by a
 # redelivered task; silent for STALE s, the tick fails it; queued but not picked up for

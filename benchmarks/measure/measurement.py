@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-# Every §4 field stored on benchmarks.models.Sample (all Sample columns except id, run, index).
+# Every §4 field stored on benchmarks.models.Sample (all columns except id, run, slot, index).
 SAMPLE_FIELDS: tuple[str, ...] = (
     "started_at",
     "connect_ms",

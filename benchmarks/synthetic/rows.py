@@ -104,6 +104,9 @@ def sample_columns(batch: Batch, run_ids: list[int]) -> dict[str, list[Any]]:
     status = np.array([200, *(ERROR_STATUS.get(c) for c in ERRORS)], dtype=object)[error + 1]
     return {
         "run_id": np.repeat(np.asarray(run_ids), batch.samples_per_run).tolist(),
+        "slot": np.repeat(
+            np.asarray(to_datetimes(batch.runs["slot"]), dtype=object), batch.samples_per_run
+        ).tolist(),
         "index": s["index"].tolist(),
         "started_at": to_datetimes(s["started_at"]),
         **{name: nullable(s[name]) for name in _MEASURED},

@@ -2,10 +2,13 @@
 
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
 
 from benchmarks.models import Run, Sample
+from benchmarks.retention import sample_cutoff
 
 from .access import dashboard_view
 
@@ -48,5 +51,13 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
             if len(samples) == MAX_SAMPLES
             else False,
             "waterfall": [waterfall(s) for s in samples],
+            "samples_expired": _expired(run),
+            "retention_days": settings.TOKSPEED_SAMPLE_RETENTION_DAYS,
         },
     )
+
+
+def _expired(run: Run) -> bool:
+    """Its samples are past retention (deleted, or about to be): the summary is all there is."""
+    cutoff = sample_cutoff(timezone.now())
+    return cutoff is not None and run.slot < cutoff
