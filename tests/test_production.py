@@ -41,7 +41,9 @@ def recipe_env() -> dict[str, str]:
 
 
 def base_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TOKSPEED_", "SECURE_"))}
+    # The browser tests allow async-unsafe ORM calls in this process; a deployment never does.
+    unset = ("TOKSPEED_", "SECURE_", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(unset)}
     env |= {
         "DJANGO_SETTINGS_MODULE": "tokspeed.settings",
         "TOKSPEED_VAR_DIR": str(tmp_path / "var"),
