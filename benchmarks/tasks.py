@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import reset_queries
 
 from . import dispatch, pulse, runner
+from .rollups import windows
 
 log = logging.getLogger(__name__)
 _pulse_stops = []
@@ -51,6 +52,14 @@ def tick() -> None:
             report.stale,
             report.errors or "none",
         )
+
+
+@shared_task(name="benchmarks.tasks.refresh_window_rollups", ignore_result=True)
+def refresh_window_rollups() -> None:
+    """Pre-merge the long windows through yesterday once a UTC day (a no-op once done)."""
+    written = windows.refresh()
+    if written:
+        log.info("window rollups refreshed: %d rows", written)
 
 
 @shared_task(

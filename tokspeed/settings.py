@@ -216,6 +216,13 @@ CELERY_BEAT_SCHEDULE = {
     # The tick claims due slots; an unconsumed tick is useless a minute later, so it expires.
     "tick": {"task": "benchmarks.tasks.tick", "schedule": crontab(), "options": {"expires": 55}},
     "exports": {"task": "dashboard.exports_housekeeping", "schedule": crontab(minute="*/5")},
+    # Long windows are read pre-merged through yesterday; until a day's are written (a few
+    # seconds after midnight UTC) boards merge day and month rollups instead, slower.
+    "window-rollups": {
+        "task": "benchmarks.tasks.refresh_window_rollups",
+        "schedule": crontab(minute="*/10"),
+        "options": {"expires": 540},
+    },
 }
 # Runs: a worker heartbeats every LEASE/3 s; a run silent for LEASE s may be taken over by a
 # redelivered task; silent for STALE s, the tick fails it; queued but not picked up for
