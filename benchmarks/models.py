@@ -195,6 +195,8 @@ class Run(models.Model):
             # The runs list and its filters: newest first by (slot, id), the keyset the API's
             # cursor names, so any page is one short index range.
             models.Index(fields=["-slot", "-id"], name="run_newest"),
+            # The read side's validator: when the newest run finished (one index lookup).
+            models.Index(fields=["finished_at"], name="run_finished"),
             models.Index(fields=["endpoint", "-slot", "-id"], name="run_endpoint_newest"),
             models.Index(fields=["vantage", "-slot", "-id"], name="run_vantage_newest"),
             models.Index(fields=["workload", "-slot", "-id"], name="run_workload_newest"),

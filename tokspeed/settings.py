@@ -200,6 +200,9 @@ else:
             "LOCATION": "tokspeed_cache",
         }
     }
+# Read API and dashboard responses kept in CACHES until a run finishes (dashboard/caching.py);
+# off: every request runs its queries (ETag and 304 still answered).
+TOKSPEED_RESPONSE_CACHE = envbool("TOKSPEED_RESPONSE_CACHE", True)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
