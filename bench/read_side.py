@@ -261,7 +261,8 @@ def main() -> int:
         else ("no response cache: every request runs its queries")
     )
     print(
-        f"\nread side, {args.requests} requests per target (Django test client, in process; {cached}):"
+        f"\nread side, {args.requests} requests per target (Django test client, in process; "
+        f"{cached}):"
     )
     slow: list[Callable[[], None]] = []
     for name, paths in targets.items() if not args.gunicorn_only else []:
