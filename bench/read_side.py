@@ -243,9 +243,8 @@ def main() -> int:
         targets[f"leaderboard API {window}"] = [f"/api/v1/leaderboard/{q}" for q in queries]
         targets[f"leaderboard page {window}"] = [f"/{q}" for q in queries]
     for window in ("7d", "30d", "90d", "365d"):
-        targets[f"compare page {window}"] = [
-            f"/compare/?window={window}&endpoints={','.join(slugs[:4])}"
-        ]
+        chosen = "&".join(f"e={slug}" for slug in slugs[:4])
+        targets[f"compare page {window}"] = [f"/compare/?window={window}&{chosen}"]
     for window in ("30d", "365d"):
         targets[f"agent-loop API {window}"] = [f"/api/v1/agent-loop/?window={window}"]
         targets[f"price page {window}"] = [f"/price/?window={window}"]
