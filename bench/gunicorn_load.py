@@ -34,8 +34,9 @@ BASE = f"http://127.0.0.1:{PORT}"
 
 
 @contextmanager
-def gunicorn(database: str):
+def gunicorn(database: str, *, response_cache: bool = True):
     env = {
+        "TOKSPEED_RESPONSE_CACHE": "1" if response_cache else "0",
         **os.environ,
         "DATABASE_URL": f"{SERVER}/{database}",
         "DJANGO_SETTINGS_MODULE": "tokspeed.settings",
@@ -95,18 +96,23 @@ def _phase(paths: list[str], *, clients: int, seconds: float) -> tuple[list[floa
     return spent, errors, time.perf_counter() - started
 
 
-def load(database: str, *, clients: int, seconds: float) -> None:
+def load(database: str, *, clients: int, seconds: float, response_cache: bool, slug: str) -> None:
     phases = {
         "leaderboard API 72h": ["/api/v1/leaderboard/"],
+        "leaderboard API 30d": ["/api/v1/leaderboard/?window=30d"],
         "leaderboard API 365d": ["/api/v1/leaderboard/?window=365d"],
         "leaderboard page 365d": ["/?window=365d"],
+        "agent-loop API 365d": ["/api/v1/agent-loop/?window=365d"],
+        "endpoint page 365d": [f"/endpoints/{slug}/?window=365d"],
+        "history API 365d": [f"/api/v1/endpoints/{slug}/history/?window=365d"],
         "runs list": ["/api/v1/runs/"],
     }
+    cached = "response cache ON" if response_cache else "response cache off"
     print(
-        f"\n{clients} clients via gunicorn (2 threaded workers), "
+        f"\n{clients} clients via gunicorn (2 threaded workers, {cached}), "
         f"{seconds / len(phases):.0f} s each:"
     )
-    with gunicorn(database):
+    with gunicorn(database, response_cache=response_cache):
         for name, paths in phases.items():
             spent, errors, wall = _phase(paths, clients=clients, seconds=seconds / len(phases))
             ordered = sorted(spent)

@@ -71,6 +71,7 @@ def configure(database: str, *, fresh: bool) -> None:
     os.environ["DJANGO_SETTINGS_MODULE"] = "tokspeed.settings"
     os.environ["TOKSPEED_PUBLIC_DASHBOARD"] = "1"
     os.environ["TOKSPEED_THROTTLE_ANON"] = "1000000/min"
+    os.environ.setdefault("TOKSPEED_RESPONSE_CACHE", "0")
     os.environ.setdefault("TOKSPEED_VAR_DIR", str(ROOT / "var" / "bench-read-side"))
     # Sessions and messages sign cookies; a bench has no install secret (`manage.py up`).
     os.environ.setdefault("SECRET_KEY", "bench-only-" + os.urandom(16).hex())
@@ -91,6 +92,11 @@ def seed(args: argparse.Namespace, *, fresh: bool) -> None:
             started = time.perf_counter()
             call_command("rebuild_rollups")
             print(f"rollups rebuilt in {time.perf_counter() - started:.0f} s")
+        from benchmarks.rollups import windows
+
+        started = time.perf_counter()
+        if windows.refresh():  # today's window rollups, as the beat task keeps them
+            print(f"window rollups refreshed in {time.perf_counter() - started:.0f} s")
         return
     started = time.perf_counter()
     call_command(
@@ -213,7 +219,15 @@ def main() -> int:
     )
     parser.add_argument("--load-seconds", type=float, default=15.0)
     parser.add_argument("--gunicorn-only", action="store_true", help="Skip the in-process timings.")
+    parser.add_argument(
+        "--response-cache",
+        action="store_true",
+        help="Time with the shared response cache on (default off: every request runs its "
+        "queries); gunicorn's load is timed both ways.",
+    )
+    parser.add_argument("--skip-export", action="store_true", help="No year export via gunicorn.")
     args = parser.parse_args()
+    os.environ["TOKSPEED_RESPONSE_CACHE"] = "1" if args.response_cache else "0"
     expected = args.endpoints * args.workloads * args.days * args.slots
     fresh = args.reseed or synthetic_runs(args.database) != expected
     configure(args.database, fresh=fresh)
@@ -235,6 +249,9 @@ def main() -> int:
         queries = [f"?window={window}", f"?window={window}&workload=long-context&sort=ttft"]
         targets[f"leaderboard API {window}"] = [f"/api/v1/leaderboard/{q}" for q in queries]
         targets[f"leaderboard page {window}"] = [f"/{q}" for q in queries]
+    for window in ("7d", "30d", "90d", "365d"):
+        chosen = "&".join(f"e={slug}" for slug in slugs[:4])
+        targets[f"compare page {window}"] = [f"/compare/?window={window}&{chosen}"]
     for window in ("30d", "365d"):
         targets[f"agent-loop API {window}"] = [f"/api/v1/agent-loop/?window={window}"]
         targets[f"price page {window}"] = [f"/price/?window={window}"]
@@ -244,9 +261,14 @@ def main() -> int:
         ]
     targets["runs list first page"] = ["/api/v1/runs/", "/api/v1/runs/?endpoint=" + slugs[0]]
     targets["runs list deep page"] = deep_runs_pages(slugs[0])
+    cached = (
+        "response cache ON: repeats are served from it"
+        if args.response_cache
+        else ("no response cache: every request runs its queries")
+    )
     print(
         f"\nread side, {args.requests} requests per target (Django test client, in process; "
-        "no response cache: every request runs its queries):"
+        f"{cached}):"
     )
     slow: list[Callable[[], None]] = []
     for name, paths in targets.items() if not args.gunicorn_only else []:
@@ -257,8 +279,16 @@ def main() -> int:
     if args.gunicorn_only or args.gunicorn:
         from gunicorn_load import export_year, load
 
-        load(args.database, clients=8, seconds=args.load_seconds)
-        export_year(args.database)
+        for response_cache in (False, True):
+            load(
+                args.database,
+                clients=8,
+                seconds=args.load_seconds,
+                response_cache=response_cache,
+                slug=slugs[0],
+            )
+        if not args.skip_export:
+            export_year(args.database)
     if args.explain:
         for explain in slow:
             explain()

@@ -195,6 +195,8 @@ class Run(models.Model):
             # The runs list and its filters: newest first by (slot, id), the keyset the API's
             # cursor names, so any page is one short index range.
             models.Index(fields=["-slot", "-id"], name="run_newest"),
+            # The read side's validator: when the newest run finished (one index lookup).
+            models.Index(fields=["finished_at"], name="run_finished"),
             models.Index(fields=["endpoint", "-slot", "-id"], name="run_endpoint_newest"),
             models.Index(fields=["vantage", "-slot", "-id"], name="run_vantage_newest"),
             models.Index(fields=["workload", "-slot", "-id"], name="run_workload_newest"),
@@ -447,3 +449,43 @@ class RunRollup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.endpoint_id}/{self.workload_id}/{self.span} {self.day} b{self.tod_bucket}"
+
+
+class WindowRollup(models.Model):
+    """One long window's rollups pre-merged per endpoint × workload × concurrency × vantage ×
+    time-of-day bucket (ALL_BUCKETS: every bucket): the `days` whole UTC days ending with
+    `through_day` (yesterday when fresh). A board adds today's day rollups to these, so a year
+    is read from one row per key instead of hundreds. Packed sketches: rollups.packed."""
+
+    ALL_BUCKETS = -1
+
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="+")
+    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="+")
+    vantage = models.ForeignKey(Vantage, on_delete=models.CASCADE, related_name="+")
+    concurrency = models.PositiveIntegerField()
+    days = models.PositiveSmallIntegerField()
+    through_day = models.DateField()
+    tod_bucket = models.SmallIntegerField()
+    runs = models.PositiveIntegerField(default=0)
+    ok_count = models.PositiveIntegerField(default=0)
+    error_count = models.PositiveIntegerField(default=0)
+    packed = models.BinaryField(default=b"")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=[
+                    "days",
+                    "through_day",
+                    "vantage",
+                    "tod_bucket",
+                    "workload",
+                    "concurrency",
+                    "endpoint",
+                ],
+                name="window_rollup_unique",
+            )  # fmt: skip
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint_id}/{self.workload_id} {self.days}d to {self.through_day}"

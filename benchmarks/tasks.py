@@ -16,6 +16,7 @@ from django.db import reset_queries
 from django.utils import timezone
 
 from . import dispatch, partitions, pulse, retention, runner
+from .rollups import windows
 
 log = logging.getLogger(__name__)
 _pulse_stops = []
@@ -52,6 +53,14 @@ def tick() -> None:
             report.stale,
             report.errors or "none",
         )
+
+
+@shared_task(name="benchmarks.tasks.refresh_window_rollups", ignore_result=True)
+def refresh_window_rollups() -> None:
+    """Pre-merge the long windows through yesterday once a UTC day (a no-op once done)."""
+    written = windows.refresh()
+    if written:
+        log.info("window rollups refreshed: %d rows", written)
 
 
 @shared_task(

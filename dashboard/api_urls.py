@@ -17,6 +17,7 @@ from .api.views.export import (
 )
 from .api.views.providers import EndpointViewSet, ProviderViewSet
 from .api.views.runs import RunViewSet
+from .caching import revalidated
 
 router = DefaultRouter()
 # No ".json" suffix routes: ids and slugs own everything up to the next slash.
@@ -33,8 +34,14 @@ router.register("runs", RunViewSet, basename="run")
 _public = {"permission_classes": [AllowAny], "throttle_classes": []}
 
 urlpatterns = [
-    path("leaderboard/", LeaderboardView.as_view(), name="api-leaderboard"),
-    path("agent-loop/", AgentLoopView.as_view(), name="api-agent-loop"),
+    path("leaderboard/", revalidated(LeaderboardView.as_view()), name="api-leaderboard"),
+    path("agent-loop/", revalidated(AgentLoopView.as_view()), name="api-agent-loop"),
+    # Before the router's own route for it: the same action, revalidated and cached.
+    path(
+        "endpoints/<slug:slug>/history/",
+        revalidated(EndpointViewSet.as_view({"get": "history"}, **EndpointViewSet.history.kwargs)),
+        name="endpoint-history",
+    ),
     path("advice/", AdviceView.as_view(), name="api-advice"),
     path("export/runs.csv", RunsCsvView.as_view(), name="api-export-runs"),
     path("export/samples.csv", SamplesCsvView.as_view(), name="api-export-samples"),

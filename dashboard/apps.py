@@ -6,3 +6,18 @@ class DashboardConfig(AppConfig):
 
     name = "dashboard"
     verbose_name = "Dashboard"
+
+    def ready(self) -> None:
+        from django.db.models.signals import post_delete, post_save
+
+        from benchmarks.models import Schedule, Vantage, Workload
+        from providers.models import Endpoint, Provider
+
+        from .caching import bump_catalogue
+
+        # What every board and page shows besides runs: edits retire cached responses.
+        for model in (Provider, Endpoint, Workload, Vantage, Schedule):
+            post_save.connect(bump_catalogue, sender=model, dispatch_uid=f"cache-{model.__name__}")
+            post_delete.connect(
+                bump_catalogue, sender=model, dispatch_uid=f"cache-del-{model.__name__}"
+            )

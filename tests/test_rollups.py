@@ -1,13 +1,14 @@
 """Rollups: long windows read from merged sketches agree with the exact figures."""
 
+import dataclasses
 import math
 from datetime import UTC, datetime
 
 import pytest
 import time_machine
 
-from benchmarks.models import Run, RunRollup
-from benchmarks.rollups import sketch
+from benchmarks.models import Run, RunRollup, WindowRollup
+from benchmarks.rollups import packed, sketch, windows
 from benchmarks.rollups.write import add_run, rebuild
 from benchmarks.selectors import leaderboard as board_module
 from benchmarks.selectors.filters import BoardFilters
@@ -42,7 +43,7 @@ def exact(filters: BoardFilters, monkeypatch) -> list:
         return leaderboard(filters)
 
 
-@pytest.mark.parametrize("window", ["90d", "365d"])
+@pytest.mark.parametrize("window", ["30d", "90d", "365d"])
 @pytest.mark.parametrize(
     "query",
     [{}, {"workload": "long-context", "sort": "ttft"}, {"concurrency": "10"}, {"tod": "1"}],
@@ -118,3 +119,49 @@ def test_it_says_on_the_page_which_windows_are_sketched(client, settings):
     assert "The 365d window is read from daily rollups" in long
     short = client.get("/", {"window": "7d"}).content.decode()
     assert "The 7d window is exact" in short
+
+
+def _windows() -> dict:
+    return {
+        (w.endpoint_id, w.workload_id, w.concurrency, w.tod_bucket, w.days, w.through_day): (
+            w.runs,
+            w.ok_count,
+            w.error_count,
+            sorted(packed.unpack(w.packed).tolist()),
+        )
+        for w in WindowRollup.objects.all()
+    }
+
+
+def test_it_adds_a_late_run_to_the_window_rollups_as_a_refresh_would():
+    with time_machine.travel(NOW, tick=False):
+        seed_history(endpoints=2, days=40, workloads=4, slots=3, samples_per_run=1, now=NOW)
+    late = Run.objects.filter(
+        slot__date=NOW.date().replace(day=10), workload__slug="parallel-10"
+    ).order_by("id")[0]
+    status = late.status
+    with time_machine.travel(NOW, tick=False):
+        # The windows are written while the run is still going; it finishes days late.
+        Run.objects.filter(id=late.id).update(status="running")
+        rebuild()
+        windows.refresh(force=True)
+        Run.objects.filter(id=late.id).update(status=status)
+        add_run(late.id)
+        incremental = _windows()
+        rebuild()
+        windows.refresh(force=True)
+    assert incremental == _windows()
+    assert {key[4] for key in incremental} == {30, 90, 365}
+
+
+def test_it_shows_the_same_long_board_before_the_days_window_rollups_are_written():
+    with time_machine.travel(NOW, tick=False):
+        seed_history(endpoints=2, days=100, workloads=4, slots=3, samples_per_run=1, now=NOW)
+        filters = BoardFilters.from_query({"window": "90d"})
+        fresh = [dataclasses.asdict(row) for row in leaderboard(filters)]
+        WindowRollup.objects.all().delete()
+        assert not windows.is_fresh()
+        assert [dataclasses.asdict(row) for row in leaderboard(filters)] == fresh
+        windows.refresh()
+        assert windows.is_fresh()
+        assert [dataclasses.asdict(row) for row in leaderboard(filters)] == fresh

@@ -222,6 +222,9 @@ else:
             "LOCATION": "tokspeed_cache",
         }
     }
+# Read API and dashboard responses kept in CACHES until a run finishes (dashboard/caching.py);
+# off: every request runs its queries (ETag and 304 still answered).
+TOKSPEED_RESPONSE_CACHE = envbool("TOKSPEED_RESPONSE_CACHE", True)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -247,6 +250,13 @@ CELERY_BEAT_SCHEDULE = {
     "sample-partitions": {
         "task": "benchmarks.tasks.ensure_sample_partitions",
         "schedule": crontab(minute=20, hour=4),
+    },
+    # Long windows are read pre-merged through yesterday; until a day's are written (a few
+    # seconds after midnight UTC) boards merge day and month rollups instead, slower.
+    "window-rollups": {
+        "task": "benchmarks.tasks.refresh_window_rollups",
+        "schedule": crontab(minute="*/10"),
+        "options": {"expires": 540},
     },
 }
 # Runs: a worker heartbeats every LEASE/3 s; a run silent for LEASE s may be taken over by a

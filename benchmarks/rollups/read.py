@@ -1,39 +1,31 @@
 """Reading rollups for a long window: the leaderboard's figures from merged sketches.
 
-A sketched window counts whole UTC days: from the day `window` ago to today, read as month
-rows for the months wholly inside it and day rows for the rest (≤ ~2 months of days).
+A sketched window counts whole UTC days, from the day `window` ago to today: its window
+rollup (rollups.windows: the days through yesterday, one row per key) plus today's day rows.
+Until the day's window rollups are written, the day and month rows are merged instead (the
+same figures, slower). Sketches are merged in one numpy pass (rollups.packed).
 """
 
 from collections.abc import Iterable
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
 from django.db.models import Q
 from django.utils import timezone
 
-from ..models import RunRollup, Vantage
-from . import sketch
+from ..models import RunRollup, Vantage, WindowRollup
+from . import packed, sketch
+from .windows import days_q
 
 QUARTILES = (0.25, 0.5, 0.75)
-
-
-def _next_month(day: date) -> date:
-    return (day.replace(day=28) + timedelta(days=4)).replace(day=1)
+_FIELDS = ("endpoint_id", "workload_id", "concurrency", "runs", "ok_count", "error_count")
 
 
 def window_q(window_hours: int, *, now: datetime | None = None) -> Q:
     """Rollup rows covering the UTC days from `window_hours` ago to today, each day once."""
     now = now or timezone.now()
-    first_day = (now - timedelta(hours=window_hours)).date()
-    this_month = now.date().replace(day=1)
-    first_full = first_day if first_day.day == 1 else _next_month(first_day)
-    if first_full >= this_month:
-        return Q(span="day", day__gte=first_day)
-    return (
-        Q(span="month", day__gte=first_full, day__lt=this_month)
-        | Q(span="day", day__gte=first_day, day__lt=first_full)
-        | Q(span="day", day__gte=this_month)
-    )
+    return days_q((now - timedelta(hours=window_hours)).date(), now.date())
 
 
 def rollup_rows(
@@ -44,89 +36,98 @@ def rollup_rows(
     endpoint_ids: list[int] | None,
     where: Q,
     now: datetime | None = None,
-) -> Iterable[dict[str, Any]]:
+) -> list[dict[str, Any]]:
+    """The window's rollups in scope: dicts of _FIELDS and "bins" (packed triples)."""
     if vantage is None:
         return []
-    rows = RunRollup.objects.filter(window_q(window_hours, now=now), where, vantage=vantage)
-    if tod_bucket is not None:
-        rows = rows.filter(tod_bucket=tod_bucket)
+    now = now or timezone.now()
+    scope = Q(vantage=vantage) & where
     if endpoint_ids is not None:
-        rows = rows.filter(endpoint_id__in=endpoint_ids)
-    return rows.values(
-        "endpoint_id", "workload_id", "concurrency", "runs", "ok_count", "error_count", "sketches"
-    ).iterator(chunk_size=5_000)
+        scope &= Q(endpoint_id__in=endpoint_ids)
+    bucket = Q() if tod_bucket is None else Q(tod_bucket=tod_bucket)
+    today = now.date()
+    windows = WindowRollup.objects.filter(
+        scope,
+        days=window_hours // 24,
+        through_day=today - timedelta(days=1),
+        tod_bucket=WindowRollup.ALL_BUCKETS if tod_bucket is None else tod_bucket,
+    ).values_list(*_FIELDS, "packed")
+    rows = [_row(values[:-1], packed.unpack(values[-1])) for values in windows]
+    days = Q(span="day", day=today) if rows else window_q(window_hours, now=now)
+    for values in RunRollup.objects.filter(scope, bucket, days).values_list(*_FIELDS, "sketches"):
+        bins = np.array(sketch.triples(values[-1]), dtype=np.int32).reshape(-1, 3)
+        rows.append(_row(values[:-1], bins))
+    return rows
 
 
-def _merge_into(total: dict[str, Any], row: dict[str, Any], metrics: Iterable[str]) -> None:
-    total["runs"] += row["runs"]
-    total["ok"] += row["ok_count"]
-    total["errors"] += row["error_count"]
-    for metric in metrics:
-        sketch.merge(total["bins"].setdefault(metric, {}), row["sketches"].get(metric) or {})
+def _row(values: tuple, bins: np.ndarray) -> dict[str, Any]:
+    return {**dict(zip(_FIELDS, values, strict=True)), "bins": bins}
 
 
-def primary_stats(rows: Iterable[dict[str, Any]], *, shared: bool) -> list[dict[str, Any]]:
-    """Per endpoint, the fields of the exact board's primary query, from merged sketches."""
-    metrics = ["ttft", "decode", "e2e", "input_tokens", "output_tokens", "throughput"]
-    merged: dict[int, dict[str, Any]] = {}
+def _totals(rows: Iterable[dict[str, Any]], group_of) -> dict[Any, dict[str, Any]]:
+    totals: dict[Any, dict[str, Any]] = {}
     for row in rows:
-        total = merged.setdefault(
-            row["endpoint_id"],
-            {"runs": 0, "ok": 0, "errors": 0, "bins": {}, "concurrencies": set()},
+        total = totals.setdefault(
+            group_of(row), {"runs": 0, "ok": 0, "errors": 0, "concurrencies": set()}
         )
-        _merge_into(total, row, metrics)
+        total["runs"] += row["runs"]
+        total["ok"] += row["ok_count"]
+        total["errors"] += row["error_count"]
         total["concurrencies"].add(row["concurrency"])
+    return totals
+
+
+def primary_stats(rows: list[dict[str, Any]], *, shared: bool) -> list[dict[str, Any]]:
+    """Per endpoint, the fields of the exact board's primary query, from merged sketches."""
+    merged = packed.Merged([(row["endpoint_id"], row["bins"]) for row in rows])
     out = []
-    for endpoint_id, total in merged.items():
-        bins = total["bins"]
+    for endpoint_id, total in _totals(rows, lambda row: row["endpoint_id"]).items():
         group: dict[str, Any] = {
             "endpoint_id": endpoint_id,
             "runs": total["runs"],
             "ok": total["ok"],
             "errors": total["errors"],
-            "input_tokens": sketch.quantiles(bins.get("input_tokens", {}), [0.5])[0],
-            "output_tokens": sketch.quantiles(bins.get("output_tokens", {}), [0.5])[0],
+            "input_tokens": merged.quantiles(endpoint_id, "input_tokens", [0.5])[0],
+            "output_tokens": merged.quantiles(endpoint_id, "output_tokens", [0.5])[0],
         }
         for metric in ("ttft", "decode", "e2e"):
-            values = sketch.quantiles(bins.get(metric, {}), QUARTILES)
+            values = merged.quantiles(endpoint_id, metric, QUARTILES)
             for name, value in zip(("p25", "p50", "p75"), values, strict=True):
                 group[f"{metric}_{name}"] = value
         if shared:
-            group["throughput"] = sketch.quantiles(bins.get("throughput", {}), [0.5])[0]
+            group["throughput"] = merged.quantiles(endpoint_id, "throughput", [0.5])[0]
             group["concurrency_min"] = min(total["concurrencies"])
             group["concurrency_max"] = max(total["concurrencies"])
         out.append(group)
     return out
 
 
-def concurrency_groups(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def concurrency_groups(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Median decode and throughput per (endpoint, workload, concurrency)."""
-    merged: dict[tuple[int, int, int], dict[str, Any]] = {}
-    for row in rows:
-        key = (row["endpoint_id"], row["workload_id"], row["concurrency"])
-        total = merged.setdefault(key, {"runs": 0, "ok": 0, "errors": 0, "bins": {}})
-        _merge_into(total, row, ["decode", "throughput"])
+
+    def key(row: dict[str, Any]) -> tuple[int, int, int]:
+        return (row["endpoint_id"], row["workload_id"], row["concurrency"])
+
+    merged = packed.Merged([(key(row), row["bins"]) for row in rows])
     return [
         {
             "endpoint_id": endpoint_id,
             "workload_id": workload_id,
             "concurrency": concurrency,
-            "decode": sketch.quantiles(total["bins"].get("decode", {}), [0.5])[0],
-            "throughput": sketch.quantiles(total["bins"].get("throughput", {}), [0.5])[0],
+            "decode": merged.quantiles(group, "decode", [0.5])[0],
+            "throughput": merged.quantiles(group, "throughput", [0.5])[0],
         }
-        for (endpoint_id, workload_id, concurrency), total in merged.items()
+        for group in _totals(rows, key)
+        for endpoint_id, workload_id, concurrency in [group]
     ]
 
 
-def prefill_quartiles(rows: Iterable[dict[str, Any]]) -> dict[int, tuple]:
+def prefill_quartiles(rows: list[dict[str, Any]]) -> dict[int, tuple]:
     """Per endpoint: (p25, p50, p75) of the paired long − base TTFT deltas."""
-    merged: dict[int, dict[str, int]] = {}
-    for row in rows:
-        sketch.merge(
-            merged.setdefault(row["endpoint_id"], {}), row["sketches"].get("prefill") or {}
-        )
-    return {
-        endpoint_id: tuple(sketch.quantiles(bins, QUARTILES))
-        for endpoint_id, bins in merged.items()
-        if sketch.count(bins)
-    }
+    merged = packed.Merged([(row["endpoint_id"], row["bins"]) for row in rows])
+    out = {}
+    for endpoint_id in merged.groups:
+        values = merged.quantiles(endpoint_id, "prefill", QUARTILES)
+        if values[0] is not None:
+            out[endpoint_id] = tuple(values)
+    return out

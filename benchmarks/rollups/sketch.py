@@ -89,3 +89,39 @@ def quantiles(bins: Bins, fractions: Iterable[float]) -> list[float | None]:
 
 def count(bins: Bins) -> int:
     return sum(bins.values())
+
+
+# Packed sketches: int32 triples (metric code, ordinal, count), so thousands of sketches merge in
+# one numpy pass instead of a Python loop over JSON bins. The ordinal orders bins by value:
+# negative bins below 0 (zero), positive bins above; ORDINAL_SHIFT keeps them apart (keys of
+# values between 1e-9 and 1e9 lie within ±6,000 at this accuracy).
+METRIC_CODES = {
+    "ttft": 0, "decode": 1, "e2e": 2, "throughput": 3, "input_tokens": 4, "output_tokens": 5,
+    "prefill": 6,
+}  # fmt: skip
+ORDINAL_SHIFT = 100_000
+
+
+def ordinal(key: str) -> int:
+    if key == "z":
+        return 0
+    shifted = int(key[1:]) + ORDINAL_SHIFT
+    return shifted if key[0] == "p" else -shifted
+
+
+def ordinal_value(number: int) -> float:
+    if number == 0:
+        return 0.0
+    magnitude = MAPPING.value(abs(number) - ORDINAL_SHIFT)
+    return magnitude if number > 0 else -magnitude
+
+
+def triples(sketches: dict[str, Bins]) -> list[tuple[int, int, int]]:
+    """(metric code, ordinal, count) of every non-empty bin of a rollup row's sketches."""
+    return [
+        (METRIC_CODES[metric], ordinal(key), count)
+        for metric, bins in sketches.items()
+        if metric in METRIC_CODES
+        for key, count in bins.items()
+        if count > 0
+    ]

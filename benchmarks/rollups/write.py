@@ -5,6 +5,7 @@ throughput, input_tokens, output_tokens; and prefill (long-context TTFT − base
 endpoint, vantage and slot), kept on the long-context run's rows once both runs have a TTFT.
 """
 
+from collections import Counter
 from collections.abc import Iterable
 from datetime import date
 from typing import Any
@@ -13,7 +14,7 @@ from django.db import transaction
 
 from ..models import Run, RunRollup
 from ..selectors.scope import Workloads
-from . import sketch
+from . import sketch, windows
 
 SPANS = ("day", "month")
 METRICS = {
@@ -124,10 +125,22 @@ def _update(key: Key, change) -> None:
         tod_bucket=bucket,
     )
     row = {name: getattr(rollup, name) for name in _blank()}
+    before = (row["runs"], row["ok_count"], row["error_count"], sketch.triples(row["sketches"]))
+    row["sketches"] = {metric: dict(bins) for metric, bins in row["sketches"].items()}
     change(row)
     for name, value in row.items():
         setattr(rollup, name, value)
     rollup.save()
+    if span == "day":
+        bins = Counter({(m, n): c for m, n, c in sketch.triples(row["sketches"])})
+        bins.subtract({(m, n): c for m, n, c in before[3]})
+        windows.add_late(
+            key,
+            runs=row["runs"] - before[0],
+            ok=row["ok_count"] - before[1],
+            errors=row["error_count"] - before[2],
+            bins=[(m, n, c) for (m, n), c in bins.items() if c],
+        )
 
 
 def rebuild(*, batch: int = 5_000) -> int:

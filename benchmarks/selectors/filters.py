@@ -20,7 +20,7 @@ WINDOWS: dict[str, int] = {
 }
 # Windows the leaderboard (and the pages built on it) reads from rollup sketches (whole UTC
 # days, each figure within 1 % of exact); shorter ones stay exact, read from the runs.
-SKETCHED_WINDOW_HOURS = frozenset({2160, 8760})
+SKETCHED_WINDOW_HOURS = frozenset({720, 2160, 8760})
 DEFAULT_WINDOW_HOURS = 72
 PEAK = "peak"
 

@@ -9,7 +9,7 @@ from providers.models import Endpoint
 from ..buckets import BUCKETS
 from ..models import Run, Vantage, Workload
 from .aggregates import Percentile, percentile, quartiles
-from .runs import RUN_POINT_FIELDS, errors_by_category, run_band, run_point
+from .runs import RUN_POINT_FIELDS, errors_by_category, point_rows, run_band, run_point
 from .scope import Workloads, resolve_vantage, since, window_runs
 
 RECENT_RUNS = 20
@@ -32,11 +32,7 @@ def endpoint_history(
     workload_obj = workloads.resolve(workload)
     vantage_obj = resolve_vantage(vantage)
     runs = window_runs(vantage=vantage_obj, window_hours=window_hours).filter(endpoint=endpoint)
-    series = list(
-        runs.filter(workload=workload_obj).order_by("slot").values(*RUN_POINT_FIELDS)
-        if workload_obj
-        else []
-    )
+    series = point_rows(runs.filter(workload=workload_obj).order_by("slot")) if workload_obj else []
     points = [run_point(run) for run in series]
     return {
         "endpoint": _endpoint_info(endpoint),

@@ -4,6 +4,7 @@ from collections import Counter
 from typing import Any
 
 from django.db.models import QuerySet
+from django.db.models.fields.json import KeyTransform
 
 from ..models import Run
 
@@ -42,6 +43,17 @@ def run_point(run: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def point_rows(runs: QuerySet[Run]) -> list[dict[str, Any]]:
+    """RUN_POINT_FIELDS of the runs, with only the parts of each summary the bands read
+    (decoding whole summaries was most of a long window's time)."""
+    fields = [f for f in RUN_POINT_FIELDS if f != "summary"]
+    parts = {f"band_{m}": KeyTransform(key, "summary") for m, key in _SUMMARY_METRIC.items()}
+    rows = list(runs.values(*fields, **parts))
+    for row in rows:
+        row["summary"] = {key: row.pop(f"band_{m}") for m, key in _SUMMARY_METRIC.items()}
+    return rows
+
+
 def run_band(run: dict[str, Any], metric: str) -> dict[str, float] | None:
     """The spread of one run's samples (p10–p90) from its summary; None when not recorded."""
     stats = (run.get("summary") or {}).get(_SUMMARY_METRIC[metric])
@@ -56,8 +68,11 @@ def run_band(run: dict[str, Any], metric: str) -> dict[str, float] | None:
 def errors_by_category(runs: QuerySet[Run]) -> list[dict[str, Any]]:
     """Error samples per category over the runs, read from each run's summary, most first."""
     counts: Counter[str] = Counter()
-    for summary in runs.filter(error_count__gt=0).values_list("summary", flat=True):
-        categories = (summary or {}).get("errors_by_category") or {}
+    tallies = runs.filter(error_count__gt=0).values_list(
+        KeyTransform("errors_by_category", "summary"), flat=True
+    )
+    for categories in tallies:
+        categories = categories or {}
         if isinstance(categories, dict):
             for category, count in categories.items():
                 if isinstance(count, int):

@@ -19,6 +19,7 @@ from providers.models import Endpoint
 
 from ..costs import input_tokens_estimate
 from ..models import Run, Sample, Vantage, Workload
+from ..rollups import windows
 from ..rollups import write as rollups
 from ..selectors.scope import resolve_vantage
 from . import store
@@ -188,5 +189,6 @@ def seed_history(
             progress(report.endpoints, len(tasks), report)
     # Seeded runs skip finish_run: count them into the long windows' rollups in one pass.
     rollups.rebuild()
+    windows.refresh(today=(now or timezone.now()).date(), force=True)
     report.seconds = time.perf_counter() - started
     return report

@@ -7,6 +7,7 @@ from benchmarks.selectors import agent_loop
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.leaderboard import leaderboard
 
+from ..caching import revalidated
 from ..forms import AgentLoopForm, FilterForm
 from .access import dashboard_view
 from .empty import empty_state
@@ -15,6 +16,7 @@ FIELDS = ("workload", "tod", "window", "vantage")
 
 
 @dashboard_view
+@revalidated
 def agent_loop_page(request: HttpRequest) -> HttpResponse:
     filters = BoardFilters.from_query(request.GET)
     form = AgentLoopForm.from_query(request.GET)

@@ -9,6 +9,7 @@ from benchmarks.selectors.history import endpoint_history
 from benchmarks.selectors.leaderboard import leaderboard
 from providers.models import Endpoint
 
+from ..caching import revalidated
 from ..forms import COMPARE_MAX, COMPARE_MIN, FilterForm, parse_compare
 from .access import dashboard_view
 
@@ -16,6 +17,7 @@ FIELDS = ("workload", "window", "vantage")
 
 
 @dashboard_view
+@revalidated
 def compare_page(request: HttpRequest) -> HttpResponse:
     chosen = parse_compare(request.GET)
     filters = BoardFilters.from_query(request.GET)

@@ -11,6 +11,7 @@ from benchmarks.selectors.history import endpoint_history
 from benchmarks.selectors.scope import resolve_vantage, resolve_workload, since
 from providers.models import Endpoint
 
+from ..caching import revalidated
 from ..forms import FilterForm
 from .access import dashboard_view
 from .alert_badges import banner_items, banner_level
@@ -19,6 +20,7 @@ FIELDS = ("workload", "window", "vantage")
 
 
 @dashboard_view
+@revalidated
 def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
     endpoint = get_object_or_404(Endpoint.objects.select_related("provider"), slug=slug)
     filters = BoardFilters.from_query(request.GET)

@@ -11,6 +11,7 @@ from benchmarks.selectors.filters import DEFAULT_SORT, SORT_KEYS, BoardFilters
 from benchmarks.selectors.leaderboard import leaderboard
 from benchmarks.selectors.rows import BoardRow
 
+from ..caching import revalidated
 from ..forms import FilterForm
 from .access import dashboard_view
 from .alert_badges import alert_cell_html
@@ -55,6 +56,7 @@ def _endpoint_query(filters: BoardFilters) -> str:
 
 
 @dashboard_view
+@revalidated
 def leaderboard_page(request: HttpRequest) -> HttpResponse:
     filters = BoardFilters.from_query(request.GET)
     rows = leaderboard(filters)

@@ -9,6 +9,7 @@ from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.leaderboard import leaderboard
 from benchmarks.selectors.pricing import pareto_frontier
 
+from ..caching import revalidated
 from ..forms import FilterForm
 from .access import dashboard_view
 from .empty import empty_state
@@ -18,6 +19,7 @@ FIELDS = ("workload", "concurrency", "tod", "window", "vantage")
 
 
 @dashboard_view
+@revalidated
 def price_page(request: HttpRequest) -> HttpResponse:
     filters = BoardFilters.from_query(request.GET)
     y_axis = request.GET.get("y", "decode")

@@ -1,0 +1,138 @@
+"""Conditional GETs and a shared response cache for the read API and dashboard pages.
+
+A view's validator is the newest finished run (benchmarks.freshness) and the alert state
+(the newest alert change and the number of alerts): ETag and Last-Modified come from it, a
+client holding the same answers 304, and a response is kept in the shared cache (CACHES
+"default": Redis or the database table, shared by every worker) under a key naming the
+validator, so a run finishing or an alert changing retires every cached view at once.
+
+The key also names who asks (user, Authorization header, CSRF cookie: a page may embed a
+token) and what they accept, so no one is served a response rendered for someone else.
+"""
+
+import hashlib
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from functools import wraps
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db.models import Count, Max
+from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
+from django.utils.http import http_date, parse_http_date_safe, quote_etag
+
+from alerts.models import Alert, ChangePoint
+from benchmarks.freshness import newest_finished
+
+log = logging.getLogger(__name__)
+# Cached responses also expire on their own: a safety net for edits made without signals
+# (queryset.update()); the validator retires them on every run and catalogue change.
+TIMEOUT_S = 900
+MAX_BYTES = 4 * 1024 * 1024
+_HEADERS = ("Content-Type", "Content-Language", "Vary", "X-Frame-Options")
+
+
+CATALOGUE_KEY = "tokspeed:catalogue-version"
+
+
+def bump_catalogue(**_: object) -> None:
+    """A provider, endpoint, workload, vantage or schedule was saved or deleted (signals)."""
+    try:
+        if not cache.add(CATALOGUE_KEY, 1, timeout=None):
+            cache.incr(CATALOGUE_KEY)
+    except Exception:
+        log.exception("could not bump the catalogue version")
+
+
+def validator() -> tuple[str, datetime | None]:
+    """(a version naming everything the views show, when it last changed)."""
+    finished_at, tag = newest_finished()
+    tag = f"{tag}|c{cache.get(CATALOGUE_KEY, 0)}"
+    # Alerts and change points are written by the evaluation a finished run requests, later.
+    alerts = Alert.objects.aggregate(at=Max("updated_at"), number=Count("id"))
+    changes = ChangePoint.objects.aggregate(at=Max("detected_at"), number=Count("id"))
+    stamps = [t for t in (finished_at, alerts["at"], changes["at"]) if t is not None]
+    parts = [tag] + [
+        f"{a['at'].isoformat() if a['at'] else ''}#{a['number']}" for a in (alerts, changes)
+    ]
+    return "|".join(parts), max(stamps) if stamps else None
+
+
+def _who(request: HttpRequest) -> str:
+    user = getattr(request, "user", None)
+    user_id = user.pk if user is not None and user.is_authenticated else ""
+    return "|".join(
+        (
+            str(user_id),
+            request.headers.get("Authorization", ""),
+            request.COOKIES.get(settings.CSRF_COOKIE_NAME, ""),
+            request.headers.get("Accept", ""),
+            request.headers.get("Accept-Language", ""),
+        )
+    )
+
+
+def _not_modified(request: HttpRequest, etag: str, modified: datetime | None) -> bool:
+    wanted = request.headers.get("If-None-Match")
+    if wanted is not None:
+        tags = {t.strip().removeprefix("W/") for t in wanted.split(",")}
+        return "*" in tags or etag in tags
+    since = parse_http_date_safe(request.headers.get("If-Modified-Since", ""))
+    return since is not None and modified is not None and int(modified.timestamp()) <= since
+
+
+def _stamp(response: HttpResponse, etag: str, modified: datetime | None) -> HttpResponse:
+    response["ETag"] = etag
+    if modified is not None:
+        response["Last-Modified"] = http_date(modified.timestamp())
+    # Caches may keep it but must ask again (a 304 is cheap) before each use.
+    response["Cache-Control"] = "private, no-cache" if _private(response) else "no-cache"
+    return response
+
+
+def _private(response: HttpResponse) -> bool:
+    return bool(response.get("Vary", "")) and "Cookie" in response.get("Vary", "")
+
+
+def revalidated(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Wrap a read-only view: 304 for a client that has it, the shared cache for the rest."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        if request.method not in ("GET", "HEAD"):
+            return view(request, *args, **kwargs)
+        version, modified = validator()
+        digest = hashlib.sha256(
+            f"{version}\n{request.get_full_path()}\n{_who(request)}".encode()
+        ).hexdigest()
+        etag = quote_etag(digest[:32])
+        if _not_modified(request, etag, modified):
+            return _stamp(HttpResponseNotModified(), etag, modified)
+        key = f"tokspeed:view:{digest}"
+        use_cache = settings.TOKSPEED_RESPONSE_CACHE
+        try:
+            kept = cache.get(key) if use_cache else None
+        except Exception:
+            log.exception("response cache unavailable")
+            kept = None
+        if kept is not None:
+            status, headers, content = kept
+            response = HttpResponse(content, status=status)
+            for name, value in headers:
+                response[name] = value
+            return _stamp(response, etag, modified)
+        response = view(request, *args, **kwargs)
+        if hasattr(response, "render") and not getattr(response, "is_rendered", True):
+            response = response.render()
+        if response.status_code != 200 or response.streaming or response.cookies:
+            return response
+        if use_cache and len(response.content) <= MAX_BYTES:
+            headers = [(name, response[name]) for name in _HEADERS if response.has_header(name)]
+            try:
+                cache.set(key, (200, headers, response.content), timeout=TIMEOUT_S)
+            except Exception:
+                log.exception("could not keep a response in the cache")
+        return _stamp(response, etag, modified)
+
+    return wrapper
