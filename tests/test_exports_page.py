@@ -9,7 +9,7 @@ import pytest
 import time_machine
 from django.core import mail
 
-from benchmarks.models import Export, ExportStatus
+from benchmarks.models import Export
 from dashboard.exports import jobs
 
 from . import dashboard_data as data
@@ -96,9 +96,8 @@ def test_it_builds_an_export_asked_for_on_the_page_and_links_it(
 
 
 def test_it_shows_only_the_users_own_exports(signed_in, django_user_model, export_dir):
-    theirs = jobs.request_export(
-        kind="runs", file_format="csv.gz", filters={}, user=django_user_model.objects.create_user("eve")
-    )
+    eve = django_user_model.objects.create_user("eve")
+    theirs = jobs.request_export(kind="runs", file_format="csv.gz", filters={}, user=eve)
     assert f'data-export="{theirs.token}"' not in signed_in.get("/exports/").content.decode()
 
 
