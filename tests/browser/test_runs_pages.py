@@ -3,7 +3,9 @@ paging, filtering, asking for an export and downloading it, nothing wider than t
 
 import re
 import shutil
+import tempfile
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -23,7 +25,7 @@ OVERFLOW = "() => document.documentElement.scrollWidth - window.innerWidth"
 
 def shot(page, name: str) -> None:
     """Screenshots kept with the others, and in /tmp for a quick look."""
-    shutil.copy(screenshot(page, name), f"/tmp/{name}.png")
+    shutil.copy(screenshot(page, name), Path(tempfile.gettempdir()) / f"{name}.png")
 
 
 def listed(page) -> list[int]:
