@@ -4,16 +4,20 @@ from .views.advisor import advisor_index, advisor_measure, advisor_profile
 from .views.agent_loop import agent_loop_page
 from .views.compare import compare_page
 from .views.endpoint import endpoint_page
+from .views.exports import exports_page
 from .views.leaderboard import leaderboard_page
 from .views.price import price_page
 from .views.run import run_page
+from .views.runs import runs_page
 
 app_name = "benchmarks"
 
 urlpatterns = [
     path("", leaderboard_page, name="leaderboard"),
     path("endpoints/<slug:slug>/", endpoint_page, name="endpoint"),
+    path("runs/", runs_page, name="runs"),
     path("runs/<int:run_id>/", run_page, name="run"),
+    path("exports/", exports_page, name="exports"),
     path("price/", price_page, name="price"),
     path("agent-loop/", agent_loop_page, name="agent_loop"),
     path("compare/", compare_page, name="compare"),

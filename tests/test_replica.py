@@ -103,3 +103,19 @@ def test_it_sends_every_write_to_the_primary_even_inside_a_read_view(run) -> Non
         used = sql_by_alias(lambda: Run.objects.filter(id=run.id).update(failure_reason="x"))
         assert Run.objects.db_manager().get_queryset().db == "replica"
     assert touching(used["default"], "benchmarks_run") and used["replica"] == []
+
+
+def test_it_reads_the_runs_list_page_from_the_replica(client, plain_user, run) -> None:
+    client.force_login(plain_user)
+    used = sql_by_alias(lambda: client.get("/runs/", {"endpoint": "wafer-fast"}))
+
+    assert touching(used["replica"], "benchmarks_run")
+    assert not touching(used["default"], "benchmarks_run")
+
+
+def test_it_reads_the_exports_page_from_the_primary(client, plain_user, run) -> None:
+    client.force_login(plain_user)
+    used = sql_by_alias(lambda: client.get("/exports/"))
+
+    assert touching(used["default"], "benchmarks_export")
+    assert not touching(used["replica"], "benchmarks_export")

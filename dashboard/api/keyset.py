@@ -7,6 +7,7 @@ cursor keeps naming the same runs while new runs arrive at the top.
 
 import base64
 import binascii
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -26,8 +27,8 @@ def encode_cursor(direction: str, slot: datetime, run_id: int) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(value: str) -> tuple[str, datetime, int]:
-    """(direction, slot, id); a 400 naming `cursor` when it is not one of ours."""
+def parse_cursor(value: str) -> tuple[str, datetime, int]:
+    """(direction, slot, id) of a cursor; ValueError when it is not one of ours."""
     try:
         padded = value + "=" * (-len(value) % 4)
         direction, slot, run_id = base64.urlsafe_b64decode(padded).decode().split("|")
@@ -36,6 +37,14 @@ def decode_cursor(value: str) -> tuple[str, datetime, int]:
             raise ValueError(value)
         return direction, moment, int(run_id)
     except (ValueError, UnicodeDecodeError, binascii.Error):
+        raise ValueError(f"not a cursor: {value!r}") from None
+
+
+def decode_cursor(value: str) -> tuple[str, datetime, int]:
+    """(direction, slot, id); a 400 naming `cursor` when it is not one of ours."""
+    try:
+        return parse_cursor(value)
+    except ValueError:
         raise ValidationError(
             {"cursor": ["Not a cursor from this API; follow next/previous."]}
         ) from None
@@ -48,6 +57,34 @@ def older_than(slot: datetime, run_id: int) -> Q:
 
 def newer_than(slot: datetime, run_id: int) -> Q:
     return Q(slot__gte=slot) & (Q(slot__gt=slot) | Q(id__gt=run_id))
+
+
+@dataclass(frozen=True)
+class KeysetPage:
+    runs: list
+    has_older: bool  # runs exist after this page's last (older) one
+    has_newer: bool  # runs exist before this page's first (newer) one
+
+
+def keyset_page(
+    queryset: QuerySet,
+    *,
+    direction: str = OLDER,
+    position: tuple[datetime, int] | None = None,
+    size: int,
+) -> KeysetPage:
+    """Up to `size` runs, newest first: the newest of all (no position), those just older than
+    `position` (OLDER) or those just newer than it (NEWER). One index range each way."""
+    if direction == OLDER:
+        runs = queryset.order_by("-slot", "-id")
+        if position:
+            runs = runs.filter(older_than(*position))
+        page = list(runs[: size + 1])
+        return KeysetPage(page[:size], len(page) > size, position is not None)
+    runs = queryset.filter(newer_than(*position)).order_by("slot", "id")
+    page = list(runs[: size + 1])
+    # Came from an older page: that page (at least) lies beyond this one's oldest run.
+    return KeysetPage(list(reversed(page[:size])), True, len(page) > size)
 
 
 class RunCursor:
@@ -67,22 +104,9 @@ class RunCursor:
         if raw:
             direction, slot, run_id = decode_cursor(raw)
             position = (slot, run_id)
-        if direction == OLDER:
-            runs = queryset.order_by("-slot", "-id")
-            if position:
-                runs = runs.filter(older_than(*position))
-            page = list(runs[: self.size + 1])
-            more_beyond, self.has_previous = len(page) > self.size, position is not None
-            page = page[: self.size]
-            self.has_next = more_beyond
-        else:
-            runs = queryset.filter(newer_than(*position)).order_by("slot", "id")
-            page = list(runs[: self.size + 1])
-            self.has_previous = len(page) > self.size
-            page = list(reversed(page[: self.size]))
-            self.has_next = True
-        self.page = page
-        return page
+        found = keyset_page(queryset, direction=direction, position=position, size=self.size)
+        self.page, self.has_next, self.has_previous = found.runs, found.has_older, found.has_newer
+        return self.page
 
     def _link(self, direction: str, run: Any) -> str:
         query = self.request.query_params.copy()
