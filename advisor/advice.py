@@ -16,10 +16,11 @@ from benchmarks.models import Vantage
 from benchmarks.selectors.scope import resolve_vantage
 from providers.models import Endpoint
 
+from .batch import project_batch
 from .digest import load_digest
 from .measures import FIELDS, WINDOW_DAYS
 from .models import WorkloadProfile
-from .projection import cost_per_task, project_all
+from .projection import cost_per_task
 from .ranking import Option, rank, reason
 from .shape import Shape
 from .wording import dollars, seconds
@@ -124,7 +125,7 @@ def advise(
     endpoints = candidates(shape, profile)
     points = load(endpoint_ids=[e.id for e in endpoints], vantage=where, now=now, days=days)
     none = np.empty((0, len(FIELDS)))
-    projections = project_all({e.id: points.get(e.id, none) for e in endpoints}, shape)
+    projections = project_batch({e.id: points.get(e.id, none) for e in endpoints}, shape)
     advice = Advice(
         shape=shape,
         generated_at=now,

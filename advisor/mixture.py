@@ -46,9 +46,16 @@ def many_quantiles(
     sizes = np.fromiter((len(m) for m in members), dtype=np.intp, count=len(members))
     chosen = np.concatenate(members)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    question = np.repeat(np.arange(len(members)), sizes)
-    m, s = means[chosen], sds[chosen]
-    w = weights[chosen]
+    return segment_quantiles(means[chosen], sds[chosen], weights[chosen], starts, fractions)
+
+
+def segment_quantiles(
+    m: np.ndarray, s: np.ndarray, w: np.ndarray, starts: np.ndarray, fractions: np.ndarray
+) -> np.ndarray:
+    """many_quantiles with the components already laid out question after question: question q
+    is the mixture of components starts[q] up to starts[q + 1] (ascending, none empty)."""
+    sizes = np.diff(np.append(starts, len(m)))
+    question = np.repeat(np.arange(len(starts)), sizes)
     w = w / np.add.reduceat(w, starts)[question]
     f = np.asarray(fractions, dtype=float) - 1e-12
     spread = s > 0
