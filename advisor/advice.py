@@ -16,10 +16,11 @@ from benchmarks.models import Vantage
 from benchmarks.selectors.scope import resolve_vantage
 from providers.models import Endpoint
 
+from .batch import project_batch
 from .digest import load_digest
 from .measures import FIELDS, WINDOW_DAYS
 from .models import WorkloadProfile
-from .projection import cost_per_task, project_all
+from .projection import Projection, cost_per_task
 from .ranking import Option, rank, reason
 from .shape import Shape
 from .wording import dollars, seconds
@@ -113,18 +114,20 @@ def advise(
     now: datetime | None = None,
     days: int = WINDOW_DAYS,
     load: Callable[..., dict[int, np.ndarray]] = load_digest,
+    project: Callable[..., dict[int, Projection]] = project_batch,
 ) -> Advice:
     """Rank the endpoints the workload accepts by projected task time (see advisor.ranking).
 
     `load` reads the runs: the digest by default, advisor.measures.load_points for the runs
-    themselves (the same rows, slower)."""
+    themselves (the same rows, slower). `project` projects them: all endpoints at once by
+    default, advisor.projection.project_all one endpoint at a time (the reference)."""
     now = now or timezone.now()
     where = resolve_vantage(vantage)
     current = current or (profile.current_endpoint if profile else None)
     endpoints = candidates(shape, profile)
     points = load(endpoint_ids=[e.id for e in endpoints], vantage=where, now=now, days=days)
     none = np.empty((0, len(FIELDS)))
-    projections = project_all({e.id: points.get(e.id, none) for e in endpoints}, shape)
+    projections = project({e.id: points.get(e.id, none) for e in endpoints}, shape)
     advice = Advice(
         shape=shape,
         generated_at=now,

@@ -164,6 +164,15 @@ def concurrency_factors(
                 float(np.median(points[:, DECODE50])) / one_decode,
             )
         )
+    return along_curve(curve, users)
+
+
+def along_curve(
+    curve: list[tuple[int, float, float]], users: int
+) -> tuple[float, float, str | None]:
+    """(TTFT factor, decode factor, note) at `users` on a curve of (users, TTFT factor, decode
+    factor) points ascending from (1, 1.0, 1.0): interpolated in log users between points,
+    held at the last point past it."""
     for (c0, t0, d0), (c1, t1, d1) in zip(curve, curve[1:], strict=False):
         if c0 <= users <= c1:
             weight = math.log(users / c0) / math.log(c1 / c0)
@@ -171,6 +180,32 @@ def concurrency_factors(
     top, ttft_f, decode_f = curve[-1]
     note = f"speed at {users} users taken as at {top}, the most measured (not extrapolated)"
     return ttft_f, decode_f, note
+
+
+def check_shape(
+    result: Projection,
+    shape: Shape,
+    *,
+    base_in: float,
+    median_rate: float | None,
+    longest: float,
+    parallel_runs: int,
+) -> None:
+    """Add to `result` the runs the shape needs and lacks, and notes on how far the measured
+    prompts carry it."""
+    prefilled = shape.prefilled_tokens
+    if prefilled > base_in + LONG_SLACK_TOKENS and median_rate is None:
+        result.missing.append(MISSING_LONG)
+    elif prefilled > longest:
+        result.notes.append(
+            f"TTFT extrapolated: {prefilled:,.0f} prompt tokens is past the {longest:,.0f} measured"
+        )
+    elif prefilled > base_in and median_rate is None:
+        result.notes.append(
+            f"TTFT as measured at {base_in:,.0f} prompt tokens; {prefilled:,.0f} not measured"
+        )
+    if shape.concurrency > 1 and not parallel_runs:
+        result.missing.append(MISSING_CONCURRENCY)
 
 
 def prepare(
@@ -196,19 +231,14 @@ def prepare(
         return result, None
     rate_slots, rates, median_rate, longest = prefill_rates(base, long)
     base_in = float(np.median(_tokens(base, BASE_PROMPT_TOKENS)))
-    prefilled = shape.prefilled_tokens
-    if prefilled > base_in + LONG_SLACK_TOKENS and median_rate is None:
-        result.missing.append(MISSING_LONG)
-    elif prefilled > longest:
-        result.notes.append(
-            f"TTFT extrapolated: {prefilled:,.0f} prompt tokens is past the {longest:,.0f} measured"
-        )
-    elif prefilled > base_in and median_rate is None:
-        result.notes.append(
-            f"TTFT as measured at {base_in:,.0f} prompt tokens; {prefilled:,.0f} not measured"
-        )
-    if shape.concurrency > 1 and not len(parallel):
-        result.missing.append(MISSING_CONCURRENCY)
+    check_shape(
+        result,
+        shape,
+        base_in=base_in,
+        median_rate=median_rate,
+        longest=longest,
+        parallel_runs=len(parallel),
+    )
     if result.missing:
         return result, None
     ttft_f, decode_f, note = concurrency_factors(base, parallel, shape.concurrency)
@@ -221,7 +251,7 @@ def prepare(
         at = np.minimum(np.searchsorted(rate_slots, slot), len(rate_slots) - 1)
         found = rate_slots[at] == slot
         rate[found] = rates[at[found]]
-    extra_ms = rate * np.maximum(0.0, prefilled - _tokens(base, base_in))
+    extra_ms = rate * np.maximum(0.0, shape.prefilled_tokens - _tokens(base, base_in))
     ttft50, ttft90 = base[:, TTFT50], base[:, TTFT90]
     ttft = (ttft50 + extra_ms) * ttft_f
     with np.errstate(divide="ignore", invalid="ignore"):

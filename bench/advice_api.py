@@ -14,7 +14,8 @@ for the four preset profiles and an ad hoc question, each as JSON and as a LiteL
            (the data-version check still runs: 2 indexed queries)
 - cold:    the cache cleared before every request (the first poll after a run finished)
 
-Goal: p95 ≤ 50 ms (issue 14) for the polled case; the cold figure is printed beside it.
+Goal: p95 ≤ 50 ms (issue 14), polled and cold; both lines say whether they meet it (the exit
+status follows the polled case, which is what a router meets).
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ def main() -> int:
     print(f"/api/v1/advice/ over {len(paths)} questions, {args.requests} requests each case:")
     polled = line("polled", time_requests(client, paths, requests=args.requests, cold=False),
                   target=True)  # fmt: skip
-    line("cold", time_requests(client, paths, requests=args.requests, cold=True), target=False)
+    line("cold", time_requests(client, paths, requests=args.requests, cold=True), target=True)
     return 0 if polled else 1
 
 

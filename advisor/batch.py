@@ -1,0 +1,297 @@
+"""The projection of every candidate endpoint at once (what an advice computes).
+
+advisor.projection defines a projection one endpoint at a time (`prepare`, readable, and the
+reference the tests hold this module to); done that way a cold advice over 100 endpoints spends
+most of its time in thousands of small numpy calls. Here the runs of all endpoints are stacked
+with an endpoint index and every step is one array operation over all of them: sums and maxima
+per endpoint by reduceat over contiguous segments, medians by one sort per quantity, the
+pairing of long-context runs with base runs at the same slot by one search over
+(endpoint, slot) keys, and the task quantiles of every endpoint and time-of-day bucket solved
+together by Newton's method inside a bracket (advisor.mixture.solve_quantiles: a handful of
+evaluations of the mixtures where the reference bisects 48 times). Every figure but the task
+quantiles comes out of the same floating-point operations in the same order as the reference,
+so it is the same number; the quantiles agree to ~1e-13 (tests hold both to 1e-9), so the
+ranking, ties and recommendation are the same.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+import numpy as np
+
+from .measures import (
+    BUCKET,
+    CONTEXT,
+    DECODE10,
+    DECODE50,
+    ERRORS,
+    FIELDS,
+    OK,
+    SLOT,
+    TTFT50,
+    TTFT90,
+    USERS,
+)
+from .mixture import solve_quantiles
+from .projection import (
+    BASE_PROMPT_TOKENS,
+    HALF_LIFE_DAYS,
+    TASK_FRACTIONS,
+    Z90,
+    Projection,
+    _present,
+    _tokens,
+    along_curve,
+    check_shape,
+)
+from .shape import Shape
+
+QUANTILE_NAMES = ("task_p25_s", "task_p50_s", "task_p75_s", "task_p90_s")
+
+
+def _starts(groups: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rows of each group, index of its first row) for rows grouped contiguously."""
+    sizes = np.bincount(groups, minlength=count)
+    return sizes, np.cumsum(sizes) - sizes
+
+
+def group_max(values: np.ndarray, groups: np.ndarray, count: int) -> np.ndarray:
+    """The largest value of each group (rows grouped contiguously, ascending); NaN if none."""
+    sizes, starts = _starts(groups, count)
+    out = np.full(count, np.nan)
+    some = sizes > 0
+    if some.any():
+        out[some] = np.maximum.reduceat(values, starts[some])
+    return out
+
+
+def group_median(values: np.ndarray, groups: np.ndarray, count: int) -> np.ndarray:
+    """np.median of each group's values (groups in any order, values without NaN): the middle
+    value, or the mean of the two middle ones; NaN for an empty group."""
+    order = np.lexsort((values, groups))
+    ordered = values[order]
+    sizes = np.bincount(groups, minlength=count)
+    starts = np.cumsum(sizes) - sizes
+    out = np.full(count, np.nan)
+    some = sizes > 0
+    low = starts[some] + (sizes[some] - 1) // 2
+    high = starts[some] + sizes[some] // 2
+    out[some] = (ordered[low] + ordered[high]) / 2
+    return out
+
+
+def _last_per_key(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct keys ascending, index of the last row with each): a later run at the same
+    slot stands for it."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    ends = np.flatnonzero(np.append(ordered[1:] != ordered[:-1], True)) if len(keys) else order
+    return ordered[ends], order[ends]
+
+
+def _lookup(keys: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(where each wanted key is in the sorted `keys`, whether it is there)."""
+    if not len(keys):
+        return np.zeros(len(wanted), np.intp), np.zeros(len(wanted), bool)
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return at, keys[at] == wanted
+
+
+def project_batch(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, Projection]:
+    """advisor.projection.project_all, computed for all endpoints together."""
+    ids = list(points)
+    count = len(ids)
+    sizes = [len(points[e]) for e in ids]
+    results = {e: Projection(endpoint_id=e, runs=n) for e, n in zip(ids, sizes, strict=True)}
+    if not count:
+        return results
+    rows = np.concatenate([points[e] for e in ids]).reshape(-1, len(FIELDS))
+    group = np.repeat(np.arange(count), sizes)
+    ok_sum = np.bincount(group, rows[:, OK], count).tolist()
+    error_sum = np.bincount(group, rows[:, ERRORS], count).tolist()
+    newest = group_max(rows[:, SLOT], group, count).tolist()
+
+    usable = (rows[:, OK] != 0) & ~np.isnan(rows[:, TTFT50]) & _present(rows[:, DECODE50])
+    rows, group = rows[usable], group[usable]
+    _, slot_rank = np.unique(rows[:, SLOT], return_inverse=True)
+    key = group * (int(slot_rank.max()) + 1 if len(rows) else 1) + slot_rank.reshape(-1)
+    one_user, no_context = rows[:, USERS] == 1, rows[:, CONTEXT] == 0
+    is_base = no_context & one_user
+    is_long = (rows[:, CONTEXT] > 0) & one_user
+    is_parallel = no_context & (rows[:, USERS] > 1)
+    base, base_group, base_key = rows[is_base], group[is_base], key[is_base]
+    long, long_group, long_key = rows[is_long], group[is_long], key[is_long]
+    parallel, parallel_group = rows[is_parallel], group[is_parallel]
+    base_runs = np.bincount(base_group, minlength=count)
+    long_runs = np.bincount(long_group, minlength=count)
+    parallel_runs = np.bincount(parallel_group, minlength=count).tolist()
+
+    # Prefill cost (projection.prefill_rates): base_in there falls back to the standard prompt.
+    base_in = group_median(_tokens(base, BASE_PROMPT_TOKENS), base_group, count)
+    prefill_base_in = np.where(base_in == 0, BASE_PROMPT_TOKENS, base_in)
+    long_tokens = _tokens(long, long[:, CONTEXT] + prefill_base_in[long_group])
+    longest = np.where(
+        long_runs > 0, group_max(long_tokens, long_group, count), prefill_base_in
+    ).tolist()
+    base_keys, base_last = _last_per_key(base_key)
+    at, paired = _lookup(base_keys, long_key)
+    pair = base[base_last[at[paired]]]
+    paired_long, paired_group, paired_key = long[paired], long_group[paired], long_key[paired]
+    pair_in = _tokens(pair, prefill_base_in[paired_group])
+    extra = _tokens(paired_long, paired_long[:, CONTEXT] + pair_in) - pair_in
+    positive = extra > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.maximum(0.0, (paired_long[:, TTFT50] - pair[:, TTFT50]) / extra)[positive]
+    rate_keys, rate_last = _last_per_key(paired_key[positive])
+    rates = rate[rate_last]
+    median_rate = group_median(rates, paired_group[positive][rate_last], count)
+    unpaired = np.isnan(median_rate) & (long_runs > 0) & (base_runs > 0)
+    if unpaired.any():
+        long_in = group_median(long_tokens, long_group, count)
+        gap = group_median(long[:, TTFT50], long_group, count) - group_median(
+            base[:, TTFT50], base_group, count
+        )
+        fallback = np.maximum(0.0, gap / np.maximum(long_in - prefill_base_in, 1.0))
+        median_rate = np.where(unpaired, fallback, median_rate)
+
+    measured = np.zeros(count, bool)
+    base_in_list, rate_list = base_in.tolist(), median_rate.tolist()
+    for i, endpoint_id in enumerate(ids):
+        result = results[endpoint_id]
+        attempts = int(ok_sum[i] + error_sum[i])
+        result.samples = attempts
+        result.availability = int(ok_sum[i]) / attempts if attempts else None
+        if sizes[i]:
+            result.newest = datetime.fromtimestamp(newest[i], UTC)
+        if not base_runs[i]:
+            result.missing.append("base")
+            continue
+        check_shape(
+            result,
+            shape,
+            base_in=base_in_list[i],
+            median_rate=None if math.isnan(rate_list[i]) else rate_list[i],
+            longest=longest[i],
+            parallel_runs=parallel_runs[i],
+        )
+        measured[i] = not result.missing
+    if not measured.any():
+        return results
+    ttft_f, decode_f = _concurrency(
+        base, base_group, parallel, parallel_group, measured, ids, results, shape
+    )
+
+    keep = measured[base_group]
+    base, bg, base_key = base[keep], base_group[keep], base_key[keep]
+    slot = base[:, SLOT]
+    weights = 0.5 ** ((group_max(slot, bg, count)[bg] - slot) / 86_400 / HALF_LIFE_DAYS)
+    rate = np.where(np.isnan(median_rate), 0.0, median_rate)[bg]
+    at, found = _lookup(rate_keys, base_key)
+    rate[found] = rates[at[found]]
+    extra_ms = rate * np.maximum(0.0, shape.prefilled_tokens - _tokens(base, base_in[bg]))
+    tf, df = ttft_f[bg], decode_f[bg]
+    ttft50, ttft90 = base[:, TTFT50], base[:, TTFT90]
+    ttft = (ttft50 + extra_ms) * tf
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(_present(ttft50), ttft / (ttft50 * tf), 1.0)
+        ttft_sd = np.where(
+            np.isnan(ttft90), 0.0, np.maximum(0.0, ttft90 - ttft50) / Z90 * tf * scale
+        )
+        decode = base[:, DECODE50] * df
+        decode_s = shape.decoded_tokens / decode
+        decode10 = base[:, DECODE10]
+        slow_s = shape.decoded_tokens / (decode10 * df)
+        decode_sd = np.where(_present(decode10), np.maximum(0.0, slow_s - decode_s) / Z90, 0.0)
+    call_s = ttft / 1000 + decode_s + shape.tool_s
+    call_sd = np.hypot(ttft_sd / 1000, decode_sd)
+    means = shape.calls * call_s
+    sds = math.sqrt(shape.calls) * call_sd
+    ttft_ms = group_median(ttft, bg, count).tolist()
+    decode_tps = group_median(decode, bg, count).tolist()
+    conditions = np.bincount(bg, minlength=count)
+    chosen = np.flatnonzero(measured)
+    for i in chosen.tolist():
+        result = results[ids[i]]
+        result.conditions = int(conditions[i])
+        result.ttft_ms = ttft_ms[i]
+        result.decode_tps = decode_tps[i]
+        result.reasoning_s = shape.reasoning_tokens / decode_tps[i]
+    _quantiles(means, sds, weights, bg, base[:, BUCKET].astype(int), chosen, ids, results)
+    return results
+
+
+def _concurrency(
+    base: np.ndarray,
+    base_group: np.ndarray,
+    parallel: np.ndarray,
+    parallel_group: np.ndarray,
+    measured: np.ndarray,
+    ids: list[int],
+    results: dict[int, Projection],
+    shape: Shape,
+) -> tuple[np.ndarray, np.ndarray]:
+    """TTFT and decode factors of each endpoint at the shape's concurrency
+    (projection.concurrency_factors); notes where it is past the most measured."""
+    count = len(ids)
+    ttft_f, decode_f = np.ones(count), np.ones(count)
+    users = shape.concurrency
+    if users <= 1:
+        return ttft_f, decode_f
+    one_ttft = group_median(base[:, TTFT50], base_group, count).tolist()
+    one_decode = group_median(base[:, DECODE50], base_group, count).tolist()
+    levels, level_rank = np.unique(parallel[:, USERS], return_inverse=True)
+    width = max(len(levels), 1)
+    level_key = parallel_group * width + level_rank.reshape(-1)
+    present = (np.bincount(level_key, minlength=count * width) > 0).reshape(count, width)
+    ttft_at = group_median(parallel[:, TTFT50], level_key, count * width).reshape(count, width)
+    decode_at = group_median(parallel[:, DECODE50], level_key, count * width)
+    decode_at = decode_at.reshape(count, width)
+    level_list = [int(level) for level in levels.tolist()]
+    for i in np.flatnonzero(measured).tolist():
+        curve = [(1, 1.0, 1.0)]
+        ttfts, decodes = ttft_at[i].tolist(), decode_at[i].tolist()
+        for j in np.flatnonzero(present[i]).tolist():
+            curve.append((level_list[j], ttfts[j] / one_ttft[i], decodes[j] / one_decode[i]))
+        ttft_f[i], decode_f[i], note = along_curve(curve, users)
+        if note:
+            results[ids[i]].notes.append(note)
+    return ttft_f, decode_f
+
+
+def _quantiles(
+    means: np.ndarray,
+    sds: np.ndarray,
+    weights: np.ndarray,
+    groups: np.ndarray,
+    buckets: np.ndarray,
+    chosen: np.ndarray,
+    ids: list[int],
+    results: dict[int, Projection],
+) -> None:
+    """Task p25–p90 of each measured endpoint and its p50 in each time-of-day bucket, all
+    solved together: each question's components in the order the reference lays them out."""
+    n, count = len(means), len(ids)
+    _, starts = _starts(groups, count)
+    segments = starts[chosen]
+    fractions = len(TASK_FRACTIONS)
+    width = int(buckets.max()) + 1
+    order = np.lexsort((buckets, groups))  # stable: run order within each endpoint and bucket
+    bucket_key = (groups * width + buckets)[order]
+    firsts = np.flatnonzero(np.append(True, bucket_key[1:] != bucket_key[:-1]))
+    components = np.concatenate([np.tile(np.arange(n), fractions), order])
+    question_starts = np.concatenate(
+        [(np.arange(fractions)[:, None] * n + segments[None, :]).ravel(), fractions * n + firsts]
+    )
+    asked = np.concatenate([np.repeat(TASK_FRACTIONS, len(segments)), np.full(len(firsts), 0.5)])
+    found = solve_quantiles(
+        means[components], sds[components], weights[components], question_starts, asked
+    ).tolist()
+    for f, name in enumerate(QUANTILE_NAMES):
+        for k, i in enumerate(chosen.tolist()):
+            setattr(results[ids[i]], name, found[f * len(segments) + k])
+    bucket_found = found[fractions * len(segments) :]
+    for key, value in zip(bucket_key[firsts].tolist(), bucket_found, strict=True):
+        results[ids[key // width]].p50_by_bucket[key % width] = value
