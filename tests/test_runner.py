@@ -109,8 +109,10 @@ def test_it_stores_what_the_simulator_sent_and_a_summary(simulator, fs_broker, m
     assert run.throughput_tps == pytest.approx(4 * 60 / sum(walls), rel=1e-3)
     assert run.input_tokens == samples[0].input_tokens and run.client_version.startswith("tokspeed")
     assert run.worker == "test@here" and run.finished_at >= run.started_at
-    assert queued_tasks(fs_broker) == [
-        {"queue": "tokspeed", "task": "alerts.evaluate_after_run", "args": [run.id]}
+    # The run's end asks, by task name, for its alert evaluation and its advisor digest.
+    assert sorted(queued_tasks(fs_broker), key=lambda task: task["task"]) == [
+        {"queue": "tokspeed", "task": "advisor.digest_run", "args": [run.id]},
+        {"queue": "tokspeed", "task": "alerts.evaluate_after_run", "args": [run.id]},
     ]
 
 
