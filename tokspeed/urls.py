@@ -1,10 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from dashboard.views.health import health_view
-
 urlpatterns = [
-    path("health/", health_view, name="health"),
+    path("health/", include("dashboard.health_urls")),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include("dashboard.api_urls")),
