@@ -33,7 +33,7 @@ from scipy import special
 
 from benchmarks.buckets import BUCKETS
 
-from .baseline import Baseline, Runs, fit, mean_inflation
+from .baseline import Baseline, Runs, fit, mean_inflation, median
 from .rules import DetectorConfig, MetricRule
 
 HOUR_S = 3600.0
@@ -247,9 +247,9 @@ def assess_series(
     # "Back to normal" reads the last day's runs two ways: their weighted mean, and their median
     # (which one bad run, e.g. a short dip that is over, cannot hold up).
     day_resid = resid[in_day]
-    settled = min(first.shift, float(np.median(day_resid)))
+    settled = min(first.shift, float(median(day_resid)))
     z = float(special.ndtri(0.5 + config.ci_level / 2))
-    expected_now = float(np.exp(np.median(baseline.expected(day))))
+    expected_now = float(np.exp(median(baseline.expected(day))))
     worse = rule.worse_fraction(first.shift)
     return SeriesTest(
         metric=rule.metric,
@@ -257,7 +257,7 @@ def assess_series(
         n_recent=len(day),
         enough=True,
         baseline_median=expected_now,
-        recent_median=float(np.exp(np.median(day.log_value))),
+        recent_median=float(np.exp(median(day.log_value))),
         shift=worse,
         ci_low=rule.worse_fraction(first.shift - z * first.sd),
         ci_high=rule.worse_fraction(first.shift + z * first.sd),
@@ -299,7 +299,7 @@ def describe(
             + baseline.weekend * weekend_share
         )
         mine = long.log_value[long.bucket == bucket]
-        recent = float(np.exp(np.median(mine))) if len(mine) else None
+        recent = float(np.exp(median(mine))) if len(mine) else None
         change = rule.change(expected, recent) if recent else None
         rows.append(
             BucketRow(bucket, baseline.counts.get(bucket, 0), len(mine), expected, recent, change)

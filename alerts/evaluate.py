@@ -29,7 +29,7 @@ from . import availability, guards, series
 from .baseline import Baseline
 from .detector import Judgement, SeriesTest, Verdict, assess_series, describe, judge
 from .hysteresis import Streak, Transition, advance
-from .models import Evaluation, Kind, Metric, ProbeState, SeriesState, Severity
+from .models import Alert, Evaluation, Kind, Metric, ProbeState, SeriesState, Severity
 from .report import error_rates, peers, speed_snapshot
 from .rules import SPEED_METRICS, DetectorConfig, MetricRule
 from .series import ENDED, SeriesData, SeriesKey
@@ -81,6 +81,7 @@ class SpeedSeries:
     state: SeriesState
     data: SeriesData
     rule: MetricRule
+    alert: Alert | None = None  # the series' active alert, locked
     frozen: Baseline | None = None
     blind: bool = False  # a new segment too young for its own baseline
     test: SeriesTest | None = None
@@ -130,7 +131,7 @@ class Round:
             item = SpeedSeries(
                 state, series.load(self.run, metric, self.config), self.config.rules[metric]
             )
-            alert = active_alert(**self.series(metric))
+            item.alert = alert = active_alert(**self.series(metric))
             if alert is not None and alert.frozen_baseline:
                 item.frozen = Baseline.from_dict(alert.frozen_baseline)
             elif alert is None:
@@ -149,9 +150,8 @@ class Round:
         self.family = sum(len(t.arms) for t in tests)
         for item, test, judgement in zip(items, tests, judge(tests, self.config), strict=True):
             item.test, item.judgement = test, judgement
-            alert = active_alert(**self.series(item.data.key.metric))
             streak = Streak(
-                item.state.positives, item.state.clears, alert is not None, item.state.muted
+                item.state.positives, item.state.clears, item.alert is not None, item.state.muted
             )
             streak, item.transition = advance(streak, judgement.verdict, self.config)
             item.state.positives, item.state.clears = streak.positives, streak.clears
@@ -232,7 +232,7 @@ class Round:
 
     def apply_speed(self, item: SpeedSeries, *, suppress: bool) -> None:
         metric = item.data.key.metric
-        alert = active_alert(**self.series(metric))
+        alert = item.alert
         verdict = item.judgement.verdict
         if item.transition == Transition.OPEN:
             if suppress:
