@@ -129,6 +129,10 @@ class BlindSpell:
     until: datetime
     large: float
 
+    @property
+    def large_percent(self) -> int:
+        return round(self.large * 100)
+
 
 def blind_spell(alert: Alert, *, now: datetime) -> BlindSpell | None:
     """The blind spell of an accepted alert's series, or None once it is over."""

@@ -1,6 +1,6 @@
 """Time a whole evaluation after a run (alerts.evaluate.evaluate_after_run) in PostgreSQL.
 
-Creates a throwaway test database (Django's test-database machinery: `test_<NAME>`), stores
+Creates a throwaway database (Django's test-database machinery, named `bench_<NAME>`), stores
 17 days of history for one endpoint × workload × vantage (3 runs a day, 5 samples each) plus
 four more endpoints serving the same model (so the alert email's peer table has work to do),
 then evaluates RUNS further runs one by one, the first few of them slower (so alerts open and
@@ -64,6 +64,9 @@ def time_evaluations(runs: int = 30) -> str:
     from alerts.evaluate import evaluate_after_run
     from alerts.testing import store_history
 
+    # Its own throwaway database, never the test suite's (they may run at the same time).
+    connection.settings_dict.setdefault("TEST", {})
+    connection.settings_dict["TEST"]["NAME"] = f"bench_{connection.settings_dict['NAME']}"
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
         series = _populate()
