@@ -7,6 +7,8 @@ window:
 
     log value ≈ level + time_of_day[bucket] + weekend × is_weekend + noise
 
+(level + time_of_day[bucket]: the median weekday run of that bucket; weekend: the median
+weekend run against it; a bucket with too few runs uses the overall level),
 with a noise scale per time-of-day bucket (some hours are noisier than others) and the lag-1
 autocorrelation of the run residuals (the provider's state drifts slowly), so each series is
 judged against its own history's noise, not against a threshold tuned on someone else's.
@@ -167,24 +169,22 @@ def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
     """Fit the baseline model on runs (needs ≥ 2 runs); medians throughout, so one odd run or
     one outage-slowed afternoon does not move it."""
     y = runs.log_value
-    level = float(median(y))
-    time_of_day: dict[int, float] = {}
-    weekend = 0.0
     fitted_week = bool(
         runs.weekend.sum() >= min_week_runs and (~runs.weekend).sum() >= min_week_runs
     )
-    # Two rounds of backfitting: time of day, then weekend on what time of day leaves.
-    for _ in range(2):
-        rest = y - level - weekend * runs.weekend
-        for b in np.unique(runs.bucket):
-            in_bucket = rest[runs.bucket == b]
-            if len(in_bucket) >= min_bucket_runs:
-                time_of_day[int(b)] = float(median(in_bucket))
-        if fitted_week:
-            tod = np.array([time_of_day.get(b, 0.0) for b in range(4)])
-            rest = y - level - tod[runs.bucket]
-            weekend = float(median(rest[runs.weekend]) - median(rest[~runs.weekend]))
-            level += float(median(rest[~runs.weekend]))
+    # Levels come from weekday runs when the weekend is modelled (so weekends cannot drag
+    # them), then the weekend effect is the median weekend run against its slot's level.
+    typical = ~runs.weekend if fitted_week else np.ones(len(runs), bool)
+    level = median(y[typical])
+    time_of_day: dict[int, float] = {}
+    for b in np.unique(runs.bucket):
+        in_bucket = y[typical & (runs.bucket == b)]
+        if len(in_bucket) >= min_bucket_runs:
+            time_of_day[int(b)] = median(in_bucket) - level
+    weekend = 0.0
+    if fitted_week:
+        tod = np.array([time_of_day.get(b, 0.0) for b in range(4)])
+        weekend = median(y[runs.weekend] - level - tod[runs.bucket[runs.weekend]])
     model = Baseline(level, time_of_day, weekend, {}, 0.0, 0.0, len(runs), float(runs.t[-1]))
     resid = y - model.expected(runs)
     overall = max(_robust_sd(resid), MIN_SCALE)

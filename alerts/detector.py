@@ -271,16 +271,20 @@ def assess_series(
 
 
 def onset(history: Runs, baseline: Baseline, *, since: float, rule: MetricRule) -> float | None:
-    """When the worse stretch began: the first run after `since` from which the residuals
-    average at least the minimum effect and which is itself worse than half of it."""
+    """When the worse stretch began: of the runs after `since`, the start of the stretch to
+    the end that is most surely shifted (its residuals' sum / √length: the likelihood of a
+    step there against the baseline), among those that average at least the minimum effect.
+    """
     runs = history.between(since, np.inf)
     if not len(runs):
         return None
     resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
-    tail_means = np.cumsum(resid[::-1])[::-1] / np.arange(len(resid), 0, -1)
-    full, half = rule.log_shift(rule.min_effect), rule.log_shift(rule.min_effect / 2)
-    hits = np.flatnonzero((tail_means >= full) & (resid >= half))
-    return float(runs.t[hits[0]]) if len(hits) else float(runs.t[0])
+    lengths = np.arange(len(resid), 0, -1)
+    tail_sums = np.cumsum(resid[::-1])[::-1]
+    score = np.where(tail_sums / lengths >= rule.log_shift(rule.min_effect), tail_sums, -np.inf)
+    if not np.isfinite(score).any():
+        return float(runs.t[0])
+    return float(runs.t[int(np.argmax(score / np.sqrt(lengths)))])
 
 
 def describe(

@@ -166,7 +166,8 @@ def test_it_needs_the_minimum_effect_and_a_floor_that_scales_with_the_endpoint()
         (DECODE_RULE, 5.0, 4.25, Verdict.HOLD, "tok/s < 1 tok/s"),  # 0.75 tok/s < 1 tok/s
     ]
     for rule, before, after, verdict, why in cases:
-        runs, now = series(end, step(onset, before, after))
+        # Without noise, significance is never in doubt: only the effect and floor decide.
+        runs, now = series(end, step(onset, before, after), wobble=0.0)
         judgement = judge([assess_series(runs, now=now, rule=rule, config=CONFIG)], CONFIG)[0]
         assert judgement.verdict == verdict and why in judgement.reason, (rule.metric, judgement)
 
