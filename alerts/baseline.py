@@ -102,7 +102,7 @@ class Baseline:
 
     scale: robust noise scale (log units) of one run's residual per bucket, shrunk toward the
     overall one; rho: lag-1 autocorrelation of run residuals (≥ 0); n: runs it was fitted on;
-    end: time (Unix s) of its last run.
+    phi: how slowly that correlation decays; end: time (Unix s) of its last run.
     """
 
     level: float
@@ -114,6 +114,7 @@ class Baseline:
     n: int
     end: float
     fitted_week: bool = False
+    phi: float = 0.0  # decay of the autocorrelation beyond lag 1 (see mean_inflation)
     counts: dict[int, int] = field(default_factory=dict)  # baseline runs per bucket
     _tod: np.ndarray = field(init=False, repr=False, compare=False)
     _scale: np.ndarray = field(init=False, repr=False, compare=False)
@@ -146,6 +147,7 @@ class Baseline:
             "n": self.n,
             "end": self.end,
             "fitted_week": self.fitted_week,
+            "phi": self.phi,
             "counts": {str(k): v for k, v in self.counts.items()},
         }
 
@@ -161,6 +163,7 @@ class Baseline:
             n=int(data["n"]),
             end=float(data["end"]),
             fitted_week=bool(data.get("fitted_week", False)),
+            phi=float(data.get("phi", data["rho"])),
             counts={int(k): int(v) for k, v in data.get("counts", {}).items()},
         )
 
@@ -197,17 +200,21 @@ def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
             math.sqrt((len(r) * own**2 + SHRINK_RUNS * overall**2) / (len(r) + SHRINK_RUNS)),
             MIN_SCALE,
         )
-    rho = 0.0
+    rho, phi = 0.0, 0.0
     if len(resid) >= 8:
         centred = resid - resid.mean()
         denominator = float(centred @ centred)
         if denominator > 0:
             rho = float(np.clip((centred[1:] @ centred[:-1]) / denominator, 0.0, 0.9))
+            lag2 = float((centred[2:] @ centred[:-2]) / denominator)
+            # Lag 2 over lag 1: how slowly the correlation decays (at least as AR(1) would).
+            phi = float(np.clip(lag2 / rho, rho, 0.95)) if rho > 0.05 else rho
     return replace(
         model,
         scale=scale,
         overall_scale=overall,
         rho=rho,
+        phi=phi,
         fitted_week=fitted_week,
         counts=counts,
     )
@@ -226,9 +233,12 @@ def _robust_sd(x: np.ndarray) -> float:
     return float(np.sqrt(np.mean((clipped - centre) ** 2)))
 
 
-def mean_inflation(m: int, rho: float) -> float:
-    """Var(mean of m consecutive AR(1) residuals) / (σ²/m): 1 + 2 Σ_j (1 − j/m) ρ^j."""
+def mean_inflation(m: int, rho: float, phi: float | None = None) -> float:
+    """Var(mean of m consecutive residuals) / (σ²/m) = 1 + 2 Σ_j (1 − j/m) r_j, with the
+    autocorrelation r_j = ρ φ^(j−1) (φ = ρ: plain AR(1); φ > ρ: a slowly drifting shared part
+    under independent noise, whose correlation starts low and decays slowly)."""
+    phi = rho if phi is None else phi
     if m <= 1 or rho <= 0:
         return 1.0
     j = np.arange(1, m)
-    return float(1 + 2 * np.sum((1 - j / m) * rho**j))
+    return float(1 + 2 * np.sum((1 - j / m) * rho * phi ** (j - 1)))

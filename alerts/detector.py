@@ -136,17 +136,21 @@ def _p(shift: float, sd: float, df: int) -> float:
     return float(special.stdtr(max(df, 2), -shift / sd)) if sd > 0 else 1.0
 
 
-def _arm(name: str, c, resid, runs: Runs, baseline: Baseline, rho: float) -> Arm:
-    """The arm whose estimate is the linear combination c·resid.
+def _arm(name: str, c, resid, runs: Runs, baseline: Baseline, *, lag: int = 1) -> Arm:
+    """The arm whose estimate is the linear combination c·resid (runs `lag` runs apart).
 
-    Its variance has two parts: the runs' own noise (Σ c²σ², inflated for autocorrelation)
-    and the error of the baseline's expected values, shared by every run of a bucket (a
-    median of n runs has variance ≈ (π/2)σ²/n). Without the second, a slot arm of three runs
-    against a bucket level fitted on fourteen is far too sure of itself. Degrees of freedom:
-    the fewest baseline runs behind any bucket involved.
+    Its variance has three parts: the runs' own noise (Σ c²σ², inflated for their
+    autocorrelation); the error of each bucket's expected value, shared by its runs (a median
+    of n runs has variance ≈ (π/2)σ²/n); and, where the series drifts, the error of the whole
+    baseline's level, which correlated runs pin down far less well than independent ones.
+    Without the second, a slot arm of three runs against a bucket level fitted on fourteen is
+    far too sure of itself; without the third, a drifting provider alerts on its drift.
+    Degrees of freedom: the fewest baseline runs behind any bucket involved.
     """
     scales = baseline.scales(runs)
-    variance = float(c**2 @ scales**2) * mean_inflation(len(resid), rho)
+    rho = baseline.rho * baseline.phi ** (lag - 1)
+    phi = baseline.phi**lag
+    variance = float(c**2 @ scales**2) * mean_inflation(len(resid), rho, phi)
     df = baseline.n
     for bucket in np.unique(runs.bucket):
         n_b = baseline.counts.get(int(bucket), 0)
@@ -156,6 +160,8 @@ def _arm(name: str, c, resid, runs: Runs, baseline: Baseline, rho: float) -> Arm
         weight = float(c[runs.bucket == bucket].sum())
         variance += weight**2 * (math.pi / 2) * sigma_b**2 / max(n_b, 1)
         df = min(df, n_b)
+    drift = mean_inflation(baseline.n, baseline.rho, baseline.phi) - 1
+    variance += float(c.sum()) ** 2 * baseline.overall_scale**2 / baseline.n * drift
     shift = float(c @ resid)
     sd = math.sqrt(variance)
     return Arm(name, len(resid), shift, sd, _p(shift, sd, df - 1), float(np.min(resid[-2:])))
@@ -221,19 +227,20 @@ def assess_series(
     resid = sign * (long.log_value - baseline.expected(long))
     in_day = long.t > now - config.recent_hours * HOUR_S
 
-    def mean_arm(name: str, mask, rho: float) -> Arm:
+    def mean_arm(name: str, mask, lag: int = 1) -> Arm:
         runs = long.where(mask)
-        return _arm(name, _mean_coefficients(runs, baseline), resid[mask], runs, baseline, rho)
+        coefficients = _mean_coefficients(runs, baseline)
+        return _arm(name, coefficients, resid[mask], runs, baseline, lag=lag)
 
-    arms.append(mean_arm(DAY_ARM, in_day, baseline.rho))
+    arms.append(mean_arm(DAY_ARM, in_day))
     if len(long) > in_day.sum():
-        arms.append(mean_arm(LONG_ARM, np.ones(len(long), bool), baseline.rho))
-        # Runs of one slot are a day apart: their correlation is ρ^(runs a day), about ρ³.
+        arms.append(mean_arm(LONG_ARM, np.ones(len(long), bool)))
+        # Runs of one slot are a day apart: about three runs' lag.
         for bucket in np.unique(long.bucket):
             mine = long.bucket == bucket
             if mine.sum() >= config.min_slot_runs and mine.sum() < len(long):
                 name = f"{SLOT_ARM} {BUCKETS.get(int(bucket), bucket)}"
-                arms.append(mean_arm(name, mine, baseline.rho**3))
+                arms.append(mean_arm(name, mine, lag=3))
     trend_start = now - config.trend_hours * HOUR_S
     if frozen is not None:
         trend_start = max(trend_start, long_start)
@@ -241,13 +248,10 @@ def assess_series(
     c = _trend_coefficients(trend_runs, baseline, now)
     if c is not None:
         trend_resid = sign * (trend_runs.log_value - baseline.expected(trend_runs))
-        arms.append(_arm(TREND_ARM, c, trend_resid, trend_runs, baseline, baseline.rho))
+        arms.append(_arm(TREND_ARM, c, trend_resid, trend_runs, baseline))
     arms = tuple(arms)
     first = arms[0]  # the 24 h arm
-    # "Back to normal" reads the last day's runs two ways: their weighted mean, and their median
-    # (which one bad run, e.g. a short dip that is over, cannot hold up).
-    day_resid = resid[in_day]
-    settled = min(first.shift, float(median(day_resid)))
+    settled = _settled(resid[in_day], baseline.scales(long)[in_day], first.shift)
     z = float(special.ndtri(0.5 + config.ci_level / 2))
     expected_now = float(np.exp(median(baseline.expected(day))))
     worse = rule.worse_fraction(first.shift)
@@ -268,6 +272,22 @@ def assess_series(
         frozen=frozen is not None,
         settled=rule.worse_fraction(settled),
     )
+
+
+SPIKE_SDS = 3.0  # a run this many of its noise scales worse than the others is a spike
+
+
+def _settled(resid: np.ndarray, scales: np.ndarray, mean: float) -> float:
+    """The last day's shift as "back to normal" reads it: the least of its runs' weighted mean,
+    their median, and their mean without the worst run when that run is a spike (a short dip
+    that is over), so one bad run cannot hold an alert open for a day after it."""
+    settled = min(mean, median(resid))
+    if len(resid) >= 3:
+        worst = int(np.argmax(resid))
+        others = np.delete(resid, worst)
+        if resid[worst] - others.mean() > SPIKE_SDS * scales[worst]:
+            settled = min(settled, float(others.mean()))
+    return settled
 
 
 def onset(history: Runs, baseline: Baseline, *, since: float, rule: MetricRule) -> float | None:

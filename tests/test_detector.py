@@ -90,6 +90,26 @@ def test_it_inflates_the_variance_of_a_mean_for_autocorrelation() -> None:
     assert mean_inflation(3, 0.5) == pytest.approx(1 + 2 * (2 / 3 * 0.5 + 1 / 3 * 0.25))
 
 
+def test_it_raises_the_bar_for_a_series_whose_noise_drifts() -> None:
+    # r_j = ρ φ^(j−1): a slowly drifting shared part under independent noise.
+    assert mean_inflation(3, 0.3, 0.8) == pytest.approx(1 + 2 * (2 / 3 * 0.3 + 1 / 3 * 0.24))
+    end = MONDAY + timedelta(days=20, hours=18)
+    rng = np.random.default_rng(3)
+    n = len(slots(21, end=end))
+    iid = rng.normal(0, 0.05, n)
+    drift = np.zeros(n)
+    for i in range(1, n):  # AR(1), φ = 0.9, same marginal spread as iid
+        drift[i] = 0.9 * drift[i - 1] + rng.normal(0, 0.05 * math.sqrt(1 - 0.81))
+    sds = {}
+    for name, noise in (("iid", iid), ("drift", drift)):
+        times = slots(21, end=end)
+        runs = Runs.of([s.timestamp() for s in times], math.log(70) + noise)
+        test = assess_series(runs, now=end.timestamp(), rule=DECODE_RULE, config=CONFIG)
+        sds[name] = {arm.name: arm.sd for arm in test.arms}[LONG_ARM]
+        assert (test.baseline.rho > 0.5) == (name == "drift")
+    assert sds["drift"] > 1.5 * sds["iid"]  # its own history says a 3-day mean wanders more
+
+
 def test_it_finds_a_30_percent_decode_step_in_the_last_day_and_bounds_it() -> None:
     end = MONDAY + timedelta(days=20, hours=18)
     runs, now = series(end, step(end - timedelta(hours=20), 70.0, 49.0))
@@ -200,7 +220,8 @@ def test_it_is_back_to_normal_once_a_short_dip_has_passed() -> None:
     frozen = fit(runs.between(0, now - 72 * 3600), min_bucket_runs=4, min_week_runs=6)
     test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=frozen)
     assert test.shift > 0.05  # its mean still carries the dip…
-    assert judge([test], CONFIG)[0].verdict == Verdict.CLEAR  # …its median does not
+    assert test.settled < 0.05  # …the day without that one spike does not
+    assert judge([test], CONFIG)[0].verdict == Verdict.CLEAR
 
 
 def test_it_describes_each_time_of_day_bucket_and_when_the_change_began() -> None:
