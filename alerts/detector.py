@@ -226,8 +226,14 @@ def assess_series(
     long = history.between(long_start, now)
     resid = sign * (long.log_value - baseline.expected(long))
     in_day = long.t > now - config.recent_hours * HOUR_S
+    # One run far worse than the rest of the window is a spike (a short dip, a bad minute at
+    # the provider): the arms that would carry it for three days leave it out. Two such runs
+    # are a pattern and count.
+    usable = ~_spike(resid, baseline.scales(long))
 
     def mean_arm(name: str, mask, lag: int = 1) -> Arm:
+        if (mask & usable).any():
+            mask = mask & usable
         runs = long.where(mask)
         coefficients = _mean_coefficients(runs, baseline)
         return _arm(name, coefficients, resid[mask], runs, baseline, lag=lag)
@@ -245,6 +251,9 @@ def assess_series(
     if frozen is not None:
         trend_start = max(trend_start, long_start)
     trend_runs = history.between(trend_start, now)
+    spiked = long.t[~usable]
+    if len(spiked):
+        trend_runs = trend_runs.where(~np.isin(trend_runs.t, spiked))
     c = _trend_coefficients(trend_runs, baseline, now)
     if c is not None:
         trend_resid = sign * (trend_runs.log_value - baseline.expected(trend_runs))
@@ -275,6 +284,18 @@ def assess_series(
 
 
 SPIKE_SDS = 3.0  # a run this many of its noise scales worse than the others is a spike
+WINDOW_SPIKE_SDS = 3.5  # the same within the long window, where a spike lingers for 72 h
+
+
+def _spike(resid: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """Mask of the one run (if exactly one) more than WINDOW_SPIKE_SDS of its own noise
+    scale worse than the window's median run."""
+    mask = np.zeros(len(resid), bool)
+    if len(resid) >= 3:
+        out = (resid - median(resid)) > WINDOW_SPIKE_SDS * scales
+        if out.sum() == 1:
+            mask = out
+    return mask
 
 
 def _settled(resid: np.ndarray, scales: np.ndarray, mean: float) -> float:
@@ -375,10 +396,11 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
         q_min = min(qs)
         # Back within half the effect over the last day is "clear" even while an arm still
         # carries a bad run that is over (a short dip); a slowdown confined to one slot hides
-        # in the day's median, so a positive slot arm whose last two runs are both still bad
-        # is never overruled (one bad run is a dip that is over, two are a pattern).
+        # in the day's median, so a positive slot arm whose last two runs are both still worse
+        # by the minimum effect is never overruled (one bad run is a dip that is over, two are
+        # a pattern).
         slot_bad = any(
-            arm.name.startswith(SLOT_ARM) and rule.worse_fraction(arm.latest) >= half
+            arm.name.startswith(SLOT_ARM) and rule.worse_fraction(arm.latest) >= rule.min_effect
             for arm, _ in positive
         )
         if test.settled < half and not slot_bad:
