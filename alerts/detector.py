@@ -33,7 +33,7 @@ from scipy import special
 
 from benchmarks.buckets import BUCKETS
 
-from .baseline import Baseline, Runs, fit, mean_inflation, median
+from .baseline import SHRINK_RUNS, Baseline, Runs, fit, mean_inflation, median
 from .rules import DetectorConfig, MetricRule
 
 HOUR_S = 3600.0
@@ -145,7 +145,8 @@ def _arm(name: str, c, resid, runs: Runs, baseline: Baseline, *, lag: int = 1) -
     baseline's level, which correlated runs pin down far less well than independent ones.
     Without the second, a slot arm of three runs against a bucket level fitted on fourteen is
     far too sure of itself; without the third, a drifting provider alerts on its drift.
-    Degrees of freedom: the fewest baseline runs behind any bucket involved.
+    Degrees of freedom: the fewest baseline runs behind any bucket's scale involved (its own
+    runs plus the pooled runs it is shrunk toward).
     """
     scales = baseline.scales(runs)
     rho = baseline.rho * baseline.phi ** (lag - 1)
@@ -159,12 +160,13 @@ def _arm(name: str, c, resid, runs: Runs, baseline: Baseline, *, lag: int = 1) -
         sigma_b = baseline.scale.get(int(bucket), baseline.overall_scale)
         weight = float(c[runs.bucket == bucket].sum())
         variance += weight**2 * (math.pi / 2) * sigma_b**2 / max(n_b, 1)
-        df = min(df, n_b)
+        # A bucket's own scale is shrunk toward the pooled one by SHRINK_RUNS runs' worth.
+        df = min(df, n_b + SHRINK_RUNS)
     drift = mean_inflation(baseline.n, baseline.rho, baseline.phi) - 1
     variance += float(c.sum()) ** 2 * baseline.overall_scale**2 / baseline.n * drift
     shift = float(c @ resid)
     sd = math.sqrt(variance)
-    return Arm(name, len(resid), shift, sd, _p(shift, sd, df - 1), float(np.min(resid[-2:])))
+    return Arm(name, len(resid), shift, sd, _p(shift, sd, int(df) - 1), float(np.min(resid[-2:])))
 
 
 def _mean_coefficients(runs: Runs, baseline: Baseline):
@@ -288,13 +290,15 @@ WINDOW_SPIKE_SDS = 3.5  # the same within the long window, where a spike lingers
 
 
 def _spike(resid: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """Mask of the one run (if exactly one) more than WINDOW_SPIKE_SDS of its own noise
-    scale worse than the window's median run."""
+    """Mask of the one run more than WINDOW_SPIKE_SDS of its own noise scale worse than the
+    window's median run, when every other run is within 2 scales of it (the start of a step
+    has more than one run out of line, or is about to)."""
     mask = np.zeros(len(resid), bool)
     if len(resid) >= 3:
-        out = (resid - median(resid)) > WINDOW_SPIKE_SDS * scales
-        if out.sum() == 1:
-            mask = out
+        excess = (resid - median(resid)) / scales
+        worst = int(np.argmax(excess))
+        if excess[worst] > WINDOW_SPIKE_SDS and np.partition(excess, -2)[-2] < 2.0:
+            mask[worst] = True
     return mask
 
 

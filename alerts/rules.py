@@ -82,7 +82,7 @@ class DetectorConfig:
     min_bucket_baseline: int = 4  # runs of a time-of-day bucket to estimate its own level
     min_week_runs: int = 6  # weekend and weekday runs each, to estimate the weekend effect
     min_slot_runs: int = 2  # runs of one bucket in the long window for a per-slot arm
-    p_value: float = 0.001  # one-sided, per arm
+    p_value: float = 0.0005  # one-sided, per arm
     fdr_q: float = 0.05  # Benjamini–Hochberg across every arm of the series evaluated together
     effect_gate: float = 0.8  # an arm's estimate must reach this share of the minimum effect
     ci_level: float = 0.90  # two-sided level of the interval shown with the shift

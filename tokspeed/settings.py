@@ -235,7 +235,7 @@ ALERTS_MIN_SLOT_RUNS = envint("ALERTS_MIN_SLOT_RUNS", 2)
 # An arm is positive at one-sided p < P_VALUE, Benjamini–Hochberg q < FDR_Q across every arm of
 # the series evaluated together, an estimate ≥ EFFECT_GATE × the minimum effect and the floor.
 # CI_LEVEL is the two-sided level of the interval shown with the shift.
-ALERTS_P_VALUE = envfloat("ALERTS_P_VALUE", 0.001)
+ALERTS_P_VALUE = envfloat("ALERTS_P_VALUE", 0.0005)
 ALERTS_FDR_Q = envfloat("ALERTS_FDR_Q", 0.05)
 ALERTS_EFFECT_GATE = envfloat("ALERTS_EFFECT_GATE", 0.8)
 ALERTS_CI_LEVEL = envfloat("ALERTS_CI_LEVEL", 0.90)
