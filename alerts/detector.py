@@ -18,7 +18,9 @@ Benjamini–Hochberg family with every arm of every series evaluated together, s
 does not add false alerts for free. An arm is positive when its p and q pass and its estimate
 reaches `effect_gate` × the minimum effect and the absolute floor. The verdict is clear only
 when the last day is back within half the minimum effect of the baseline (its runs' weighted
-mean or their median) and no slot arm is positive.
+mean, their median, or their mean without one spike run) and no positive slot arm is still
+worse by the full effect in its last two runs. One run far out of line with the rest of the
+72 h window is a spike that no arm carries (arms.spike).
 """
 
 from __future__ import annotations
@@ -33,23 +35,14 @@ from scipy import special
 
 from benchmarks.buckets import BUCKETS
 
-from .baseline import SHRINK_RUNS, Baseline, Runs, fit, mean_inflation, median
+from .arms import Arm, mean_coefficients, spike, trend_coefficients
+from .arms import arm as make_arm
+from .arms import settled as settled_shift
+from .baseline import Baseline, Runs, fit, median
 from .rules import DetectorConfig, MetricRule
 
 HOUR_S = 3600.0
 DAY_ARM, LONG_ARM, TREND_ARM, SLOT_ARM = "24h", "72h", "trend", "slot"
-
-
-@dataclass(frozen=True, slots=True)
-class Arm:
-    """One arm's estimate: shift (worse-oriented log units) ± sd over n runs, and its p-value."""
-
-    name: str
-    n: int
-    shift: float
-    sd: float
-    p_value: float
-    latest: float = 0.0  # the better of its last two runs' residuals (log, worse-oriented)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,64 +124,6 @@ def _sign(rule: MetricRule) -> float:
     return 1.0 if rule.higher_is_worse else -1.0
 
 
-def _p(shift: float, sd: float, df: int) -> float:
-    """One-sided p of a worse shift: Student t with the baseline's degrees of freedom."""
-    return float(special.stdtr(max(df, 2), -shift / sd)) if sd > 0 else 1.0
-
-
-def _arm(name: str, c, resid, runs: Runs, baseline: Baseline, *, lag: int = 1) -> Arm:
-    """The arm whose estimate is the linear combination c·resid (runs `lag` runs apart).
-
-    Its variance has three parts: the runs' own noise (Σ c²σ², inflated for their
-    autocorrelation); the error of each bucket's expected value, shared by its runs (a median
-    of n runs has variance ≈ (π/2)σ²/n); and, where the series drifts, the error of the whole
-    baseline's level, which correlated runs pin down far less well than independent ones.
-    Without the second, a slot arm of three runs against a bucket level fitted on fourteen is
-    far too sure of itself; without the third, a drifting provider alerts on its drift.
-    Degrees of freedom: the fewest baseline runs behind any bucket's scale involved (its own
-    runs plus the pooled runs it is shrunk toward).
-    """
-    scales = baseline.scales(runs)
-    rho = baseline.rho * baseline.phi ** (lag - 1)
-    phi = baseline.phi**lag
-    variance = float(c**2 @ scales**2) * mean_inflation(len(resid), rho, phi)
-    df = baseline.n
-    for bucket in np.unique(runs.bucket):
-        n_b = baseline.counts.get(int(bucket), 0)
-        if int(bucket) not in baseline.time_of_day:
-            n_b = baseline.n  # compared with the overall level
-        sigma_b = baseline.scale.get(int(bucket), baseline.overall_scale)
-        weight = float(c[runs.bucket == bucket].sum())
-        variance += weight**2 * (math.pi / 2) * sigma_b**2 / max(n_b, 1)
-        # A bucket's own scale is shrunk toward the pooled one by SHRINK_RUNS runs' worth.
-        df = min(df, n_b + SHRINK_RUNS)
-    drift = mean_inflation(baseline.n, baseline.rho, baseline.phi) - 1
-    variance += float(c.sum()) ** 2 * baseline.overall_scale**2 / baseline.n * drift
-    shift = float(c @ resid)
-    sd = math.sqrt(variance)
-    return Arm(name, len(resid), shift, sd, _p(shift, sd, int(df) - 1), float(np.min(resid[-2:])))
-
-
-def _mean_coefficients(runs: Runs, baseline: Baseline):
-    """Inverse-variance weights (noisier slots count less), summing to 1."""
-    w = 1 / baseline.scales(runs) ** 2
-    return w / w.sum()
-
-
-def _trend_coefficients(runs: Runs, baseline: Baseline, now: float):
-    """Weighted least squares line through the residuals: c such that c·resid is its value at
-    `now`; None when the runs do not span enough time to fit one."""
-    if len(runs) < 6 or np.ptp(runs.t) <= 0:
-        return None
-    w = 1 / baseline.scales(runs) ** 2
-    x = (runs.t - now) / 86_400.0  # days before now (≤ 0)
-    x_bar = float(w @ x / w.sum())
-    sxx = float(w @ (x - x_bar) ** 2)
-    if sxx <= 0:
-        return None
-    return w / w.sum() + w * (x - x_bar) * (0 - x_bar) / sxx
-
-
 def assess_series(
     history: Runs,
     *,
@@ -231,24 +166,24 @@ def assess_series(
     # One run far worse than the rest of the window is a spike (a short dip, a bad minute at
     # the provider): the arms that would carry it for three days leave it out. Two such runs
     # are a pattern and count.
-    usable = ~_spike(resid, baseline.scales(long))
+    usable = ~spike(resid, baseline.scales(long))
 
-    def mean_arm(name: str, mask, lag: int = 1) -> Arm:
+    def meanarm(name: str, mask, lag: int = 1) -> Arm:
         if (mask & usable).any():
             mask = mask & usable
         runs = long.where(mask)
-        coefficients = _mean_coefficients(runs, baseline)
-        return _arm(name, coefficients, resid[mask], runs, baseline, lag=lag)
+        coefficients = mean_coefficients(runs, baseline)
+        return make_arm(name, coefficients, resid[mask], runs, baseline, lag=lag)
 
-    arms.append(mean_arm(DAY_ARM, in_day))
+    arms.append(meanarm(DAY_ARM, in_day))
     if len(long) > in_day.sum():
-        arms.append(mean_arm(LONG_ARM, np.ones(len(long), bool)))
+        arms.append(meanarm(LONG_ARM, np.ones(len(long), bool)))
         # Runs of one slot are a day apart: about three runs' lag.
         for bucket in np.unique(long.bucket):
             mine = long.bucket == bucket
             if mine.sum() >= config.min_slot_runs and mine.sum() < len(long):
                 name = f"{SLOT_ARM} {BUCKETS.get(int(bucket), bucket)}"
-                arms.append(mean_arm(name, mine, lag=3))
+                arms.append(meanarm(name, mine, lag=3))
     trend_start = now - config.trend_hours * HOUR_S
     if frozen is not None:
         trend_start = max(trend_start, long_start)
@@ -256,13 +191,13 @@ def assess_series(
     spiked = long.t[~usable]
     if len(spiked):
         trend_runs = trend_runs.where(~np.isin(trend_runs.t, spiked))
-    c = _trend_coefficients(trend_runs, baseline, now)
+    c = trend_coefficients(trend_runs, baseline, now)
     if c is not None:
         trend_resid = sign * (trend_runs.log_value - baseline.expected(trend_runs))
-        arms.append(_arm(TREND_ARM, c, trend_resid, trend_runs, baseline))
+        arms.append(make_arm(TREND_ARM, c, trend_resid, trend_runs, baseline))
     arms = tuple(arms)
     first = arms[0]  # the 24 h arm
-    settled = _settled(resid[in_day], baseline.scales(long)[in_day], first.shift)
+    settled = settled_shift(resid[in_day], baseline.scales(long)[in_day], first.shift)
     z = float(special.ndtri(0.5 + config.ci_level / 2))
     expected_now = float(np.exp(median(baseline.expected(day))))
     worse = rule.worse_fraction(first.shift)
@@ -283,36 +218,6 @@ def assess_series(
         frozen=frozen is not None,
         settled=rule.worse_fraction(settled),
     )
-
-
-SPIKE_SDS = 3.0  # a run this many of its noise scales worse than the others is a spike
-WINDOW_SPIKE_SDS = 3.5  # the same within the long window, where a spike lingers for 72 h
-
-
-def _spike(resid: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """Mask of the one run more than WINDOW_SPIKE_SDS of its own noise scale worse than the
-    window's median run, when every other run is within 2 scales of it (the start of a step
-    has more than one run out of line, or is about to)."""
-    mask = np.zeros(len(resid), bool)
-    if len(resid) >= 3:
-        excess = (resid - median(resid)) / scales
-        worst = int(np.argmax(excess))
-        if excess[worst] > WINDOW_SPIKE_SDS and np.partition(excess, -2)[-2] < 2.0:
-            mask[worst] = True
-    return mask
-
-
-def _settled(resid: np.ndarray, scales: np.ndarray, mean: float) -> float:
-    """The last day's shift as "back to normal" reads it: the least of its runs' weighted mean,
-    their median, and their mean without the worst run when that run is a spike (a short dip
-    that is over), so one bad run cannot hold an alert open for a day after it."""
-    settled = min(mean, median(resid))
-    if len(resid) >= 3:
-        worst = int(np.argmax(resid))
-        others = np.delete(resid, worst)
-        if resid[worst] - others.mean() > SPIKE_SDS * scales[worst]:
-            settled = min(settled, float(others.mean()))
-    return settled
 
 
 def onset(history: Runs, baseline: Baseline, *, since: float, rule: MetricRule) -> float | None:
