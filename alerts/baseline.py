@@ -205,8 +205,13 @@ def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
         centred = resid - resid.mean()
         denominator = float(centred @ centred)
         if denominator > 0:
-            rho = float(np.clip((centred[1:] @ centred[:-1]) / denominator, 0.0, 0.9))
+            # Sample autocorrelations of a short series are biased toward zero by about
+            # (1 + 4ρ)/n; a drifting provider would otherwise look calmer than it is.
+            n = len(resid)
+            lag1 = float((centred[1:] @ centred[:-1]) / denominator)
             lag2 = float((centred[2:] @ centred[:-2]) / denominator)
+            rho = float(np.clip(lag1 + (1 + 4 * max(lag1, 0)) / n, 0.0, 0.9))
+            lag2 = lag2 + (1 + 4 * max(lag2, 0)) / n
             # Lag 2 over lag 1: how slowly the correlation decays (at least as AR(1) would).
             phi = float(np.clip(lag2 / rho, rho, 0.95)) if rho > 0.05 else rho
     return replace(

@@ -280,6 +280,7 @@ def main() -> None:
     parser.add_argument("--half", choices=("both", "tune", "held"), default="both")
     parser.add_argument("--set", nargs="*", default=[], help="override a DetectorConfig field")
     parser.add_argument("--no-db", action="store_true", help="skip the whole-evaluation timing")
+    parser.add_argument("--family", help="only families whose name contains this")
     args = parser.parse_args()
     config = DetectorConfig.from_settings()
     for item in args.set:
@@ -287,6 +288,7 @@ def main() -> None:
         current = getattr(config, name)
         config = dataclasses.replace(config, **{name: type(current)(value)})
     families = [f for f in FAMILIES if args.half == "both" or f.tune == (args.half == "tune")]
+    families = [f for f in families if not args.family or args.family in f.name]
     rng = np.random.default_rng(args.seed)
     timer = Timer()
     results = []
