@@ -137,13 +137,13 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
     if rows:
         shown.tables.append(
             {
-                "title": "By time of day",
+                "title": "By time of day (baseline model vs the last 72 h)",
                 "header": [
                     "Time of day",
                     "Baseline",
-                    "Recent",
+                    "Last 72 h",
                     f"Change ({worse})",
-                    "Runs (baseline / recent)",
+                    "Runs (baseline / last 72 h)",
                 ],
                 "rows": rows,
             }
