@@ -168,22 +168,22 @@ def assess_series(
     # are a pattern and count.
     usable = ~spike(resid, baseline.scales(long))
 
-    def meanarm(name: str, mask, lag: int = 1) -> Arm:
+    def mean_arm(name: str, mask, lag: int = 1) -> Arm:
         if (mask & usable).any():
             mask = mask & usable
         runs = long.where(mask)
         coefficients = mean_coefficients(runs, baseline)
         return make_arm(name, coefficients, resid[mask], runs, baseline, lag=lag)
 
-    arms.append(meanarm(DAY_ARM, in_day))
+    arms.append(mean_arm(DAY_ARM, in_day))
     if len(long) > in_day.sum():
-        arms.append(meanarm(LONG_ARM, np.ones(len(long), bool)))
+        arms.append(mean_arm(LONG_ARM, np.ones(len(long), bool)))
         # Runs of one slot are a day apart: about three runs' lag.
         for bucket in np.unique(long.bucket):
             mine = long.bucket == bucket
             if mine.sum() >= config.min_slot_runs and mine.sum() < len(long):
                 name = f"{SLOT_ARM} {BUCKETS.get(int(bucket), bucket)}"
-                arms.append(meanarm(name, mine, lag=3))
+                arms.append(mean_arm(name, mine, lag=3))
     trend_start = now - config.trend_hours * HOUR_S
     if frozen is not None:
         trend_start = max(trend_start, long_start)
