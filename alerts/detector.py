@@ -7,6 +7,7 @@ arms look at the residuals, each with its own estimate of the shift and its stan
 the baseline's own noise (per-bucket scale, lag-1 autocorrelation):
 
 - `24h`: the runs of the last day (big steps, fast); also what says "back to normal";
+- `last 2 runs`: a step seen twice in a row, one run before the day's mean is sure of it;
 - `72h`: the runs of the last three days (small shifts);
 - `slot HH–HH UTC`: the runs of one time-of-day bucket in the last three days (a slowdown at
   18:00 only is diluted four-fold in the pooled arms);
@@ -43,6 +44,7 @@ from .rules import DetectorConfig, MetricRule
 
 HOUR_S = 3600.0
 DAY_ARM, LONG_ARM, TREND_ARM, SLOT_ARM = "24h", "72h", "trend", "slot"
+LAST_ARM = "last 2 runs"
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +178,11 @@ def assess_series(
         return make_arm(name, coefficients, resid[mask], runs, baseline, lag=lag)
 
     arms.append(mean_arm(DAY_ARM, in_day))
+    if in_day.sum() > 2:
+        # The last two runs: a step seen twice in a row, a run sooner than the day's mean.
+        last = np.zeros(len(long), bool)
+        last[-2:] = True
+        arms.append(mean_arm(LAST_ARM, last))
     if len(long) > in_day.sum():
         arms.append(mean_arm(LONG_ARM, np.ones(len(long), bool)))
         # Runs of one slot are a day apart: about three runs' lag.

@@ -123,6 +123,17 @@ def test_it_finds_a_30_percent_decode_step_in_the_last_day_and_bounds_it() -> No
     assert judgement.verdict == Verdict.POSITIVE and judgement.severity == "major"
 
 
+def test_it_reads_a_step_seen_in_the_last_two_runs_sooner_than_the_days_mean() -> None:
+    end = MONDAY + timedelta(days=20, hours=18)
+    runs, now = series(end, step(end - timedelta(hours=10), 70.0, 49.0))  # two slow runs
+    arms = {
+        arm.name: arm for arm in assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG).arms
+    }
+    assert rules_fraction(arms["last 2 runs"].shift) == pytest.approx(0.30, abs=0.03)
+    assert rules_fraction(arms[DAY_ARM].shift) == pytest.approx(0.20, abs=0.04)  # 2 of 3
+    assert arms["last 2 runs"].p_value < arms[DAY_ARM].p_value
+
+
 def rules_fraction(log_shift: float) -> float:
     return DECODE_RULE.worse_fraction(log_shift)
 
