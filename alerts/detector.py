@@ -1,11 +1,27 @@
-"""The regression test of one series (DESIGN.md §7), on plain arrays: no database here.
+"""The regression test of one series (DESIGN.md §7, issue 9), on plain arrays: no database here.
 
-Values are compared on log scale, as residuals against the baseline's median per time-of-day
-bucket, so a provider that is always slower at 18:00 UTC is not "slower" at 18:00. Residuals are
-oriented so that positive means worse (lower decode speed, higher TTFT). The recent window is
-tested against the baseline with a one-sided Mann–Whitney U; the size of the change is the
-Hodges–Lehmann shift (median of all recent − baseline differences) with its distribution-free
-confidence interval from order statistics of those differences (Moses' method).
+The unit of evidence is the run (baseline.Runs: the median of its samples' log values). Each
+run's residual is its value minus what the series' baseline model expects at that slot (time of
+day, weekend), oriented so that positive means worse (lower decode speed, higher TTFT). Several
+arms look at the residuals, each with its own estimate of the shift and its standard error from
+the baseline's own noise (per-bucket scale, lag-1 autocorrelation):
+
+- `24h`: the runs of the last day (big steps, fast); also what says "back to normal";
+- `last 2 runs`: a step seen twice in a row, one run before the day's mean is sure of it;
+- `72h`: the runs of the last three days (small shifts);
+- `slot HH–HH UTC`: the runs of one time-of-day bucket in the last three days (a slowdown at
+  18:00 only is diluted four-fold in the pooled arms);
+- `trend`: a straight line through the last week's residuals, its value now (a slow drift that
+  the windows' averages trail).
+
+Every arm's one-sided p-value (Student t on the baseline's degrees of freedom) enters one
+Benjamini–Hochberg family with every arm of every series evaluated together, so adding arms
+does not add false alerts for free. An arm is positive when its p and q pass and its estimate
+reaches `effect_gate` × the minimum effect and the absolute floor. The verdict is clear only
+when the last day is back within half the minimum effect of the baseline (its runs' weighted
+mean, their median, or their mean without one spike run) and no positive slot arm is still
+worse by the full effect in its last two runs. One run far out of line with the rest of the
+72 h window is a spike that no arm carries (arms.spike).
 """
 
 from __future__ import annotations
@@ -18,54 +34,24 @@ from enum import StrEnum
 import numpy as np
 from scipy import special
 
+from benchmarks.buckets import BUCKETS
+
+from .arms import Arm, mean_coefficients, spike, trend_coefficients
+from .arms import arm as make_arm
+from .arms import settled as settled_shift
+from .baseline import Baseline, Runs, fit, median
 from .rules import DetectorConfig, MetricRule
 
-# Beyond this many pairwise differences, the larger sample is thinned to evenly spaced order
-# statistics (same distribution, bounded memory: 2e6 differences is 16 MB).
-MAX_PAIRS = 2_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    """Successful samples of one window: raw values (tok/s or ms) and their time-of-day bucket.
-
-    `groups` optionally labels each value with the run it came from (any sortable number, e.g.
-    the run's slot as a timestamp), used to say when a change started.
-    """
-
-    values: np.ndarray
-    buckets: np.ndarray
-    groups: np.ndarray | None = None
-
-    @classmethod
-    def of(cls, values, buckets, groups=None) -> Window:
-        values = np.asarray(values, dtype=float)
-        buckets = np.asarray(buckets, dtype=int)
-        if values.shape != buckets.shape or values.ndim != 1:
-            raise ValueError("values and buckets must be 1-D arrays of the same length")
-        keep = np.isfinite(values) & (values > 0)  # log scale: a zero speed is not a sample
-        grp = None if groups is None else np.asarray(groups, dtype=float)[keep]
-        return cls(values[keep], buckets[keep], grp)
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-
-@dataclass(frozen=True, slots=True)
-class BucketRow:
-    """Baseline vs recent median within one time-of-day bucket; change is worse-oriented."""
-
-    bucket: int
-    n_baseline: int
-    n_recent: int
-    baseline_median: float | None
-    recent_median: float | None
-    change: float | None
+HOUR_S = 3600.0
+DAY_ARM, LONG_ARM, TREND_ARM, SLOT_ARM = "24h", "72h", "trend", "slot"
+LAST_ARM = "last 2 runs"
 
 
 @dataclass(frozen=True, slots=True)
 class SeriesTest:
-    """The result of testing one series. Shifts are worse-oriented fractions (0.3 = 30 % worse)."""
+    """The result of testing one series. Shifts are worse-oriented fractions (0.3 = 30 % worse);
+    n_baseline / n_recent count runs; the shift and interval are the 24 h arm's (the one that
+    also decides "back to normal") unless another arm found the regression (see Judgement)."""
 
     metric: str
     n_baseline: int
@@ -77,26 +63,40 @@ class SeriesTest:
     ci_low: float | None = None
     ci_high: float | None = None
     abs_shift: float | None = None  # in the metric's unit, worse-oriented
-    p_value: float | None = None
+    p_value: float | None = None  # the smallest over the arms
+    arms: tuple[Arm, ...] = ()
+    baseline: Baseline | None = None
+    frozen: bool = False  # tested against an open alert's frozen baseline
+    settled: float | None = None  # the last day's shift as "back to normal" reads it
+
+
+@dataclass(frozen=True, slots=True)
+class BucketRow:
+    """Expected (baseline) vs recent median within one time-of-day bucket; change is worse-
+    oriented. n_baseline / n_recent count runs (recent: the long window)."""
+
+    bucket: int
+    n_baseline: int
+    n_recent: int
+    baseline_median: float | None
+    recent_median: float | None
+    change: float | None
 
 
 @dataclass(frozen=True, slots=True)
 class SeriesDetail:
-    """What an email shows besides the test: the per-bucket table and when the change started.
-
-    onset: group label (see Window) of the first recent run whose median is worse than half the
-    minimum effect; None without groups.
-    """
+    """What an email shows besides the test: the per-bucket table and when the change started
+    (onset: time, Unix seconds, of the first run of the worse stretch; None if none)."""
 
     buckets: tuple[BucketRow, ...]
     onset: float | None
 
 
 class Verdict(StrEnum):
-    POSITIVE = "positive"  # a regression by every criterion
-    CLEAR = "clear"  # shift under half the minimum effect
+    POSITIVE = "positive"  # a regression by every criterion of at least one arm
+    CLEAR = "clear"  # the last day within half the minimum effect of the baseline
     HOLD = "hold"  # in between: neither opens nor resolves
-    NO_DATA = "no_data"  # too few samples to say anything
+    NO_DATA = "no_data"  # too few runs to say anything
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,58 +105,15 @@ class Judgement:
     q_value: float | None
     severity: str  # "major" above config.major_effect, else "minor"
     reason: str
-
-
-def bucket_profile(baseline: Window, *, min_per_bucket: int) -> tuple[dict[int, float], float]:
-    """Median log value per bucket (buckets with enough baseline samples) and the overall one."""
-    logs = np.log(baseline.values)
-    overall = float(np.median(logs))
-    profile = {}
-    for bucket in np.unique(baseline.buckets):
-        in_bucket = logs[baseline.buckets == bucket]
-        if len(in_bucket) >= min_per_bucket:
-            profile[int(bucket)] = float(np.median(in_bucket))
-    return profile, overall
-
-
-def residuals(window: Window, profile: dict[int, float], overall: float, *, sign: float):
-    """Worse-oriented log residuals: sign × (log value − baseline median of its bucket)."""
-    expected = np.full(len(window), overall)
-    for bucket, median in profile.items():
-        expected[window.buckets == bucket] = median
-    return sign * (np.log(window.values) - expected)
-
-
-def mann_whitney_greater(x: np.ndarray, y: np.ndarray) -> float:
-    """One-sided p-value of Mann–Whitney U that x tends to exceed y (normal approximation).
-
-    Identical to scipy.stats.mannwhitneyu(x, y, alternative="greater", method="asymptotic")
-    (tie-corrected variance, continuity correction; tests check it), computed from a sorted y
-    in O(m log n): scipy's wrapper spends ~1 ms per call validating input, which the live
-    evaluation can afford but bench/detector.py, running the same code 70,000 times, cannot.
-    """
-    m, n = len(x), len(y)
-    ys = np.sort(y)
-    below = np.searchsorted(ys, x, side="left")
-    at_most = np.searchsorted(ys, x, side="right")
-    u = float(below.sum() + 0.5 * (at_most - below).sum())
-    combined = np.sort(np.concatenate([x, y]))
-    total = m + n
-    tie_term = 0.0
-    if np.any(combined[1:] == combined[:-1]):
-        _, counts = np.unique(combined, return_counts=True)
-        tie_term = float((counts**3 - counts).sum()) / (total * (total - 1))
-    sd = math.sqrt(m * n / 12 * ((total + 1) - tie_term))
-    if sd == 0:
-        return 1.0
-    z = (u - m * n / 2 - 0.5) / sd
-    return float(special.ndtr(-z))
+    arm: str | None = None  # the arm that found the regression
 
 
 def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
     """Benjamini–Hochberg adjusted p-values (q-values), as scipy.stats.false_discovery_control."""
     ps = np.asarray(p_values, dtype=float)
     m = len(ps)
+    if not m:
+        return ps
     order = np.argsort(ps)
     scaled = ps[order] * m / np.arange(1, m + 1)
     q_sorted = np.minimum.accumulate(scaled[::-1])[::-1]
@@ -165,148 +122,214 @@ def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
     return q
 
 
-def _thin(x: np.ndarray, size: int) -> np.ndarray:
-    if len(x) <= size:
-        return x
-    return np.sort(x)[np.linspace(0, len(x) - 1, size).round().astype(int)]
-
-
-def hodges_lehmann(recent: np.ndarray, baseline: np.ndarray, *, level: float):
-    """(shift, low, high): median of pairwise differences and its two-sided `level` interval.
-
-    The interval's ends are order statistics of the m·n differences at ranks given by the
-    normal approximation of the Mann–Whitney U distribution (Moses 1965): distribution-free,
-    no bootstrap needed.
-    """
-    m, n = len(recent), len(baseline)
-    if m * n > MAX_PAIRS:
-        baseline = _thin(baseline, max(MAX_PAIRS // m, 1))
-        n = len(baseline)
-        if m * n > MAX_PAIRS:
-            recent = _thin(recent, max(MAX_PAIRS // n, 1))
-            m = len(recent)
-    diffs = np.subtract.outer(recent, baseline).ravel()
-    total = m * n
-    z = float(special.ndtri(0.5 + level / 2))
-    rank = math.floor(total / 2 - z * math.sqrt(m * n * (m + n + 1) / 12))
-    low_idx = min(max(rank, 1), total) - 1
-    high_idx = total - 1 - low_idx
-    mid = total // 2
-    picks = sorted({low_idx, high_idx, mid, max(mid - 1, 0)})
-    part = np.partition(diffs, picks)
-    shift = float(part[mid]) if total % 2 else float((part[mid - 1] + part[mid]) / 2)
-    return shift, float(part[low_idx]), float(part[high_idx])
-
-
-def _onset(groups: np.ndarray | None, oriented: np.ndarray, threshold: float) -> float | None:
-    """The first run (group) whose median residual is worse than threshold (log units)."""
-    if groups is None or len(groups) == 0:
-        return None
-    for group in np.unique(groups):  # sorted ascending
-        if np.median(oriented[groups == group]) >= threshold:
-            return float(group)
-    return float(groups.min())
-
-
-def _bucket_rows(baseline: Window, recent: Window, rule: MetricRule) -> tuple[BucketRow, ...]:
-    rows = []
-    for bucket in sorted(set(baseline.buckets.tolist()) | set(recent.buckets.tolist())):
-        base = baseline.values[baseline.buckets == bucket]
-        rec = recent.values[recent.buckets == bucket]
-        base_med = float(np.median(base)) if len(base) else None
-        rec_med = float(np.median(rec)) if len(rec) else None
-        change = rule.change(base_med, rec_med) if base_med and rec_med else None
-        rows.append(BucketRow(int(bucket), len(base), len(rec), base_med, rec_med, change))
-    return tuple(rows)
-
-
 def _sign(rule: MetricRule) -> float:
     return 1.0 if rule.higher_is_worse else -1.0
 
 
-def test_series(
-    baseline: Window, recent: Window, rule: MetricRule, config: DetectorConfig
+def assess_series(
+    history: Runs,
+    *,
+    now: float,
+    rule: MetricRule,
+    config: DetectorConfig,
+    frozen: Baseline | None = None,
 ) -> SeriesTest:
-    """Test whether the recent window is worse than the baseline; never raises on thin data."""
-    n_b, n_r = len(baseline), len(recent)
-    if n_b < config.min_baseline or n_r < config.min_recent:
-        return SeriesTest(rule.metric, n_b, n_r, enough=False)
+    """Test whether the series is worse now than its baseline; never raises on thin data.
+
+    history: the series' runs up to `now` (Unix s), at least back to the baseline window's
+    start. The baseline is fitted on the `baseline_days` before the long window unless
+    `frozen` (an open alert's baseline, or an accepted level) is given.
+    """
+    long_start = now - config.long_hours * HOUR_S
+    day = history.between(now - config.recent_hours * HOUR_S, now)
+    if frozen is None:
+        window = history.between(long_start - config.baseline_days * 86_400.0, long_start)
+        enough_base = len(window) >= config.min_baseline
+        baseline = (
+            fit(
+                window,
+                min_bucket_runs=config.min_bucket_baseline,
+                min_week_runs=config.min_week_runs,
+            )
+            if enough_base
+            else None
+        )
+    else:
+        baseline = frozen
+        long_start = max(long_start, frozen.end)  # never test the baseline's own runs
+    n_base = baseline.n if baseline is not None else len(window)
+    if baseline is None or len(day) < config.min_recent:
+        return SeriesTest(rule.metric, n_base, len(day), enough=False)
     sign = _sign(rule)
-    profile, overall = bucket_profile(baseline, min_per_bucket=config.min_bucket_baseline)
-    base_res = residuals(baseline, profile, overall, sign=sign)
-    rec_res = residuals(recent, profile, overall, sign=sign)
-    p_value = mann_whitney_greater(rec_res, base_res)
-    shift, low, high = hodges_lehmann(rec_res, base_res, level=config.ci_level)
-    baseline_median = float(np.median(baseline.values))
-    worse = rule.worse_fraction(shift)
+    arms = []
+    long = history.between(long_start, now)
+    resid = sign * (long.log_value - baseline.expected(long))
+    in_day = long.t > now - config.recent_hours * HOUR_S
+    # One run far worse than the rest of the window is a spike (a short dip, a bad minute at
+    # the provider): the arms that would carry it for three days leave it out. Two such runs
+    # are a pattern and count.
+    usable = ~spike(resid, baseline.scales(long))
+
+    def mean_arm(name: str, mask, lag: int = 1) -> Arm:
+        if (mask & usable).any():
+            mask = mask & usable
+        runs = long.where(mask)
+        coefficients = mean_coefficients(runs, baseline)
+        return make_arm(name, coefficients, resid[mask], runs, baseline, lag=lag)
+
+    arms.append(mean_arm(DAY_ARM, in_day))
+    if in_day.sum() > 2:
+        # The last two runs: a step seen twice in a row, a run sooner than the day's mean.
+        last = np.zeros(len(long), bool)
+        last[-2:] = True
+        arms.append(mean_arm(LAST_ARM, last))
+    if len(long) > in_day.sum():
+        arms.append(mean_arm(LONG_ARM, np.ones(len(long), bool)))
+        # Runs of one slot are a day apart: about three runs' lag.
+        for bucket in np.unique(long.bucket):
+            mine = long.bucket == bucket
+            if mine.sum() >= config.min_slot_runs and mine.sum() < len(long):
+                name = f"{SLOT_ARM} {BUCKETS.get(int(bucket), bucket)}"
+                arms.append(mean_arm(name, mine, lag=3))
+    trend_start = now - config.trend_hours * HOUR_S
+    if frozen is not None:
+        trend_start = max(trend_start, long_start)
+    trend_runs = history.between(trend_start, now)
+    spiked = long.t[~usable]
+    if len(spiked):
+        trend_runs = trend_runs.where(~np.isin(trend_runs.t, spiked))
+    c = trend_coefficients(trend_runs, baseline, now)
+    if c is not None:
+        trend_resid = sign * (trend_runs.log_value - baseline.expected(trend_runs))
+        arms.append(make_arm(TREND_ARM, c, trend_resid, trend_runs, baseline))
+    arms = tuple(arms)
+    first = arms[0]  # the 24 h arm
+    settled = settled_shift(resid[in_day], baseline.scales(long)[in_day], first.shift)
+    z = float(special.ndtri(0.5 + config.ci_level / 2))
+    expected_now = float(np.exp(median(baseline.expected(day))))
+    worse = rule.worse_fraction(first.shift)
     return SeriesTest(
         metric=rule.metric,
-        n_baseline=n_b,
-        n_recent=n_r,
+        n_baseline=baseline.n,
+        n_recent=len(day),
         enough=True,
-        baseline_median=baseline_median,
-        recent_median=float(np.median(recent.values)),
+        baseline_median=expected_now,
+        recent_median=float(np.exp(median(day.log_value))),
         shift=worse,
-        ci_low=rule.worse_fraction(low),
-        ci_high=rule.worse_fraction(high),
-        abs_shift=baseline_median * worse,
-        p_value=p_value,
+        ci_low=rule.worse_fraction(first.shift - z * first.sd),
+        ci_high=rule.worse_fraction(first.shift + z * first.sd),
+        abs_shift=expected_now * worse,
+        p_value=min(a.p_value for a in arms),
+        arms=arms,
+        baseline=baseline,
+        frozen=frozen is not None,
+        settled=rule.worse_fraction(settled),
     )
 
 
-test_series.__test__ = False  # a library function, not a pytest test
+def onset(history: Runs, baseline: Baseline, *, since: float, rule: MetricRule) -> float | None:
+    """When the worse stretch began: of the runs after `since`, the start of the stretch to
+    the end that is most surely shifted (its residuals' sum / √length: the likelihood of a
+    step there against the baseline), among those that average at least the minimum effect.
+    """
+    runs = history.between(since, np.inf)
+    if not len(runs):
+        return None
+    resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
+    lengths = np.arange(len(resid), 0, -1)
+    tail_sums = np.cumsum(resid[::-1])[::-1]
+    score = np.where(tail_sums / lengths >= rule.log_shift(rule.min_effect), tail_sums, -np.inf)
+    if not np.isfinite(score).any():
+        return float(runs.t[0])
+    return float(runs.t[int(np.argmax(score / np.sqrt(lengths)))])
 
 
 def describe(
-    baseline: Window, recent: Window, rule: MetricRule, config: DetectorConfig
+    history: Runs, baseline: Baseline, *, now: float, rule: MetricRule, config: DetectorConfig
 ) -> SeriesDetail:
-    """The per-bucket table and the onset, computed only when an alert is written."""
-    onset = None
-    if len(baseline) and len(recent):
-        profile, overall = bucket_profile(baseline, min_per_bucket=config.min_bucket_baseline)
-        oriented = residuals(recent, profile, overall, sign=_sign(rule))
-        onset = _onset(recent.groups, oriented, rule.log_shift(rule.min_effect / 2))
-    return SeriesDetail(_bucket_rows(baseline, recent, rule), onset)
+    """The per-bucket table (baseline model vs the long window) and the onset, computed only
+    when an alert is written."""
+    start = max(now - config.long_hours * HOUR_S, baseline.end)
+    long = history.between(start, now)
+    rows = []
+    weekend_share = float(long.weekend.mean()) if len(long) else 0.0
+    for bucket in sorted(set(baseline.counts) | set(long.bucket.tolist())):
+        expected = math.exp(
+            baseline.level
+            + baseline.time_of_day.get(bucket, 0.0)
+            + baseline.weekend * weekend_share
+        )
+        mine = long.log_value[long.bucket == bucket]
+        recent = float(np.exp(median(mine))) if len(mine) else None
+        change = rule.change(expected, recent) if recent else None
+        rows.append(
+            BucketRow(bucket, baseline.counts.get(bucket, 0), len(mine), expected, recent, change)
+        )
+    return SeriesDetail(tuple(rows), onset(history, baseline, since=start, rule=rule))
 
 
 def severity_of(shift: float, config: DetectorConfig) -> str:
     return "major" if shift > config.major_effect else "minor"
 
 
+def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config) -> list[str]:
+    fraction = rule.worse_fraction(arm.shift)
+    gate = config.effect_gate * rule.min_effect
+    failed = []
+    if arm.p_value >= config.p_value:
+        failed.append(f"p = {arm.p_value:.2g} ≥ {config.p_value:g}")
+    if q >= config.fdr_q:
+        failed.append(f"q = {q:.2g} ≥ {config.fdr_q:g}")
+    if fraction < gate:
+        failed.append(f"shift {fraction:.1%} < {gate:.0%}")
+    absolute = (test.baseline_median or 0.0) * fraction
+    if absolute < rule.floor:
+        failed.append(f"shift {absolute:.3g} {rule.unit} < {rule.floor:g} {rule.unit}")
+    return failed
+
+
 def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement]:
-    """Verdicts for series evaluated together: Benjamini–Hochberg across those with enough data."""
-    testable = [i for i, t in enumerate(tests) if t.enough]
-    q_values: dict[int, float] = {}
-    if testable:
-        ps = np.array([tests[i].p_value for i in testable], dtype=float)
-        q_values = dict(zip(testable, benjamini_hochberg(ps), strict=True))
+    """Verdicts for series evaluated together: Benjamini–Hochberg across all their arms."""
+    flat = [(i, arm) for i, t in enumerate(tests) if t.enough for arm in t.arms]
+    q_all = benjamini_hochberg([arm.p_value for _, arm in flat])
+    q_by_test: dict[int, list[float]] = {}
+    for (i, _), q in zip(flat, q_all, strict=True):
+        q_by_test.setdefault(i, []).append(float(q))
     out = []
     for i, test in enumerate(tests):
         if not test.enough:
-            reason = f"{test.n_recent} recent / {test.n_baseline} baseline samples: too few"
+            reason = f"{test.n_recent} recent / {test.n_baseline} baseline runs: too few"
             out.append(Judgement(Verdict.NO_DATA, None, "minor", reason))
             continue
         rule = config.rules[test.metric]
-        q = float(q_values[i])
-        severity = severity_of(test.shift, config)
+        qs = q_by_test[i]
+        verdicts = [
+            (arm, q, _arm_failures(arm, q, test, rule, config))
+            for arm, q in zip(test.arms, qs, strict=True)
+        ]
+        positive = [(arm, q) for arm, q, failed in verdicts if not failed]
         half = rule.min_effect / 2
-        failed = []
-        if test.p_value >= config.p_value:
-            failed.append(f"p = {test.p_value:.2g} ≥ {config.p_value:g}")
-        if q >= config.fdr_q:
-            failed.append(f"q = {q:.2g} ≥ {config.fdr_q:g}")
-        if test.shift < rule.min_effect:
-            failed.append(f"shift {test.shift:.1%} < {rule.min_effect:.0%}")
-        if test.abs_shift < rule.floor:
-            failed.append(f"shift {test.abs_shift:.3g} {rule.unit} < {rule.floor:g} {rule.unit}")
-        if test.ci_low < half:
-            failed.append(f"interval reaches {test.ci_low:.1%} < {half:.1%}")
-        if not failed:
-            out.append(Judgement(Verdict.POSITIVE, q, severity, "regression"))
-        elif test.shift < half:
-            out.append(
-                Judgement(Verdict.CLEAR, q, severity, f"shift {test.shift:.1%} < {half:.1%}")
-            )
+        q_min = min(qs)
+        # Back within half the effect over the last day is "clear" even while an arm still
+        # carries a bad run that is over (a short dip); a slowdown confined to one slot hides
+        # in the day's median, so a positive slot arm whose last two runs are both still worse
+        # by the minimum effect is never overruled (one bad run is a dip that is over, two are
+        # a pattern).
+        slot_bad = any(
+            arm.name.startswith(SLOT_ARM) and rule.worse_fraction(arm.latest) >= rule.min_effect
+            for arm, _ in positive
+        )
+        if test.settled < half and not slot_bad:
+            reason = f"last {DAY_ARM}: shift {test.settled:.1%} < {half:.1%}"
+            out.append(Judgement(Verdict.CLEAR, q_min, severity_of(test.shift, config), reason))
+        elif positive:
+            arm, q = min(positive, key=lambda pair: pair[1])
+            shift = max(test.shift, rule.worse_fraction(arm.shift))
+            severity = severity_of(shift, config)
+            reason = f"regression ({arm.name})"
+            out.append(Judgement(Verdict.POSITIVE, q, severity, reason, arm.name))
         else:
-            out.append(Judgement(Verdict.HOLD, q, severity, "; ".join(failed)))
+            arm, _, failed = verdicts[0]
+            reason = f"{arm.name}: " + "; ".join(failed)
+            out.append(Judgement(Verdict.HOLD, q_min, severity_of(test.shift, config), reason))
     return out

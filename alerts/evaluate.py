@@ -1,15 +1,23 @@
 """Evaluating a finished run: its series through the detector, the hysteresis and the guards.
 
 One evaluation round = the series of one run (decode speed, TTFT, availability), tested
-together (Benjamini–Hochberg across them) in one transaction that also writes the alerts and
-their events. Evaluations of one vantage are serialized by a row lock on its ProbeState, and the
-Evaluation row (unique per run) makes a redelivered task a no-op.
+together (Benjamini–Hochberg across every arm of them) in one transaction that also writes the
+alerts and their events. Evaluations of one vantage are serialized by a row lock on its
+ProbeState, and the Evaluation row (unique per run) makes a redelivered task a no-op.
+
+While a speed alert is open its series is tested against the baseline it opened against
+(Alert.frozen_baseline), so it resolves only when the series is really back. After an alert is
+accepted as the new baseline, the new segment has too little history to fit a baseline of its
+own for a while (until `min_baseline` runs): meanwhile it is tested against the old frozen
+baseline moved to the accepted level, for changes of `major_effect` or more only.
+
+This module never talks to Celery: the task (tasks.py) sends what an evaluation produced.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from django.db import transaction
@@ -18,11 +26,12 @@ from django.utils import timezone
 from benchmarks.models import Run
 
 from . import availability, guards, series
-from .detector import Judgement, SeriesTest, Verdict, describe, judge, test_series
+from .baseline import Baseline
+from .detector import Judgement, SeriesTest, Verdict, assess_series, describe, judge
 from .hysteresis import Streak, Transition, advance
-from .models import Evaluation, Kind, Metric, ProbeState, SeriesState, Severity
+from .models import Alert, Evaluation, Kind, Metric, ProbeState, SeriesState, Severity
 from .report import error_rates, peers, speed_snapshot
-from .rules import SPEED_METRICS, DetectorConfig
+from .rules import SPEED_METRICS, DetectorConfig, MetricRule
 from .series import ENDED, SeriesData, SeriesKey
 from .transitions import active_alert, escalate_alert, open_alert, resolve_alert, update_alert
 
@@ -38,6 +47,11 @@ class Outcome:
     resolved: list[int] = field(default_factory=list)
     escalated: list[int] = field(default_factory=list)
     suppressed: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        """Whether an alert opened, resolved or escalated: something to email about."""
+        return bool(self.opened or self.resolved or self.escalated)
 
 
 def evaluate_after_run(run_id: int) -> Outcome | None:
@@ -59,24 +73,17 @@ def evaluate_after_run(run_id: int) -> Outcome | None:
         outcome = Round(run, evaluation, probe, config).evaluate()
         evaluation.summary = outcome.__dict__
         evaluation.save(update_fields=["summary"])
-        if outcome.opened or outcome.resolved or outcome.escalated:
-            transaction.on_commit(_send_now)
     return outcome
-
-
-def _send_now() -> None:
-    from .tasks import send_pending
-
-    try:
-        send_pending.apply_async(queue="tokspeed")
-    except Exception:  # the beat's send_pending (every minute) picks the events up anyway
-        log.exception("could not enqueue alerts.send_pending")
 
 
 @dataclass
 class SpeedSeries:
     state: SeriesState
     data: SeriesData
+    rule: MetricRule
+    alert: Alert | None = None  # the series' active alert, locked
+    frozen: Baseline | None = None
+    blind: bool = False  # a new segment too young for its own baseline
     test: SeriesTest | None = None
     judgement: Judgement | None = None
     transition: Transition | None = None
@@ -121,26 +128,61 @@ class Round:
             state = self.state(metric)
             if self.evaluated_later(state):
                 continue
-            items.append(SpeedSeries(state, series.load(self.run, metric, self.config)))
+            item = SpeedSeries(
+                state, series.load(self.run, metric, self.config), self.config.rules[metric]
+            )
+            item.alert = alert = active_alert(**self.series(metric))
+            if alert is not None and alert.frozen_baseline:
+                item.frozen = Baseline.from_dict(alert.frozen_baseline)
+            elif alert is None:
+                self.accepted_level(item)
+            items.append(item)
         tests = [
-            test_series(
-                i.data.baseline, i.data.recent, self.config.rules[i.data.key.metric], self.config
+            assess_series(
+                i.data.history,
+                now=self.run.slot.timestamp(),
+                rule=i.rule,
+                config=self.config,
+                frozen=i.frozen,
             )
             for i in items
         ]
-        self.family = len(tests)
+        self.family = sum(len(t.arms) for t in tests)
         for item, test, judgement in zip(items, tests, judge(tests, self.config), strict=True):
             item.test, item.judgement = test, judgement
-            alert = active_alert(**self.series(item.data.key.metric))
             streak = Streak(
-                item.state.positives, item.state.clears, alert is not None, item.state.muted
+                item.state.positives, item.state.clears, item.alert is not None, item.state.muted
             )
             streak, item.transition = advance(streak, judgement.verdict, self.config)
             item.state.positives, item.state.clears = streak.positives, streak.clears
             item.state.muted = streak.muted
             item.state.last_shift = test.shift
-            self.record(item.state, judgement.verdict, judgement.reason)
+            reason = judgement.reason + (
+                " (new baseline: large changes only)" if item.blind else ""
+            )
+            self.record(item.state, judgement.verdict, reason)
         return items
+
+    def accepted_level(self, item: SpeedSeries) -> None:
+        """In the blind time after "accept as new baseline": test against the old frozen
+        baseline moved to the accepted level, for large changes only."""
+        bounds = item.data.bounds
+        if bounds.segment_start is None:
+            return
+        own = item.data.history.between(
+            bounds.baseline_start.timestamp(), bounds.long_start.timestamp()
+        )
+        if len(own) >= self.config.min_baseline:
+            return  # the new segment has a baseline of its own
+        segment = series.current_segment(item.data.key, self.run.slot)
+        accepted = segment.alert if segment is not None else None
+        if accepted is None or not accepted.frozen_baseline or accepted.shift is None:
+            return
+        sign = 1.0 if item.rule.higher_is_worse else -1.0
+        step = sign * item.rule.log_shift(accepted.shift)
+        item.frozen = Baseline.from_dict(accepted.frozen_baseline).shifted(step)
+        item.rule = replace(item.rule, min_effect=self.config.major_effect)
+        item.blind = True
 
     def record(self, state: SeriesState, verdict: Verdict, reason: str) -> None:
         state.last_verdict, state.last_reason = verdict, reason[:300]
@@ -158,9 +200,20 @@ class Round:
         }
 
     def speed_snapshot(self, item: SpeedSeries, *, detailed: bool) -> dict:
-        rule = self.config.rules[item.data.key.metric]
-        detail = describe(item.data.baseline, item.data.recent, rule, self.config)
-        extra = {"severity": item.judgement.severity}
+        rule = item.rule
+        detail = describe(
+            item.data.history,
+            item.test.baseline,
+            now=self.run.slot.timestamp(),
+            rule=rule,
+            config=self.config,
+        )
+        extra = {
+            "severity": item.judgement.severity,
+            "arm": item.judgement.arm,
+            "frozen": item.test.frozen,
+            "blind": item.blind,
+        }
         if detailed:
             extra["peers"] = peers(self.run, rule, item.data.bounds)
             extra.update(error_rates(self.run, item.data.bounds))
@@ -179,7 +232,7 @@ class Round:
 
     def apply_speed(self, item: SpeedSeries, *, suppress: bool) -> None:
         metric = item.data.key.metric
-        alert = active_alert(**self.series(metric))
+        alert = item.alert
         verdict = item.judgement.verdict
         if item.transition == Transition.OPEN:
             if suppress:
@@ -196,6 +249,7 @@ class Round:
                 evaluation=self.evaluation,
                 first_bad_at=datetime.fromisoformat(first_bad) if first_bad else None,
                 client_version=self.run.client_version,
+                frozen_baseline=item.test.baseline.as_dict(),
             )
             self.outcome.opened.append(alert.id)
         elif alert is None or verdict == Verdict.NO_DATA:

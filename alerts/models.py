@@ -85,6 +85,13 @@ class Alert(models.Model):
     details = models.JSONField(
         default=dict, blank=True, help_text="Latest evaluation: bucket table, peers, windows."
     )
+    frozen_baseline = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The baseline model the alert opened against (alerts.baseline.Baseline); "
+        "tested against until the series is back, so a lasting regression never resolves by "
+        "being absorbed into a sliding baseline.",
+    )
 
     class Meta:
         ordering = ["-opened_at", "-id"]

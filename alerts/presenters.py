@@ -73,30 +73,44 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
     metric = alert.metric
     worse = WORSE[metric]
     level = snap.get("ci_level", settings.ALERTS_CI_LEVEL)
+    frozen = " (frozen when the alert opened)" if snap.get("frozen") else ""
+    arm = snap.get("arm")
+    found = f"found by the {arm} arm; " if arm else ""
     shown.facts += [
         (
             "Baseline median",
-            f"{quantity(snap.get('baseline_median'), metric)} ({snap.get('baseline_days', 14)} "
-            f"days up to {_time(snap.get('recent_start'))}, {snap.get('n_baseline', 0)} samples)",
+            f"{quantity(snap.get('baseline_median'), metric)} at the same times of day and week"
+            f"{frozen} ({snap.get('n_baseline', 0)} runs, {snap.get('baseline_days', 14)} days "
+            f"up to {_time(snap.get('long_start') or snap.get('recent_start'))})",
         ),
         (
             "Recent median",
             f"{quantity(snap.get('recent_median'), metric)} ({snap.get('recent_hours', 24)} h "
-            f"up to {_time(snap.get('end'))}, {snap.get('n_recent', 0)} samples)",
+            f"up to {_time(snap.get('end'))}, {snap.get('n_recent', 0)} runs)",
         ),
         (
             "Shift",
-            f"{percent(snap.get('shift'))} {worse} ({percent(level, 0)} confidence interval "
-            f"{percent(snap.get('ci_low'))} to {percent(snap.get('ci_high'))}; Hodges–Lehmann "
-            "estimate on time-of-day residuals)",
+            f"{percent(snap.get('shift'))} {worse} over the last {snap.get('recent_hours', 24)} h "
+            f"({percent(level, 0)} confidence interval {percent(snap.get('ci_low'))} to "
+            f"{percent(snap.get('ci_high'))}; each run's median against the baseline's "
+            "time-of-day and weekday/weekend model)",
         ),
         (
             "Test",
-            f"one-sided Mann–Whitney U p = {p_value(snap.get('p_value'))}, q = "
+            f"{found}smallest one-sided p = {p_value(snap.get('p_value'))}, q = "
             f"{p_value(snap.get('q_value'))} (Benjamini–Hochberg over {snap.get('family', 1)} "
-            f"series); n = {snap.get('n_recent', 0)} recent, {snap.get('n_baseline', 0)} baseline",
+            f"arms of the series evaluated together)",
         ),
     ]
+    if snap.get("blind"):
+        shown.facts.append(
+            (
+                "New baseline",
+                "this series was accepted at a new level recently and has too little history "
+                "for a baseline of its own: it is tested for large changes only, against the "
+                "old baseline moved to the accepted level",
+            )
+        )
     if snap.get("first_bad_at"):
         shown.facts.append(("Started around", _time(snap["first_bad_at"])))
     if snap.get("samples") is not None:
@@ -123,13 +137,13 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
     if rows:
         shown.tables.append(
             {
-                "title": "By time of day",
+                "title": "By time of day (baseline model vs the last 72 h)",
                 "header": [
                     "Time of day",
                     "Baseline",
-                    "Recent",
+                    "Last 72 h",
                     f"Change ({worse})",
-                    "Samples (baseline / recent)",
+                    "Runs (baseline / last 72 h)",
                 ],
                 "rows": rows,
             }

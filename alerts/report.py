@@ -121,8 +121,19 @@ def speed_snapshot(
         "recent_start": bounds.recent_start.isoformat(),
         "end": bounds.end.isoformat(),
         "segment_start": bounds.segment_start.isoformat() if bounds.segment_start else None,
+        "long_start": bounds.long_start.isoformat(),
         "recent_hours": config.recent_hours,
+        "long_hours": config.long_hours,
         "baseline_days": config.baseline_days,
+        "arms": [
+            {
+                "name": arm.name,
+                "runs": arm.n,
+                "shift": rule.worse_fraction(arm.shift),
+                "p_value": arm.p_value,
+            }
+            for arm in test.arms
+        ],
     }
     if detail is not None:
         snap["buckets"] = [

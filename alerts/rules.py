@@ -20,7 +20,8 @@ class MetricRule:
 
     min_effect: the smallest shift worth an alert, as a fraction (0.10 = decode 10 % slower,
     0.15 = TTFT 15 % higher). floor: the smallest absolute shift, in the metric's unit
-    (tok/s for decode, ms for TTFT), so a tiny endpoint never alerts on a 0.5 tok/s wobble.
+    (tok/s for decode, ms for TTFT). The floor is small (a few ms) and the relative effect does
+    the scaling, so a +30 % step on a 150 ms endpoint (45 ms) counts as much as on a 3 s one.
     """
 
     metric: str
@@ -48,9 +49,9 @@ class MetricRule:
 def speed_rules(
     *,
     decode_effect: float = 0.10,
-    decode_floor: float = 3.0,
+    decode_floor: float = 1.0,
     ttft_effect: float = 0.15,
-    ttft_floor: float = 100.0,
+    ttft_floor: float = 10.0,
 ) -> dict[str, MetricRule]:
     """The two speed metrics' rules; defaults are DESIGN.md §7's."""
     return {
@@ -69,16 +70,22 @@ def speed_rules(
 
 @dataclass(frozen=True, slots=True)
 class DetectorConfig:
-    """Every threshold of the detector. Defaults are DESIGN.md §7's."""
+    """Every threshold of the detector (DESIGN.md §7 as revised by issue 9; tuned with
+    bench/detector.py on its tuning generators). Counts are in runs, not samples."""
 
-    recent_hours: int = 24
-    baseline_days: int = 14
-    min_recent: int = 8
-    min_baseline: int = 30
-    p_value: float = 0.01  # one-sided Mann–Whitney U
-    fdr_q: float = 0.05  # Benjamini–Hochberg across the series evaluated together
-    ci_level: float = 0.85  # two-sided level of the Hodges–Lehmann interval (tuned: bench)
-    min_bucket_baseline: int = 5  # fewer baseline samples in a bucket: use the overall median
+    recent_hours: int = 24  # the short arm: the last day
+    long_hours: int = 72  # the small-shift arm and the per-slot arms: the last three days
+    trend_hours: int = 168  # the drift arm: a straight line through the last week
+    baseline_days: int = 14  # ending where the long window begins
+    min_recent: int = 2  # runs in the last 24 h
+    min_baseline: int = 12  # runs in the baseline (4 days at 3 runs a day)
+    min_bucket_baseline: int = 4  # runs of a time-of-day bucket to estimate its own level
+    min_week_runs: int = 6  # weekend and weekday runs each, to estimate the weekend effect
+    min_slot_runs: int = 2  # runs of one bucket in the long window for a per-slot arm
+    p_value: float = 0.0005  # one-sided, per arm
+    fdr_q: float = 0.05  # Benjamini–Hochberg across every arm of the series evaluated together
+    effect_gate: float = 0.8  # an arm's estimate must reach this share of the minimum effect
+    ci_level: float = 0.90  # two-sided level of the interval shown with the shift
     major_effect: float = 0.25  # severity major above this shift
     open_after: int = 2
     resolve_after: int = 2
@@ -97,12 +104,17 @@ class DetectorConfig:
         return cls(
             recent_hours=settings.ALERTS_RECENT_HOURS,
             baseline_days=settings.ALERTS_BASELINE_DAYS,
-            min_recent=settings.ALERTS_MIN_RECENT,
-            min_baseline=settings.ALERTS_MIN_BASELINE,
+            long_hours=settings.ALERTS_LONG_HOURS,
+            trend_hours=settings.ALERTS_TREND_HOURS,
+            min_recent=settings.ALERTS_MIN_RECENT_RUNS,
+            min_baseline=settings.ALERTS_MIN_BASELINE_RUNS,
+            min_bucket_baseline=settings.ALERTS_MIN_BUCKET_RUNS,
+            min_week_runs=settings.ALERTS_MIN_WEEK_RUNS,
+            min_slot_runs=settings.ALERTS_MIN_SLOT_RUNS,
             p_value=settings.ALERTS_P_VALUE,
             fdr_q=settings.ALERTS_FDR_Q,
+            effect_gate=settings.ALERTS_EFFECT_GATE,
             ci_level=settings.ALERTS_CI_LEVEL,
-            min_bucket_baseline=settings.ALERTS_MIN_BUCKET_BASELINE,
             major_effect=settings.ALERTS_MAJOR_EFFECT,
             open_after=settings.ALERTS_OPEN_AFTER,
             resolve_after=settings.ALERTS_RESOLVE_AFTER,

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from statistics import median
 
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
-from .models import ACTIVE, Alert, ChangePoint, Kind, Metric, Severity, Status
+from .models import ACTIVE, Alert, ChangePoint, Kind, Metric, Segment, Severity, Status
+from .rules import DetectorConfig
+from .series import series_runs
 
 # The alerts page's tabs: which statuses each shows.
 VIEWS = {
@@ -112,3 +116,41 @@ def change_points(
         }
         for point in query.order_by("at")
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class BlindSpell:
+    """After "accept as new baseline": the new level's history is too short for a baseline of
+    its own until about `until`; meanwhile only changes of `large` (a fraction) or more,
+    against the accepted level, alert."""
+
+    runs: int  # baseline runs the new segment has so far
+    needed: int
+    until: datetime
+    large: float
+
+    @property
+    def large_percent(self) -> int:
+        return round(self.large * 100)
+
+
+def blind_spell(alert: Alert, *, now: datetime) -> BlindSpell | None:
+    """The blind spell of an accepted alert's series, or None once it is over."""
+    segment = Segment.objects.filter(alert=alert).first()
+    if alert.status != Status.ACCEPTED or alert.endpoint_id is None or segment is None:
+        return None
+    config = DetectorConfig.from_settings()
+    slots = list(
+        series_runs(alert)
+        .filter(slot__gt=segment.starts_at - timedelta(days=config.baseline_days))
+        .order_by("slot")
+        .values_list("slot", flat=True)
+    )
+    long_start = now - timedelta(hours=config.long_hours)
+    have = sum(segment.starts_at <= s <= long_start for s in slots)
+    if have >= config.min_baseline:
+        return None
+    gaps = [(b - a).total_seconds() for a, b in zip(slots, slots[1:], strict=False)]
+    gap = timedelta(seconds=median(gaps) if gaps else 8 * 3600)
+    until = segment.starts_at + gap * config.min_baseline + timedelta(hours=config.long_hours)
+    return BlindSpell(have, config.min_baseline, max(until, now), config.major_effect)

@@ -10,12 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-import numpy as np
-
 from benchmarks.models import Run, Sample
 from benchmarks.stats import SPEEDLESS_OUTCOMES
 
-from .detector import Window
+from .baseline import Runs
 from .models import Segment
 from .rules import DetectorConfig
 
@@ -44,10 +42,11 @@ class SeriesKey:
 
 @dataclass(frozen=True, slots=True)
 class Bounds:
-    """The windows of one evaluation: baseline (baseline_start, recent_start], recent
-    (recent_start, end]; times are run slots."""
+    """The windows of one evaluation (run slots): baseline (baseline_start, long_start],
+    long window (long_start, end], last day (recent_start, end]."""
 
     baseline_start: datetime
+    long_start: datetime
     recent_start: datetime
     end: datetime
     segment_start: datetime | None
@@ -55,30 +54,38 @@ class Bounds:
 
 @dataclass(frozen=True, slots=True)
 class SeriesData:
+    """A series' runs from the start of its baseline window (or segment) up to the run."""
+
     key: SeriesKey
     bounds: Bounds
-    baseline: Window
-    recent: Window
+    history: Runs
 
 
-def segment_start(key: SeriesKey, at: datetime) -> datetime | None:
-    """Where the current segment of the series begins (an accepted new baseline), if anywhere."""
+def current_segment(key: SeriesKey, at: datetime) -> Segment | None:
+    """The accepted new baseline the series' history starts at, if any."""
     return (
         Segment.objects.filter(**key.filter(), starts_at__lte=at)
+        .select_related("alert")
         .order_by("-starts_at")
-        .values_list("starts_at", flat=True)
         .first()
     )
 
 
+def segment_start(key: SeriesKey, at: datetime) -> datetime | None:
+    """Where the current segment of the series begins (an accepted new baseline), if anywhere."""
+    segment = current_segment(key, at)
+    return segment.starts_at if segment is not None else None
+
+
 def bounds_for(run: Run, key: SeriesKey, config: DetectorConfig) -> Bounds:
     recent_start = run.slot - timedelta(hours=config.recent_hours)
-    baseline_start = recent_start - timedelta(days=config.baseline_days)
+    long_start = run.slot - timedelta(hours=config.long_hours)
+    baseline_start = long_start - timedelta(days=config.baseline_days)
     start = segment_start(key, run.slot)
     if start is not None and start > baseline_start:
         # The step that was accepted is the first thing the new history contains.
         baseline_start = start - timedelta(microseconds=1)
-    return Bounds(baseline_start, recent_start, run.slot, start)
+    return Bounds(baseline_start, long_start, recent_start, run.slot, start)
 
 
 def series_runs(of: Run | SeriesKey):
@@ -101,7 +108,7 @@ def comparable_runs(run: Run):
 
 
 def load(run: Run, metric: str, config: DetectorConfig) -> SeriesData:
-    """Successful samples of the series up to `run`, split into baseline and recent windows."""
+    """Successful samples of the series up to `run`, reduced to one value per run."""
     key = SeriesKey.of(run, metric)
     bounds = bounds_for(run, key, config)
     runs = comparable_runs(run).filter(slot__gt=bounds.baseline_start, slot__lte=bounds.end)
@@ -110,19 +117,10 @@ def load(run: Run, metric: str, config: DetectorConfig) -> SeriesData:
         # The slot range again, on the sample's own copy: only those months' partitions are read.
         .filter(slot__gt=bounds.baseline_start, slot__lte=bounds.end)
         .exclude(outcome__in=SPEEDLESS_OUTCOMES)
-        .values_list("run__slot", "run__tod_bucket", metric)
-        .order_by("run__slot", "index")
+        .values_list("run__slot", metric)
     )
-    slots, buckets, values = [], [], []
-    for slot, bucket, value in rows.iterator():
+    slots, values = [], []
+    for slot, value in rows.iterator():
         slots.append(slot.timestamp())
-        buckets.append(bucket)
         values.append(value)
-    times = np.array(slots, dtype=float)
-    bucket_arr = np.array(buckets, dtype=int)
-    value_arr = np.array(values, dtype=float)
-    recent = times > bounds.recent_start.timestamp()
-    baseline = Window.of(value_arr[~recent], bucket_arr[~recent], times[~recent])
-    return SeriesData(
-        key, bounds, baseline, Window.of(value_arr[recent], bucket_arr[recent], times[recent])
-    )
+    return SeriesData(key, bounds, Runs.from_samples(values, slots))

@@ -34,15 +34,20 @@ DB_RETRY = {
     name="alerts.evaluate_after_run", acks_late=True, ignore_result=True, max_retries=20, **DB_RETRY
 )
 def evaluate_after_run(run_id: int) -> None:
-    outcome = evaluate.evaluate_after_run(run_id)
-    if outcome is not None and (outcome.opened or outcome.resolved or outcome.escalated):
-        log.info(
-            "run %s: alerts opened %s, resolved %s, escalated %s",
-            run_id,
-            outcome.opened,
-            outcome.resolved,
-            outcome.escalated,
-        )
+    outcome = evaluate.evaluate_after_run(run_id)  # committed when it returns
+    if outcome is None or not outcome.changed:
+        return
+    log.info(
+        "run %s: alerts opened %s, resolved %s, escalated %s",
+        run_id,
+        outcome.opened,
+        outcome.resolved,
+        outcome.escalated,
+    )
+    try:
+        send_pending.delay_on_commit()
+    except Exception:  # the beat's send_pending (every minute) picks the events up anyway
+        log.exception("could not enqueue alerts.send_pending")
 
 
 def _send(task, delivery: str) -> None:

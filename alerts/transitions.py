@@ -84,9 +84,11 @@ def open_alert(
     evaluation: Evaluation,
     first_bad_at: datetime | None,
     client_version: str = "",
+    frozen_baseline: dict | None = None,
 ) -> Alert:
     alert = Alert(
         kind=kind,
+        frozen_baseline=frozen_baseline,
         severity=severity,
         digest_only=digest_only,
         first_bad_at=first_bad_at,

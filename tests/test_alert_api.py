@@ -31,7 +31,7 @@ def regression() -> Alert:
         "vantage": Vantage.objects.create(slug="eu", label="EU probe", queue="eu"),
     }
     store_history(
-        **series, slots=daily_slots(end=T0, days=3), decode=lambda s: 70.0, ttft=lambda s: 600.0
+        **series, slots=daily_slots(end=T0, days=8), decode=lambda s: 70.0, ttft=lambda s: 600.0
     )
     runs = store_history(
         **series,
@@ -84,7 +84,7 @@ def test_it_filters_and_refuses_unknown_parameters(api, regression) -> None:
 
 def test_it_returns_an_alert_with_details_and_its_events(api, regression) -> None:
     detail = api.get(f"/api/v1/alerts/{regression.id}/").json()
-    assert detail["details"]["n_recent"] == 15 and detail["details"]["buckets"]
+    assert detail["details"]["n_recent"] == 3 and detail["details"]["buckets"]
     events = api.get(f"/api/v1/alerts/{regression.id}/events/").json()
     assert [e["kind"] for e in events["results"]] == ["opened"]
     assert api.get("/api/v1/alerts/999999/").status_code == 404

@@ -42,7 +42,7 @@ from alerts.models import (
 )
 from alerts.tasks import send_pending
 from alerts.testing import daily_slots, store_history
-from benchmarks.models import Sample, Vantage, Workload
+from benchmarks.models import Run, Vantage, Workload
 from providers.models import Endpoint, Provider
 from tests.celery_helpers import worker_database_url
 
@@ -170,14 +170,26 @@ def send() -> outbox.DeliveryReport:
     return outbox.deliver()
 
 
-def baseline_and_recent(series: dict, metric: str, recent_start: datetime, end: datetime):
-    rows = Sample.objects.filter(run__endpoint=series["endpoint"], error_category="")
-    base = rows.filter(run__slot__gt=recent_start - timedelta(days=14), run__slot__lte=recent_start)
-    recent = rows.filter(run__slot__gt=recent_start, run__slot__lte=end)
-    return (
-        median(base.values_list(metric, flat=True)),
-        median(recent.values_list(metric, flat=True)),
+def run_medians(series: dict, metric: str, start: datetime, end: datetime, keep=None):
+    """Each run's median sample in (start, end] (the detector's unit of evidence), of the
+    runs whose slot passes `keep`."""
+    runs = Run.objects.filter(endpoint=series["endpoint"], slot__gt=start, slot__lte=end)
+    samples = (run.samples.filter(error_category="") for run in runs if not keep or keep(run.slot))
+    return [median(rows.values_list(metric, flat=True)) for rows in samples]
+
+
+def baseline_and_recent(series: dict, metric: str, end: datetime):
+    """What the baseline expects for the last day's runs (all in the 18–24 UTC bucket, on a
+    weekday): the median weekday 18:00 run of the 14 days before the 72 h window; the median
+    run of the last 24 h; and how many runs the baseline and the last day hold."""
+    long_start = end - timedelta(hours=72)
+    start = long_start - timedelta(days=14)
+    base = run_medians(series, metric, start, long_start)
+    like = run_medians(
+        series, metric, start, long_start, keep=lambda s: s.hour == 18 and s.weekday() < 5
     )
+    recent = run_medians(series, metric, end - timedelta(hours=24), end)
+    return median(like), median(recent), len(base), len(recent)
 
 
 @pytest.mark.django_db
@@ -215,19 +227,22 @@ def test_it_emails_each_recipient_once_per_round_with_the_numbers(smtp, django_u
     )
     assert shown and abs(int(shown[1]) - (1 - 49 / 70) * 100) <= 3, message["Subject"]
     end = T0 + timedelta(hours=27)
-    base, recent = baseline_and_recent(series, "decode_tps", end - timedelta(hours=24), end)
-    assert (
-        f"Baseline median: {base:.1f} tok/s (14 days up to 10 Mar 2026 21:00 UTC, 210 samples)"
-        in text
+    base, recent, n_base, n_recent = baseline_and_recent(series, "decode_tps", end)
+    shown_base = re.search(
+        r"Baseline median: ([\d.]+) tok/s at the same times of day and week \((\d+) runs, "
+        r"14 days up to 0?8 Mar 2026 21:00 UTC\)",
+        text,
     )
+    assert shown_base, text
+    assert float(shown_base[1]) == pytest.approx(base, abs=0.051) and int(shown_base[2]) == n_base
     assert (
-        f"Recent median:   {recent:.1f} tok/s (24 h up to 11 Mar 2026 21:00 UTC, 15 samples)"
-        in text
+        f"Recent median:   {recent:.1f} tok/s (24 h up to 11 Mar 2026 21:00 UTC, "
+        f"{n_recent} runs)" in text
     )
-    base_ttft, recent_ttft = baseline_and_recent(series, "ttft_ms", end - timedelta(hours=24), end)
-    assert f"{base_ttft:,.0f} ms" in text and f"{recent_ttft:,.0f} ms" in text
+    _, recent_ttft, _, _ = baseline_and_recent(series, "ttft_ms", end)
+    assert f"{recent_ttft:,.0f} ms" in text
     assert "Time to first token of llama-3-70b @ Acme is 4" in text
-    assert "one-sided Mann–Whitney U p = " in text and "n = 15 recent, 210 baseline" in text
+    assert "one-sided p = " in text and "Benjamini–Hochberg over" in text
     assert "00–06 UTC" in text and "06–12 UTC" in text and "18–24 UTC" in text  # by time of day
     assert "llama-3-70b @ Globex" in text  # the same model elsewhere
     assert "0 of 15 requests in the last 24 h (0.0 %)" in text
@@ -241,7 +256,9 @@ def test_it_emails_each_recipient_once_per_round_with_the_numbers(smtp, django_u
     )
     assert message["List-Unsubscribe"].strip().startswith(f"<{BASE_URL}/alerts/unsubscribe/")
     assert (
-        "llama-3-70b @ Acme is 3" in html and "<table" in html and "Accept as new baseline" in html
+        f"llama-3-70b @ Acme is {shown[1]}" in html
+        and "<table" in html
+        and "Accept as new baseline" in html
     )
     # Once each: another pass sends nothing, and the digest subscriber waits for the digest.
     assert send().sent == []

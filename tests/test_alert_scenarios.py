@@ -90,8 +90,9 @@ def copy_run(run: Run, slot) -> None:
 
 
 def baseline(series: dict, fs_broker: Path, *, factor_by_hour=None, sim=None) -> None:
-    """Three days of history (3 slots a day): one real run per time of day, copied back."""
-    slots = daily_slots(end=T0, days=3)
+    """Eight days of history (3 slots a day; a baseline needs 12 runs before the 72 h
+    window): one real run per time of day, copied back."""
+    slots = daily_slots(end=T0, days=8)
     for hour in (2, 10, 18):
         if factor_by_hour:
             sim.control(speed_factor=factor_by_hour[hour])

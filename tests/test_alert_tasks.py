@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 def test_it_evaluates_and_emails_from_a_real_worker(tmp_path: Path) -> None:
     series = make_series()
     store_history(
-        **series, slots=daily_slots(end=T0, days=3), decode=lambda s: 70.0, ttft=lambda s: 600.0
+        **series, slots=daily_slots(end=T0, days=8), decode=lambda s: 70.0, ttft=lambda s: 600.0
     )
     runs = store_history(
         **series,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.contrib.auth.models import Group
 from django.test import override_settings
 from django.urls import reverse
@@ -35,9 +36,9 @@ def series():
 
 @pytest.fixture
 def regression(series) -> Alert:
-    """A decode regression opened by real evaluations of stored runs (3 days of history)."""
+    """A decode regression opened by real evaluations of stored runs (8 days of history)."""
     store_history(
-        **series, slots=daily_slots(end=T0, days=3), decode=lambda s: 70.0, ttft=lambda s: 600.0
+        **series, slots=daily_slots(end=T0, days=8), decode=lambda s: 70.0, ttft=lambda s: 600.0
     )
     runs = store_history(
         **series,
@@ -95,12 +96,31 @@ def test_it_shows_an_alert_with_its_numbers_tables_and_actions(client, user, reg
     client.force_login(user)
     text = client.get(f"/alerts/{regression.id}/").content.decode()
     assert regression.subject in text
-    assert "Baseline median" in text and "70.0 tok/s" in text
+    assert "Baseline median" in text and f"{regression.baseline_median:.1f} tok/s" in text
+    assert regression.baseline_median == pytest.approx(70, rel=0.03)
+    assert "partly blind" not in text  # only after "accept as new baseline"
     assert "By time of day" in text and "18–24 UTC" in text
     for action in ("acknowledge", "accept", "invalid"):
         assert f"/alerts/{regression.id}/{action}/" in text
     assert "/endpoints/acme-m/?workload=w&amp;vantage=eu" in text
     assert "Opened" in text  # the history
+
+
+def test_it_says_the_series_is_partly_blind_for_a_while_after_accepting(
+    client, user, regression
+) -> None:
+    client.force_login(user)
+    with time_machine.travel(T0 + timedelta(hours=28), tick=False):
+        client.post(f"/alerts/{regression.id}/accept/", {"note": "new hardware"})
+        text = client.get(f"/alerts/{regression.id}/").content.decode()
+    regression.refresh_from_db()
+    assert regression.status == Status.ACCEPTED
+    assert "This series is partly blind until about" in text
+    # Accepted at the first slow run (T0 + 25 h): 12 runs of history every 8 h, then the 72 h
+    # window before the new level has a baseline of its own.
+    until = T0 + timedelta(hours=25) + timedelta(hours=8 * 12) + timedelta(hours=72)
+    assert until.strftime("%Y-%m-%d %H:%M") in text
+    assert "has 0 of the 12 runs" in text and "large changes (25 % or more" in text
 
 
 def test_it_acts_from_an_email_link_after_a_login_and_a_confirmation(

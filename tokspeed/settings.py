@@ -386,24 +386,33 @@ LOGGING = {
 }
 
 # --- Alerts (regression detection and email; DESIGN.md §7 defaults) ------------------------
-# Windows: the last RECENT hours against the BASELINE days before them (within the segment).
+# The unit of evidence is the run (one value per run: the median of its samples), so every count
+# here is in runs. Arms (alerts/detector.py): the last RECENT hours, the last LONG hours (small
+# shifts; also one arm per time-of-day slot), a line through the last TREND hours (drift). The
+# baseline is the BASELINE days before the long window (within the segment), modelled by time of
+# day and, with MIN_WEEK_RUNS weekend and weekday runs, weekend vs weekday; its own noise per slot
+# and autocorrelation set each series' bar. Defaults tuned with bench/detector.py (issue 9).
 ALERTS_RECENT_HOURS = envint("ALERTS_RECENT_HOURS", 24)
+ALERTS_LONG_HOURS = envint("ALERTS_LONG_HOURS", 72)
+ALERTS_TREND_HOURS = envint("ALERTS_TREND_HOURS", 168)
 ALERTS_BASELINE_DAYS = envint("ALERTS_BASELINE_DAYS", 14)
-ALERTS_MIN_RECENT = envint("ALERTS_MIN_RECENT", 8)
-ALERTS_MIN_BASELINE = envint("ALERTS_MIN_BASELINE", 30)
-# A time-of-day bucket with fewer baseline samples is compared with the overall baseline median.
-ALERTS_MIN_BUCKET_BASELINE = envint("ALERTS_MIN_BUCKET_BASELINE", 5)
-# Test: one-sided Mann–Whitney U p < P_VALUE, Benjamini–Hochberg q < FDR_Q across the series
-# evaluated together, Hodges–Lehmann shift ≥ the minimum effect with its CI_LEVEL interval's
-# bound ≥ half of it. CI_LEVEL 0.85 (one-sided 92.5 %) is tuned with bench/detector.py: 0.90
-# misses more 10 % steps; 0.80 and below exceed 0.05 false alert episodes per series-month.
-ALERTS_P_VALUE = envfloat("ALERTS_P_VALUE", 0.01)
+ALERTS_MIN_RECENT_RUNS = envint("ALERTS_MIN_RECENT_RUNS", 2)
+ALERTS_MIN_BASELINE_RUNS = envint("ALERTS_MIN_BASELINE_RUNS", 12)
+ALERTS_MIN_BUCKET_RUNS = envint("ALERTS_MIN_BUCKET_RUNS", 4)
+ALERTS_MIN_WEEK_RUNS = envint("ALERTS_MIN_WEEK_RUNS", 6)
+ALERTS_MIN_SLOT_RUNS = envint("ALERTS_MIN_SLOT_RUNS", 2)
+# An arm is positive at one-sided p < P_VALUE, Benjamini–Hochberg q < FDR_Q across every arm of
+# the series evaluated together, an estimate ≥ EFFECT_GATE × the minimum effect and the floor.
+# CI_LEVEL is the two-sided level of the interval shown with the shift.
+ALERTS_P_VALUE = envfloat("ALERTS_P_VALUE", 0.0005)
 ALERTS_FDR_Q = envfloat("ALERTS_FDR_Q", 0.05)
-ALERTS_CI_LEVEL = envfloat("ALERTS_CI_LEVEL", 0.85)
+ALERTS_EFFECT_GATE = envfloat("ALERTS_EFFECT_GATE", 0.8)
+ALERTS_CI_LEVEL = envfloat("ALERTS_CI_LEVEL", 0.90)
 ALERTS_DECODE_MIN_EFFECT = envfloat("ALERTS_DECODE_MIN_EFFECT", 0.10)  # 10 % slower
 ALERTS_TTFT_MIN_EFFECT = envfloat("ALERTS_TTFT_MIN_EFFECT", 0.15)  # 15 % higher
-ALERTS_DECODE_FLOOR_TPS = envfloat("ALERTS_DECODE_FLOOR_TPS", 3.0)
-ALERTS_TTFT_FLOOR_MS = envfloat("ALERTS_TTFT_FLOOR_MS", 100.0)
+# Absolute floors are small: the relative effect scales, so fast endpoints are protected too.
+ALERTS_DECODE_FLOOR_TPS = envfloat("ALERTS_DECODE_FLOOR_TPS", 1.0)
+ALERTS_TTFT_FLOOR_MS = envfloat("ALERTS_TTFT_FLOOR_MS", 10.0)
 ALERTS_MAJOR_EFFECT = envfloat("ALERTS_MAJOR_EFFECT", 0.25)  # severity major above this
 ALERTS_OPEN_AFTER = envint("ALERTS_OPEN_AFTER", 2)  # consecutive positive evaluations
 ALERTS_RESOLVE_AFTER = envint("ALERTS_RESOLVE_AFTER", 2)  # consecutive clear evaluations

@@ -8,6 +8,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
 
 from alerts import outbox, selectors
 from alerts.actions import ACTIONS, allowed_actions
@@ -70,5 +71,6 @@ def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "shown": shown,
             "events": alert.events.select_related("actor").order_by("created_at", "id"),
             "actions": actions,
+            "blind": selectors.blind_spell(alert, now=timezone.now()),
         },
     )

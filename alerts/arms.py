@@ -1,0 +1,114 @@
+"""The arms of the detector: estimates of a series' shift from its run residuals, each with
+a standard error from the baseline's own noise (see detector.py for how they are used)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from .baseline import SHRINK_RUNS, Baseline, Runs, mean_inflation, median
+
+
+@dataclass(frozen=True, slots=True)
+class Arm:
+    """One arm's estimate: shift (worse-oriented log units) ± sd over n runs, and its p-value."""
+
+    name: str
+    n: int
+    shift: float
+    sd: float
+    p_value: float
+    latest: float = 0.0  # the better of its last two runs' residuals (log, worse-oriented)
+
+
+def p_value(shift: float, sd: float, df: int) -> float:
+    """One-sided p of a worse shift: Student t with the baseline's degrees of freedom."""
+    return float(special.stdtr(max(df, 2), -shift / sd)) if sd > 0 else 1.0
+
+
+def arm(name: str, c, resid, runs: Runs, baseline: Baseline, *, lag: int = 1) -> Arm:
+    """The arm whose estimate is the linear combination c·resid (runs `lag` runs apart).
+
+    Its variance has three parts: the runs' own noise (Σ c²σ², inflated for their
+    autocorrelation); the error of each bucket's expected value, shared by its runs (a median
+    of n runs has variance ≈ (π/2)σ²/n); and, where the series drifts, the error of the whole
+    baseline's level, which correlated runs pin down far less well than independent ones.
+    Without the second, a slot arm of three runs against a bucket level fitted on fourteen is
+    far too sure of itself; without the third, a drifting provider alerts on its drift.
+    Degrees of freedom: the fewest baseline runs behind any bucket's scale involved (its own
+    runs plus the pooled runs it is shrunk toward).
+    """
+    scales = baseline.scales(runs)
+    rho = baseline.rho * baseline.phi ** (lag - 1)
+    phi = baseline.phi**lag
+    variance = float(c**2 @ scales**2) * mean_inflation(len(resid), rho, phi)
+    df = baseline.n
+    for bucket in np.unique(runs.bucket):
+        n_b = baseline.counts.get(int(bucket), 0)
+        if int(bucket) not in baseline.time_of_day:
+            n_b = baseline.n  # compared with the overall level
+        sigma_b = baseline.scale.get(int(bucket), baseline.overall_scale)
+        weight = float(c[runs.bucket == bucket].sum())
+        variance += weight**2 * (math.pi / 2) * sigma_b**2 / max(n_b, 1)
+        # A bucket's own scale is shrunk toward the pooled one by SHRINK_RUNS runs' worth.
+        df = min(df, n_b + SHRINK_RUNS)
+    drift = mean_inflation(baseline.n, baseline.rho, baseline.phi) - 1
+    variance += float(c.sum()) ** 2 * baseline.overall_scale**2 / baseline.n * drift
+    shift = float(c @ resid)
+    sd = math.sqrt(variance)
+    return Arm(
+        name, len(resid), shift, sd, p_value(shift, sd, int(df) - 1), float(np.min(resid[-2:]))
+    )
+
+
+def mean_coefficients(runs: Runs, baseline: Baseline):
+    """Inverse-variance weights (noisier slots count less), summing to 1."""
+    w = 1 / baseline.scales(runs) ** 2
+    return w / w.sum()
+
+
+def trend_coefficients(runs: Runs, baseline: Baseline, now: float):
+    """Weighted least squares line through the residuals: c such that c·resid is its value at
+    `now`; None when the runs do not span enough time to fit one."""
+    if len(runs) < 6 or np.ptp(runs.t) <= 0:
+        return None
+    w = 1 / baseline.scales(runs) ** 2
+    x = (runs.t - now) / 86_400.0  # days before now (≤ 0)
+    x_bar = float(w @ x / w.sum())
+    sxx = float(w @ (x - x_bar) ** 2)
+    if sxx <= 0:
+        return None
+    return w / w.sum() + w * (x - x_bar) * (0 - x_bar) / sxx
+
+
+SPIKE_SDS = 3.0  # a run this many of its noise scales worse than the others is a spike
+WINDOW_SPIKE_SDS = 3.5  # the same within the long window, where a spike lingers for 72 h
+
+
+def spike(resid: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """Mask of the one run more than WINDOW_SPIKE_SDS of its own noise scale worse than the
+    window's median run, when every other run is within 2 scales of it (the start of a step
+    has more than one run out of line, or is about to)."""
+    mask = np.zeros(len(resid), bool)
+    if len(resid) >= 3:
+        excess = (resid - median(resid)) / scales
+        worst = int(np.argmax(excess))
+        if excess[worst] > WINDOW_SPIKE_SDS and np.partition(excess, -2)[-2] < 2.0:
+            mask[worst] = True
+    return mask
+
+
+def settled(resid: np.ndarray, scales: np.ndarray, mean: float) -> float:
+    """The last day's shift as "back to normal" reads it: the least of its runs' weighted mean,
+    their median, and their mean without the worst run when that run is a spike (a short dip
+    that is over), so one bad run cannot hold an alert open for a day after it."""
+    settled = min(mean, median(resid))
+    if len(resid) >= 3:
+        worst = int(np.argmax(resid))
+        others = np.delete(resid, worst)
+        if resid[worst] - others.mean() > SPIKE_SDS * scales[worst]:
+            settled = min(settled, float(others.mean()))
+    return settled

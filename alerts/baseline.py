@@ -1,0 +1,249 @@
+"""The run as the unit of evidence, and a series' baseline model (DESIGN.md §7, issue 9).
+
+The samples of one run share the provider's state at that moment (load, routing, cache), so
+they are not independent: a series is reduced to one value per run, the median of its samples'
+log values. A baseline is a small robust model of those run values, fitted on the baseline
+window:
+
+    log value ≈ level + time_of_day[bucket] + weekend × is_weekend + noise
+
+(level + time_of_day[bucket]: the median weekday run of that bucket; weekend: the median
+weekend run against it; a bucket with too few runs uses the overall level),
+with a noise scale per time-of-day bucket (some hours are noisier than others) and the lag-1
+autocorrelation of the run residuals (the provider's state drifts slowly), so each series is
+judged against its own history's noise, not against a threshold tuned on someone else's.
+
+A Baseline is plain data (`as_dict` / `from_dict`): an open alert stores the one it opened
+against and keeps using it until the series is really back (evaluate.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from benchmarks.buckets import BUCKET_HOURS
+
+DAY_S = 86_400.0
+# Noise scales are shrunk toward the series' overall scale by this many runs' worth of weight,
+# so a bucket with 4 runs cannot claim to be nearly noiseless.
+SHRINK_RUNS = 6.0
+MIN_SCALE = 0.005  # log units (0.5 %): no series is treated as quieter than this
+
+
+@dataclass(frozen=True, slots=True)
+class Runs:
+    """One value per run, sorted by time: t (run slot, Unix seconds), log of the median sample
+    value, time-of-day bucket, and whether the slot falls on a Saturday or Sunday (UTC)."""
+
+    t: np.ndarray
+    log_value: np.ndarray
+    bucket: np.ndarray
+    weekend: np.ndarray
+
+    @classmethod
+    def of(cls, t, log_value) -> Runs:
+        t = np.asarray(t, dtype=float)
+        log_value = np.asarray(log_value, dtype=float)
+        order = np.argsort(t, kind="stable")
+        t, log_value = t[order], log_value[order]
+        bucket = ((t % DAY_S) // (BUCKET_HOURS * 3600)).astype(int)
+        # 1970-01-01 was a Thursday: day index 2 and 3 after it are Saturday and Sunday.
+        weekend = ((t // DAY_S) % 7 >= 2) & ((t // DAY_S) % 7 <= 3)
+        return cls(t, log_value, bucket, weekend)
+
+    @classmethod
+    def from_samples(cls, values, times) -> Runs:
+        """Runs from per-sample values (tok/s or ms) and their run's slot time (Unix seconds).
+
+        Non-positive and non-finite values are not samples (a zero speed has no log)."""
+        values = np.asarray(values, dtype=float)
+        times = np.asarray(times, dtype=float)
+        keep = np.isfinite(values) & (values > 0)
+        values, times = values[keep], times[keep]
+        if not len(values):
+            return cls.of([], [])
+        order = np.lexsort((values, times))
+        logs, times = np.log(values[order]), times[order]
+        starts = np.flatnonzero(np.r_[True, times[1:] != times[:-1]])
+        ends = np.r_[starts[1:], len(times)]
+        # Values are sorted within each run: its median is the middle one (or two).
+        medians = (logs[(starts + ends - 1) // 2] + logs[(starts + ends) // 2]) / 2
+        return cls.of(times[starts], medians)
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def where(self, mask) -> Runs:
+        return Runs(self.t[mask], self.log_value[mask], self.bucket[mask], self.weekend[mask])
+
+    def between(self, start: float, end: float) -> Runs:
+        """Runs with start < t ≤ end."""
+        lo, hi = np.searchsorted(self.t, [start, end], side="right")
+        return Runs(self.t[lo:hi], self.log_value[lo:hi], self.bucket[lo:hi], self.weekend[lo:hi])
+
+
+def median(x: np.ndarray) -> float:
+    """np.median without its overhead (tens of µs a call; the detector takes dozens)."""
+    s = np.sort(x)
+    n = len(s)
+    return float((s[(n - 1) // 2] + s[n // 2]) / 2)
+
+
+def _mad_scale(x: np.ndarray) -> float:
+    return 1.4826 * median(np.abs(x - median(x))) if len(x) else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """A fitted baseline: expected log value and noise of a run at a given slot.
+
+    scale: robust noise scale (log units) of one run's residual per bucket, shrunk toward the
+    overall one; rho: lag-1 autocorrelation of run residuals (≥ 0); n: runs it was fitted on;
+    phi: how slowly that correlation decays; end: time (Unix s) of its last run.
+    """
+
+    level: float
+    time_of_day: dict[int, float]
+    weekend: float
+    scale: dict[int, float]
+    overall_scale: float
+    rho: float
+    n: int
+    end: float
+    fitted_week: bool = False
+    phi: float = 0.0  # decay of the autocorrelation beyond lag 1 (see mean_inflation)
+    counts: dict[int, int] = field(default_factory=dict)  # baseline runs per bucket
+    _tod: np.ndarray = field(init=False, repr=False, compare=False)
+    _scale: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Lookup tables by bucket, built once: the detector reads them a dozen times a call.
+        tod = [self.time_of_day.get(b, 0.0) for b in range(4)]
+        object.__setattr__(self, "_tod", np.array(tod))
+        scale = [self.scale.get(b, self.overall_scale) for b in range(4)]
+        object.__setattr__(self, "_scale", np.array(scale))
+
+    def expected(self, runs: Runs) -> np.ndarray:
+        return self.level + self._tod[runs.bucket] + self.weekend * runs.weekend
+
+    def scales(self, runs: Runs) -> np.ndarray:
+        return self._scale[runs.bucket]
+
+    def shifted(self, log_shift: float) -> Baseline:
+        """The same baseline at another level (an accepted step): shapes and noise unchanged."""
+        return replace(self, level=self.level + log_shift)
+
+    def as_dict(self) -> dict:
+        return {
+            "level": self.level,
+            "time_of_day": {str(k): v for k, v in self.time_of_day.items()},
+            "weekend": self.weekend,
+            "scale": {str(k): v for k, v in self.scale.items()},
+            "overall_scale": self.overall_scale,
+            "rho": self.rho,
+            "n": self.n,
+            "end": self.end,
+            "fitted_week": self.fitted_week,
+            "phi": self.phi,
+            "counts": {str(k): v for k, v in self.counts.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Baseline:
+        return cls(
+            level=float(data["level"]),
+            time_of_day={int(k): float(v) for k, v in data["time_of_day"].items()},
+            weekend=float(data["weekend"]),
+            scale={int(k): float(v) for k, v in data["scale"].items()},
+            overall_scale=float(data["overall_scale"]),
+            rho=float(data["rho"]),
+            n=int(data["n"]),
+            end=float(data["end"]),
+            fitted_week=bool(data.get("fitted_week", False)),
+            phi=float(data.get("phi", data["rho"])),
+            counts={int(k): int(v) for k, v in data.get("counts", {}).items()},
+        )
+
+
+def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
+    """Fit the baseline model on runs (needs ≥ 2 runs); medians throughout, so one odd run or
+    one outage-slowed afternoon does not move it."""
+    y = runs.log_value
+    fitted_week = bool(
+        runs.weekend.sum() >= min_week_runs and (~runs.weekend).sum() >= min_week_runs
+    )
+    # Levels come from weekday runs when the weekend is modelled (so weekends cannot drag
+    # them), then the weekend effect is the median weekend run against its slot's level.
+    typical = ~runs.weekend if fitted_week else np.ones(len(runs), bool)
+    level = median(y[typical])
+    time_of_day: dict[int, float] = {}
+    for b in np.unique(runs.bucket):
+        in_bucket = y[typical & (runs.bucket == b)]
+        if len(in_bucket) >= min_bucket_runs:
+            time_of_day[int(b)] = median(in_bucket) - level
+    weekend = 0.0
+    if fitted_week:
+        tod = np.array([time_of_day.get(b, 0.0) for b in range(4)])
+        weekend = median(y[runs.weekend] - level - tod[runs.bucket[runs.weekend]])
+    model = Baseline(level, time_of_day, weekend, {}, 0.0, 0.0, len(runs), float(runs.t[-1]))
+    resid = y - model.expected(runs)
+    overall = max(_robust_sd(resid), MIN_SCALE)
+    scale, counts = {}, {}
+    for b in np.unique(runs.bucket):
+        r = resid[runs.bucket == b]
+        counts[int(b)] = len(r)
+        own = _robust_sd(r)
+        scale[int(b)] = max(
+            math.sqrt((len(r) * own**2 + SHRINK_RUNS * overall**2) / (len(r) + SHRINK_RUNS)),
+            MIN_SCALE,
+        )
+    rho, phi = 0.0, 0.0
+    if len(resid) >= 8:
+        centred = resid - resid.mean()
+        denominator = float(centred @ centred)
+        if denominator > 0:
+            # Sample autocorrelations of a short series are biased toward zero by about
+            # (1 + 4ρ)/n; a drifting provider would otherwise look calmer than it is.
+            n = len(resid)
+            lag1 = float((centred[1:] @ centred[:-1]) / denominator)
+            lag2 = float((centred[2:] @ centred[:-2]) / denominator)
+            rho = float(np.clip(lag1 + (1 + 4 * max(lag1, 0)) / n, 0.0, 0.9))
+            lag2 = lag2 + (1 + 4 * max(lag2, 0)) / n
+            # Lag 2 over lag 1: how slowly the correlation decays (at least as AR(1) would).
+            phi = float(np.clip(lag2 / rho, rho, 0.95)) if rho > 0.05 else rho
+    return replace(
+        model,
+        scale=scale,
+        overall_scale=overall,
+        rho=rho,
+        phi=phi,
+        fitted_week=fitted_week,
+        counts=counts,
+    )
+
+
+def _robust_sd(x: np.ndarray) -> float:
+    """Standard deviation after winsorizing at ±4 robust SDs: heavy tails count (they are the
+    series' real noise), a single absurd run does not dominate."""
+    if len(x) < 2:
+        return 0.0
+    centre = float(median(x))
+    mad = _mad_scale(x)
+    if mad == 0:
+        return float(np.std(x))
+    clipped = np.clip(x, centre - 4 * mad, centre + 4 * mad)
+    return float(np.sqrt(np.mean((clipped - centre) ** 2)))
+
+
+def mean_inflation(m: int, rho: float, phi: float | None = None) -> float:
+    """Var(mean of m consecutive residuals) / (σ²/m) = 1 + 2 Σ_j (1 − j/m) r_j, with the
+    autocorrelation r_j = ρ φ^(j−1) (φ = ρ: plain AR(1); φ > ρ: a slowly drifting shared part
+    under independent noise, whose correlation starts low and decays slowly)."""
+    phi = rho if phi is None else phi
+    if m <= 1 or rho <= 0:
+        return 1.0
+    j = np.arange(1, m)
+    return float(1 + 2 * np.sum((1 - j / m) * rho * phi ** (j - 1)))

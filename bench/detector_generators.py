@@ -1,0 +1,174 @@
+"""Synthetic series for bench/detector.py: families of noise (nulls) and the changes planted in
+them. Half the families tune the detector's defaults, the other half only report (issue 9).
+
+A series is a pair, decode (tok/s) and TTFT (ms), measured by the same runs: 3 slots a day from
+a random first time, 5 samples per run, 60 days. What a family varies:
+- the daily shape: a ±15 % sine, or a sharp evening peak (−25 % decode / +35 % TTFT around
+  a random hour, 2 h wide);
+- the week: a weekly sine or weekends faster, 0–10 %;
+- the noise of a sample: log-normal σ = 0.15, Student t (3 d.o.f., heavy tails), 1 % of
+  requests 3× slower, a σ that differs by slot (8 / 15 / 25 %);
+- noise shared by the samples of a run (σ = 0.06 of the 0.15), independent or drifting
+  (AR(1), φ = 0.8);
+- runs that start up to 20 minutes late, 2 % of runs missing;
+- the base level: decode 40–800 tok/s; TTFT 150 ms – 3 s (or 150–600 ms: fast endpoints).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+SLOTS_PER_DAY = 3
+SAMPLES = 5
+SIGMA = 0.15
+SHARED = 0.06
+EPOCH_S = 4 * 86_400.0  # hour 0 of every series: Monday 1970-01-05 00:00 UTC
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    shape: str = "sine"  # sine | peak
+    week: str = "none"  # none | sine | weekend
+    week_amp: tuple[float, float] = (0.0, 0.0)
+    noise: str = "normal"  # normal | t3 | outliers
+    slot_noise: bool = False
+    shared: str = "none"  # none | iid | ar1
+    late: bool = False
+    ttft_range: tuple[float, float] = (150.0, 3000.0)
+    tune: bool = True
+    notes: str = ""
+
+
+FAMILIES = [
+    # Tuning half.
+    Family("sine·iid", tune=True, notes="±15 % sine, σ 0.15"),
+    Family("sine·week·t3", week="sine", week_amp=(0.0, 0.10), noise="t3", tune=True),
+    Family("sine·shared-iid", shared="iid", tune=True),
+    Family("peak·slot-noise", shape="peak", slot_noise=True, tune=True),
+    Family("sine·late-missing·outliers", late=True, noise="outliers", tune=True),
+    # Held-out half: never looked at while tuning.
+    Family(
+        "peak·weekend10·outliers",
+        shape="peak",
+        week="weekend",
+        week_amp=(0.10, 0.10),
+        noise="outliers",
+        tune=False,
+    ),
+    Family("sine·shared-AR1", shared="ar1", tune=False),
+    Family(
+        "peak·week0-10·t3·late",
+        shape="peak",
+        week="sine",
+        week_amp=(0.0, 0.10),
+        noise="t3",
+        late=True,
+        tune=False,
+    ),
+    Family("sine·slot-noise·shared-iid", slot_noise=True, shared="iid", tune=False),
+    Family("fast-TTFT·sine·shared-iid", shared="iid", ttft_range=(150.0, 600.0), tune=False),
+]
+
+
+@dataclass
+class Pair:
+    """Slot times (h since start) and per-sample values [slot, sample] of decode and TTFT."""
+
+    hours: np.ndarray
+    decode: np.ndarray
+    ttft: np.ndarray
+    truth: dict = field(default_factory=dict)  # what was planted, for scoring
+
+
+def slots(rng: np.random.Generator, days: int, family: Family) -> np.ndarray:
+    """Run times (h since EPOCH_S): 3 a day from a random first time; late and missing runs
+    for the families that have them."""
+    late = family.late
+    first = rng.uniform(0, 24 / SLOTS_PER_DAY)
+    hours = (np.arange(days)[:, None] * 24 + first + np.arange(SLOTS_PER_DAY) * 8).ravel()
+    if late:
+        hours = hours + rng.uniform(0, 20 / 60, len(hours))
+        hours = hours[rng.uniform(size=len(hours)) >= 0.02]
+    return hours
+
+
+def _daily(rng, family: Family, hours: np.ndarray, worse_sign: float, size: float):
+    """Log-scale daily pattern; worse_sign −1 for decode (slower = lower)."""
+    tod = hours % 24
+    if family.shape == "sine":
+        return 0.15 * np.sin(2 * np.pi * tod / 24 + rng.uniform(0, 2 * np.pi))
+    peak_at = rng.uniform(0, 24)
+    distance = np.minimum(np.abs(tod - peak_at), 24 - np.abs(tod - peak_at))
+    return worse_sign * size * np.exp(-0.5 * (distance / 1.0) ** 2)
+
+
+def _weekly(rng, family: Family, hours: np.ndarray, worse_sign: float):
+    amp = rng.uniform(*family.week_amp)
+    if family.week == "sine":
+        return amp * np.sin(2 * np.pi * hours / (24 * 7) + rng.uniform(0, 2 * np.pi))
+    if family.week == "weekend":
+        weekend = ((hours // 24) % 7) >= 5  # hour 0 is a Monday 00:00 UTC (see EPOCH)
+        return -worse_sign * np.log1p(amp) * weekend  # weekends faster (better)
+    return np.zeros_like(hours)
+
+
+def _noise(rng, family: Family, hours: np.ndarray, worse_sign: float) -> np.ndarray:
+    n = len(hours)
+    sigma = np.full(n, SIGMA)
+    if family.slot_noise:
+        per_slot = rng.permutation([0.08, 0.15, 0.25])
+        sigma = per_slot[((hours % 24) // 8).astype(int)]
+    own = np.sqrt(np.maximum(sigma**2 - (SHARED**2 if family.shared != "none" else 0), 0))
+    if family.noise == "t3":
+        # t(3) has variance 3: scaled to the same σ.
+        per_sample = rng.standard_t(3, (n, SAMPLES)) / np.sqrt(3) * own[:, None]
+    else:
+        per_sample = rng.normal(0, 1, (n, SAMPLES)) * own[:, None]
+    if family.noise == "outliers":
+        per_sample += worse_sign * np.log(3) * (rng.uniform(size=(n, SAMPLES)) < 0.01)
+    if family.shared == "iid":
+        per_sample += rng.normal(0, SHARED, n)[:, None]
+    elif family.shared == "ar1":
+        phi, shared = 0.8, np.empty(n)
+        shared[0] = rng.normal(0, SHARED)
+        for i in range(1, n):
+            shared[i] = phi * shared[i - 1] + rng.normal(0, SHARED * np.sqrt(1 - phi**2))
+        per_sample += shared[:, None]
+    return per_sample
+
+
+Signal = Callable[[np.ndarray], np.ndarray]  # hours → worse-oriented fractional change
+
+
+def make_pair(
+    rng: np.random.Generator,
+    family: Family,
+    *,
+    days: int,
+    decode_signal: Signal | None = None,
+    ttft_signal: Signal | None = None,
+    truth: dict | None = None,
+    hours: np.ndarray | None = None,
+) -> Pair:
+    hours = slots(rng, days, family) if hours is None else hours
+    out = {}
+    for metric, worse_sign, base, signal in (
+        ("decode", -1.0, rng.uniform(40, 800), decode_signal),
+        ("ttft", 1.0, np.exp(rng.uniform(*np.log(family.ttft_range))), ttft_signal),
+    ):
+        size = 0.25 if metric == "decode" else 0.35
+        log_level = (
+            np.log(base)
+            + _daily(rng, family, hours, worse_sign, np.log1p(size))
+            + _weekly(rng, family, hours, worse_sign)
+        )
+        if signal is not None:
+            change = signal(hours)  # worse-oriented fraction: 0.25 = 25 % slower / higher
+            log_level = log_level + (np.log1p(-change) if worse_sign < 0 else np.log1p(change))
+        values = np.exp(log_level[:, None] + _noise(rng, family, hours, worse_sign))
+        out[metric] = values
+    return Pair(hours, out["decode"], out["ttft"], truth or {})
