@@ -159,7 +159,8 @@ def test_it_republishes_runs_a_flushed_or_restarted_broker_lost(simulator) -> No
             time.sleep(1.5)
             assert Run.objects.filter(status=RunStatus.QUEUED).count() == 3  # stranded
             again = dispatch.tick()
-            assert sorted(again.enqueued) == sorted(first.enqueued)  # the same runs, re-sent
+            # The same runs, re-sent (a minute boundary passed meanwhile may add the next slot's).
+            assert set(first.enqueued) <= set(again.enqueued)
             # Restart the broker in the middle of the round: the worker reconnects, and runs
             # whose messages died with it are re-sent by a later tick.
             wait_for(
