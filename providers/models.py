@@ -98,7 +98,9 @@ class Endpoint(models.Model):
     @property
     def label(self) -> str:
         name = self.display_name or self.model
-        return f"{name} @ {self.provider}"
+        # "(simulated)" once: simulated profiles and providers often say it in their names.
+        mark = self.provider.simulated and "simulated" not in f"{name} {self.provider.name}".lower()
+        return f"{name} @ {self.provider.name}{' (simulated)' if mark else ''}"
 
     def roofline_tps(self) -> float | None:
         """Decode ceiling in tokens/s from the memory-bandwidth roofline, when hints are set."""

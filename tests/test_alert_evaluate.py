@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.db import IntegrityError, transaction
 
 from alerts.actions import perform
@@ -19,6 +20,13 @@ pytestmark = pytest.mark.django_db
 
 T0 = datetime(2026, 3, 10, 18, 0, tzinfo=UTC)
 DECODE, TTFT = 70.0, 600.0
+
+
+@pytest.fixture(autouse=True)
+def _after_the_runs() -> None:
+    """Actions (accept, invalidate) happen after every stored run, whatever the wall clock says."""
+    with time_machine.travel(T0 + timedelta(days=6), tick=False):
+        yield
 
 
 @pytest.fixture

@@ -35,7 +35,9 @@ def travel_if_asked() -> datetime | None:
     import time_machine  # a test requirement: only imported when travelling
 
     start = parse_instant(text)
-    epoch = float(os.environ.setdefault(FAKE_EPOCH_VARIABLE, repr(time.time())))
+    if not os.environ.get(FAKE_EPOCH_VARIABLE):
+        os.environ[FAKE_EPOCH_VARIABLE] = repr(time.time())
+    epoch = float(os.environ[FAKE_EPOCH_VARIABLE])
     destination = start + timedelta(seconds=max(0.0, time.time() - epoch))
     _traveller = time_machine.travel(destination, tick=True)
     _traveller.start()
