@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
+from django.db.models import Count, Max, Min, QuerySet
+
+from benchmarks.models import Run, Sample
 
 from .models import ACTIVE, Alert, ChangePoint, Kind, Metric, Severity, Status
 
@@ -112,3 +117,41 @@ def change_points(
         }
         for point in query.order_by("at")
     ]
+
+
+@dataclass(frozen=True)
+class BaselineWait:
+    """No series has a baseline yet: how many days of runs one needs, and when alerts can start."""
+
+    days_needed: int
+    first_alerts_from: datetime
+
+
+# The default schedule's pace (3 runs a day × 5 requests) when nothing has run for a day.
+DEFAULT_SAMPLES_PER_DAY = 15
+
+
+def baseline_wait(now: datetime) -> BaselineWait | None:
+    """None once any series has enough baseline samples for the detector; else the wait.
+
+    The detector compares the last ALERTS_RECENT_HOURS with the days before them and needs
+    ALERTS_MIN_BASELINE successful requests there, so the wait is the recent window plus the
+    days that many requests take at the pace of the busiest series in the last day.
+    """
+    recent = timedelta(hours=settings.ALERTS_RECENT_HOURS)
+    ok = Sample.objects.filter(error_category="", run__status__in=Run.FINISHED)
+    per_series = ("run__endpoint", "run__workload", "run__vantage")
+    ready = (
+        ok.filter(started_at__lt=now - recent)
+        .values(*per_series)
+        .annotate(n=Count("id"))
+        .filter(n__gte=settings.ALERTS_MIN_BASELINE)
+    )
+    if ready.exists():
+        return None
+    last_day = ok.filter(started_at__gte=now - timedelta(days=1)).values(*per_series)
+    pace = last_day.annotate(n=Count("id")).aggregate(top=Max("n"))["top"]
+    baseline_days = math.ceil(settings.ALERTS_MIN_BASELINE / (pace or DEFAULT_SAMPLES_PER_DAY))
+    days = math.ceil(recent / timedelta(days=1)) + baseline_days
+    first = Run.objects.filter(status__in=Run.FINISHED).aggregate(first=Min("slot"))["first"]
+    return BaselineWait(days_needed=days, first_alerts_from=(first or now) + timedelta(days=days))

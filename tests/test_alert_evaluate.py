@@ -274,3 +274,14 @@ def test_it_skips_a_run_whose_later_run_was_evaluated_first(series) -> None:
     evaluate_after_run(runs[1].id)  # its task overtook the earlier run's
     late = evaluate_after_run(runs[0].id)
     assert late is not None and late.verdicts == {}  # nothing replayed out of order
+
+
+def test_it_says_could_not_connect_for_an_unreachable_provider(series) -> None:
+    history(series, days=3)
+    failing = store_run(
+        **series, slot=T0 + timedelta(hours=8), decode=[], ttft=[], errors=["unreachable"] * 5
+    )
+    evaluate_after_run(failing.id)
+    alert = Alert.objects.get()
+    assert alert.kind == Kind.OUTAGE and alert.error_categories == {"unreachable": 5}
+    assert "of requests failed (could not connect)" in alert.subject

@@ -7,6 +7,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
 
 from alerts import selectors
 from alerts.actions import ACTIONS, allowed_actions
@@ -43,6 +44,8 @@ def alert_list(request: HttpRequest) -> HttpResponse:
                 ("history", "History", None),
             ],
             "keep": keep,
+            # Before any series has a baseline, "nothing is regressing" would be a false comfort.
+            "baseline_wait": None if page.object_list else selectors.baseline_wait(timezone.now()),
         },
     )
 
