@@ -2,6 +2,7 @@ from django.urls import path
 
 from .views.agent_loop import agent_loop_page
 from .views.compare import compare_page
+from .views.debug_mail import debug_mail_page
 from .views.endpoint import endpoint_page
 from .views.leaderboard import leaderboard_page
 from .views.price import price_page
@@ -16,4 +17,5 @@ urlpatterns = [
     path("price/", price_page, name="price"),
     path("agent-loop/", agent_loop_page, name="agent_loop"),
     path("compare/", compare_page, name="compare"),
+    path("debug/mail/", debug_mail_page, name="debug_mail"),
 ]

@@ -158,6 +158,8 @@ EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
 EMAIL_TIMEOUT = envint("EMAIL_TIMEOUT", 20)
+# The file backend's folder (`make run` writes alert emails there; /debug/mail/ lists them).
+EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "tokspeed <tokspeed@localhost>")
 ALERT_EMAILS = envlist("ALERT_EMAILS")
 
