@@ -102,6 +102,16 @@ class Endpoint(models.Model):
         mark = self.provider.simulated and "simulated" not in f"{name} {self.provider.name}".lower()
         return f"{name} @ {self.provider.name}{' (simulated)' if mark else ''}"
 
+    @property
+    def why_disabled(self) -> str | None:
+        """Why runs skip this endpoint: "no_key" (the provider's key variable is unset),
+        "provider" or "endpoint" (switched off in the admin); None when it is measured."""
+        if not self.provider.enabled:
+            return "provider" if self.provider.key_configured else "no_key"
+        if not self.enabled:
+            return "endpoint"
+        return None
+
     def roofline_tps(self) -> float | None:
         """Decode ceiling in tokens/s from the memory-bandwidth roofline, when hints are set."""
         hints = (self.active_params_b, self.bytes_per_param, self.chips, self.chip_bandwidth_tbps)
