@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 from rest_framework.routers import DefaultRouter
 
-from .api.views.boards import AgentLoopView, LeaderboardView
+from .api.views.boards import AgentLoopView, LeaderboardCsvView, LeaderboardView
 from .api.views.catalog import ScheduleViewSet, VantageViewSet, WorkloadViewSet
 from .api.views.export import RunsCsvView, SamplesCsvView
 from .api.views.providers import EndpointViewSet, ProviderViewSet
@@ -27,6 +27,7 @@ _public = {"permission_classes": [AllowAny]}
 urlpatterns = [
     path("leaderboard/", LeaderboardView.as_view(), name="api-leaderboard"),
     path("agent-loop/", AgentLoopView.as_view(), name="api-agent-loop"),
+    path("export/leaderboard.csv", LeaderboardCsvView.as_view(), name="api-leaderboard-csv"),
     path("export/runs.csv", RunsCsvView.as_view(), name="api-export-runs"),
     path("export/samples.csv", SamplesCsvView.as_view(), name="api-export-samples"),
     path("schema/", SpectacularAPIView.as_view(**_public), name="api-schema"),

@@ -57,6 +57,20 @@ class Provider(models.Model):
         return not self.api_key_env or bool(os.environ.get(self.api_key_env, "").strip())
 
 
+_VIA = re.compile(r"\s+via\s+.*$|\s*\([^)]*\)\s*$", re.IGNORECASE)
+
+
+def model_family(name: str) -> str:
+    """The model a display name is about, without the route or a note: "Llama 3.3 70B via
+    OpenRouter" and "Llama 3.3 70B (simulated)" are both "Llama 3.3 70B". The leaderboard
+    groups and filters by it: the same model at several providers is the comparison people want.
+    """
+    family = name
+    while (shorter := _VIA.sub("", family)) != family and shorter:
+        family = shorter
+    return family.strip() or name
+
+
 class Endpoint(models.Model):
     provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="endpoints")
     slug = models.SlugField(max_length=120, unique=True)

@@ -111,3 +111,9 @@ class CSVRenderer(BaseRenderer):
             ]
             return "".join(_lines(["field", "message"], rows))
         return "" if data is None else str(data)
+
+
+def leaderboard_csv(rows: list[dict[str, Any]]) -> StreamingHttpResponse:
+    """The leaderboard's rows (BoardRow.as_dict), one line each, in the board's order."""
+    header = [name for name in rows[0] if name != "alerts"] if rows else ["slug"]
+    return _response("leaderboard", _lines(header, ([row[n] for n in header] for row in rows)))

@@ -17,12 +17,19 @@
         plugins: {
           legend: { display: false },
           whiskers: { ranges: [rows.map((r) => [r[metric][0], r[metric][2]])] },
-          tooltip: { callbacks: { label: (c) => {
-            const r = rows[c.dataIndex][metric];
-            return `${format(r[1])} (p25–p75 ${format(r[0])}–${format(r[2])})`;
-          } } },
+          tooltip: { callbacks: {
+            title: (items) => T.endpointName(rows[items[0].dataIndex]),
+            label: (c) => {
+              const r = rows[c.dataIndex][metric];
+              return `${format(r[1])} (p25–p75 ${format(r[0])}–${format(r[2])})`;
+            },
+          } },
         },
-        scales: { x: { beginAtZero: true, ticks: { callback: (v) => format(v) } } },
+        scales: {
+          x: { beginAtZero: true, ticks: { callback: (v) => format(v) } },
+          // Name and provider on two lines, shortened only as far as the width needs.
+          y: { ticks: { autoSkip: false, callback(value, index) { return T.nameLines(rows[index], this.chart.width); } } },
+        },
       },
     });
   }
@@ -32,6 +39,48 @@
     if (!rows.length) return;
     boardBars("chart-board-ttft", rows, "ttft", C.ttft, T.ms);
     boardBars("chart-board-decode", rows, "decode", C.decode, T.tick);
+    boardScatter("chart-board-scatter", rows);
+  }
+
+  // TTFT (x, log) × decode speed (y): top left is best. Blended price (3:1) sets each point's
+  // colour (light = cheap, dark = dear) and size; endpoints without a price are grey rings.
+  function boardScatter(canvasId, rows) {
+    const points = rows.filter((r) => r.ttft[1] !== null && r.decode[1] !== null);
+    const prices = points.map((r) => r.blended).filter((p) => p !== null && p > 0);
+    const lo = Math.log(Math.min(...prices, 1)), hi = Math.log(Math.max(...prices, 1));
+    const share = (p) => (hi > lo ? (Math.log(p) - lo) / (hi - lo) : 0.5);
+    const priced = (r) => r.blended !== null && r.blended > 0;
+    return T.make(canvasId, {
+      type: "scatter",
+      data: { datasets: [{
+        data: points.map((r) => ({ x: r.ttft[1], y: r.decode[1] })),
+        pointRadius: points.map((r) => (priced(r) ? 5 + 9 * share(r.blended) : 5)),
+        pointHoverRadius: points.map((r) => (priced(r) ? 7 + 9 * share(r.blended) : 7)),
+        backgroundColor: points.map((r) => (priced(r) ? `rgba(95, 61, 196, ${0.2 + 0.7 * share(r.blended)})` : "transparent")),
+        borderColor: points.map((r) => (priced(r) ? "#5f3dc4" : C.muted)),
+        borderWidth: 1.5,
+      }] },
+      options: {
+        plugins: {
+          legend: { display: false },
+          tooltip: { callbacks: {
+            title: (items) => T.endpointName(points[items[0].dataIndex]),
+            label: (c) => {
+              const r = points[c.dataIndex];
+              return `TTFT ${T.ms(r.ttft[1])} · ${T.tps(r.decode[1])} tok/s · blended ${T.usd(r.blended)} per 1M`;
+            },
+          } },
+        },
+        scales: {
+          // Padding on both sides so the fastest and slowest points are not cut by the frame.
+          x: { type: "logarithmic", min: Math.min(...points.map((r) => r.ttft[1])) / 1.3,
+               max: Math.max(...points.map((r) => r.ttft[1])) * 1.3, title: { display: true, text: "TTFT p50 (ms, log) — lower is better" },
+               ticks: { callback: (v) => ([50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000].includes(v) ? T.ms(v) : "") } },
+          y: { beginAtZero: true, suggestedMax: Math.max(...points.map((r) => r.decode[1])) * 1.1,
+               title: { display: true, text: "Decode tok/s p50 — higher is better" } },
+        },
+      },
+    });
   }
 
   // A per-run median line with an optional band (p10–p90 of the run's requests).
