@@ -36,6 +36,15 @@ def wall_time_s(
     return calls * (ttft_ms / 1000 + tokens_per_call / decode_tps) + calls * tool_s
 
 
+def loop_cost_usd(row: BoardRow, *, calls: int, tokens_per_call: int) -> float | None:
+    """What the loop costs at list prices: each call sends the workload's measured prompt
+    (input tokens) and gets `tokens_per_call` back. None without both prices or a prompt size."""
+    if row.price_in_per_mtok is None or row.price_out_per_mtok is None or not row.input_tokens:
+        return None
+    per_call = row.input_tokens * row.price_in_per_mtok + tokens_per_call * row.price_out_per_mtok
+    return calls * per_call / 1_000_000
+
+
 def project(
     rows: Iterable[BoardRow], *, calls: int, tokens_per_call: int, tool_s: float
 ) -> list[dict[str, Any]]:
@@ -71,6 +80,8 @@ def project(
                 "wall_best_s": best,
                 "wall_worst_s": worst,
                 "verdict": verdict(wall),
+                "input_tokens_per_call": row.input_tokens,
+                "cost_usd": loop_cost_usd(row, calls=calls, tokens_per_call=tokens_per_call),
             }
         )
     projections.sort(key=lambda p: p["wall_s"])

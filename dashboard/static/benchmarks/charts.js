@@ -24,6 +24,12 @@
     const s = v / 1000;
     return (Math.abs(s) < 10 ? s.toFixed(2) : Math.abs(s) < 100 ? s.toFixed(1) : Math.round(s)) + " s";
   }
+  // Axis ticks in ms: enough decimals that neighbouring ticks never read the same (a run that
+  // failed at connect spans a millisecond or two).
+  function msTick(v) {
+    if (Math.abs(v) >= 10 || v === 0) return ms(v);
+    return (Math.abs(v) < 1 ? +v.toFixed(2) : +v.toFixed(1)) + " ms";
+  }
   function tps(v) {
     if (v === null || v === undefined) return "—";
     return Math.abs(v) < 99.95 ? v.toFixed(1) : Math.round(v).toLocaleString("en-US");
@@ -252,5 +258,5 @@
     return `${item.label}${mark}${provider}`;
   }
 
-  window.TS = { endpointName, nameLines, ellipsize, COLORS, SERIES, data, ms, tps, tick, seconds, shortSeconds, secondsTick, usd, when, alpha, setup, timeAxis, concurrencyAxis, make };
+  window.TS = { msTick, endpointName, nameLines, ellipsize, COLORS, SERIES, data, ms, tps, tick, seconds, shortSeconds, secondsTick, usd, when, alpha, setup, timeAxis, concurrencyAxis, make };
 })();

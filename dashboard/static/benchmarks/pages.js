@@ -230,7 +230,7 @@
       },
       options: {
         indexAxis: "y",
-        scales: { x: { beginAtZero: true, title: { display: true, text: "ms since the request was sent" }, ticks: { callback: (v) => T.ms(v) } }, y: { stacked: true } },
+        scales: { x: { beginAtZero: true, title: { display: true, text: "ms since the request was sent" }, ticks: { callback: (v) => T.msTick(v) } }, y: { stacked: true, ticks: { autoSkip: false } } },
         plugins: { tooltip: { callbacks: { label: (c) => {
           const v = c.raw; return v ? `${c.dataset.label}: ${T.ms(v[0])} → ${T.ms(v[1])} (${T.ms(v[1] - v[0])})` : "";
         } } } },
@@ -271,20 +271,27 @@
         ctx.save();
         ctx.font = "11px system-ui, sans-serif";
         ctx.fillStyle = "#344054";
-        // Label each dot to its right, or its left if that collides; skip it if both do
+        // Label each dot to its right, left, above or below, the first spot that stays on the
+        // canvas and clears every dot and every label already placed; skip it if none does
         // (the tooltip and the table below still name it).
-        const placed = [];
-        const free = (r) => !placed.some((q) => r.x < q.x + q.w && q.x < r.x + r.w && r.y < q.y + q.h && q.y < r.y + r.h);
+        const dots = [1, 2].flatMap((index) => chart.getDatasetMeta(index).data.map((pt) => ({ x: pt.x - 6, y: pt.y - 6, w: 12, h: 12 })));
+        const placed = [...dots];
+        const inside = (r) => r.x >= 2 && r.x + r.w <= chart.width - 2 && r.y >= 2 && r.y + r.h <= chart.chartArea.bottom;
+        const free = (r) => inside(r) && !placed.some((q) => r.x < q.x + q.w && q.x < r.x + r.w && r.y < q.y + q.h && q.y < r.y + r.h);
         [1, 2].forEach((index) => {
           chart.getDatasetMeta(index).data.forEach((pt, i) => {
-            const raw = chart.data.datasets[index].data[i];
-            const text = raw.label;
+            const text = chart.data.datasets[index].data[i].label;
             const w = ctx.measureText(text).width;
-            const spots = [{ x: pt.x + 8, y: pt.y - 8, w, h: 12 }, { x: pt.x - 8 - w, y: pt.y - 8, w, h: 12 }];
+            const spots = [
+              { x: pt.x + 9, y: pt.y - 7, w, h: 13 },
+              { x: pt.x - 9 - w, y: pt.y - 7, w, h: 13 },
+              { x: pt.x - w / 2, y: pt.y - 22, w, h: 13 },
+              { x: pt.x - w / 2, y: pt.y + 9, w, h: 13 },
+            ];
             const spot = spots.find(free);
             if (!spot) return;
             placed.push(spot);
-            ctx.fillText(text, spot.x, pt.y + 4);
+            ctx.fillText(text, spot.x, spot.y + 10);
           });
         });
         ctx.restore();
@@ -379,7 +386,29 @@
     if (projections.length) agentBars("chart-agent-loop", projections, T.data("agent-thresholds"));
   }
 
+  // Compare picker: typing narrows the groups to labels containing every word typed.
+  function pickerSearch() {
+    const input = document.getElementById("picker-search");
+    if (!input) return;
+    input.addEventListener("input", () => {
+      const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+      let shown = 0;
+      document.querySelectorAll("#picker .picker-group").forEach((group) => {
+        let any = false;
+        group.querySelectorAll("label[data-search]").forEach((label) => {
+          const match = words.every((w) => label.dataset.search.includes(w)) || label.querySelector("input").checked;
+          label.hidden = !match;
+          any = any || match;
+        });
+        group.hidden = !any;
+        shown += any ? 1 : 0;
+      });
+      document.getElementById("picker-none").hidden = shown > 0;
+    });
+  }
+
   function compare() {
+    pickerSearch();
     const histories = T.data("compare-histories");
     if (!histories) return;
     const color = (i) => T.SERIES[i % T.SERIES.length];
