@@ -9,11 +9,13 @@ from .api.views.boards import AgentLoopView, LeaderboardCsvView, LeaderboardView
 from .api.views.catalog import ScheduleViewSet, VantageViewSet, WorkloadViewSet
 from .api.views.export import RunsCsvView, SamplesCsvView
 from .api.views.providers import EndpointViewSet, ProviderViewSet
+from .api.views.root import ApiRootView
 from .api.views.runs import RunViewSet
 
 router = DefaultRouter()
 # No ".json" suffix routes: ids and slugs own everything up to the next slash.
 router.include_format_suffixes = False
+router.include_root_view = False  # ApiRootView lists every resource, not only the router's
 router.register("providers", ProviderViewSet, basename="provider")
 router.register("endpoints", EndpointViewSet, basename="endpoint")
 router.register("workloads", WorkloadViewSet, basename="workload")
@@ -25,6 +27,7 @@ router.register("runs", RunViewSet, basename="run")
 _public = {"permission_classes": [AllowAny]}
 
 urlpatterns = [
+    path("", ApiRootView.as_view(), name="api-root"),
     path("leaderboard/", LeaderboardView.as_view(), name="api-leaderboard"),
     path("agent-loop/", AgentLoopView.as_view(), name="api-agent-loop"),
     path("export/leaderboard.csv", LeaderboardCsvView.as_view(), name="api-leaderboard-csv"),

@@ -110,3 +110,46 @@ def test_it_downloads_the_board_as_csv_from_the_page_and_the_api(user_client, ll
 
     api = user_client.get("/api/v1/leaderboard/", {"model": "GPT-4o mini"}).json()
     assert [row["slug"] for row in api["rows"]] == ["gpt"]
+
+
+def test_it_lists_every_api_resource_at_the_root(user_client):
+    root = user_client.get("/api/v1/", HTTP_ACCEPT="application/json").json()
+    expected = ["leaderboard", "leaderboard_csv", "agent_loop", "endpoints", "runs", "alerts"]
+    expected += ["runs_csv", "samples_csv", "endpoint_history", "endpoint_test", "schema"]
+    assert set(expected) <= set(root)
+    for name, item in root.items():
+        if "{" not in item["url"]:
+            assert user_client.get(item["url"]).status_code == 200, name
+
+
+def test_it_prices_an_agent_loop_beside_its_wall_time(user_client, llama):
+    html = user_client.get("/agent-loop/", {"calls": 10, "tokens_per_call": 500}).content.decode()
+    row = html.split('data-slug="groq-llama"', 1)[1].split("</tr>", 1)[0]
+    [board_row] = [r for r in leaderboard(BoardFilters()) if r.slug == "groq-llama"]
+    per_call = board_row.input_tokens * 0.59 + 500 * 0.79
+    assert f"{usd_small(10 * per_call / 1_000_000)}<span" in row
+    assert "100 in + 500 out per call" in row
+
+
+def test_it_groups_the_compare_picker_by_model_and_says_why_a_row_is_missing(
+    user_client, llama, monkeypatch
+):
+    monkeypatch.delenv("TOKSPEED_TEST_SAMBA_KEY", raising=False)
+    off = data.provider("samba", enabled=False, api_key_env="TOKSPEED_TEST_SAMBA_KEY")
+    data.endpoint(off, "samba-llama", display_name="Llama 3.3 70B")
+    quiet = data.endpoint(data.provider("quiet"), "quiet-gpt", display_name="GPT-4o mini")
+
+    html = user_client.get(
+        "/compare/", [("e", "groq-llama"), ("e", "samba-llama"), ("e", quiet.slug)]
+    ).content.decode()
+    groups = re.findall(r'<fieldset class="picker-group" data-model="([^"]+)"', html)
+    assert groups[:2] == ["Llama 3.3 70B", "GPT-4o mini"]  # most providers first
+    llama_group = html.split('data-model="Llama 3.3 70B"', 1)[1].split("</fieldset>", 1)[0]
+    assert llama_group.count("<label") == 4 and "not measured" in llama_group
+    assert 'id="picker-search"' in html
+
+    missing = html.split('id="compare-missing"', 1)[1].split("</ul>", 1)[0]
+    assert "Llama 3.3 70B @ Samba</strong> has no row" in missing
+    assert "<code>TOKSPEED_TEST_SAMBA_KEY</code> is not set" in missing
+    assert "GPT-4o mini @ Quiet</strong> has no row: no finished run in the last 72h" in missing
+    assert rows_of(html.split('id="compare-table"', 1)[1])[:1] == ["groq-llama"]
