@@ -1,4 +1,4 @@
-"""The regression test of one series (DESIGN.md §7), on plain arrays: no database here.
+"""The regression test of one series (docs/design.md §7), on plain arrays: no database here.
 
 Values are compared on log scale, as residuals against the baseline's median per time-of-day
 bucket, so a provider that is always slower at 18:00 UTC is not "slower" at 18:00. Residuals are

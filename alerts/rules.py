@@ -1,4 +1,4 @@
-"""The detector's thresholds (DESIGN.md §7), read from settings so one place holds the defaults.
+"""The detector's thresholds (docs/design.md §7), read from settings: one place for defaults.
 
 Pure data: the detector, the hysteresis and bench/detector.py all take a `DetectorConfig`, so the
 bench runs exactly what production runs.
@@ -52,7 +52,7 @@ def speed_rules(
     ttft_effect: float = 0.15,
     ttft_floor: float = 100.0,
 ) -> dict[str, MetricRule]:
-    """The two speed metrics' rules; defaults are DESIGN.md §7's."""
+    """The two speed metrics' rules; defaults are docs/design.md §7's."""
     return {
         DECODE: MetricRule(
             DECODE,
@@ -69,7 +69,7 @@ def speed_rules(
 
 @dataclass(frozen=True, slots=True)
 class DetectorConfig:
-    """Every threshold of the detector. Defaults are DESIGN.md §7's."""
+    """Every threshold of the detector. Defaults are docs/design.md §7's."""
 
     recent_hours: int = 24
     baseline_days: int = 14

@@ -1,4 +1,4 @@
-"""Workload, Schedule, Vantage, Run and Sample (DESIGN.md §2)."""
+"""Workload, Schedule, Vantage, Run and Sample (docs/design.md §2)."""
 
 from django.db import models
 
@@ -192,7 +192,7 @@ class TokensSource(models.TextChoices):
 
 
 class Sample(models.Model):
-    """One streamed request; every field of DESIGN.md §4. Times are ms from t0 (request sent)."""
+    """One streamed request; every field of docs/design.md §4. Times: ms from t0, request sent."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="samples")
     index = models.PositiveIntegerField()

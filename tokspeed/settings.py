@@ -218,7 +218,7 @@ LOGGING = {
     "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
 
-# --- Alerts (regression detection and email; DESIGN.md §7 defaults) ------------------------
+# --- Alerts (regression detection and email; docs/design.md §7 defaults) ------------------------
 # Windows: the last RECENT hours against the BASELINE days before them (within the segment).
 ALERTS_RECENT_HOURS = envint("ALERTS_RECENT_HOURS", 24)
 ALERTS_BASELINE_DAYS = envint("ALERTS_BASELINE_DAYS", 14)

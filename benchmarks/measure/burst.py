@@ -32,7 +32,7 @@ class BurstResult:
 
 
 def throughput(samples: Sequence[Measurement], wall_s: float) -> float | None:
-    """Sum of output tokens of the ok samples per second of wall time (DESIGN.md §4)."""
+    """Sum of output tokens of the ok samples per second of wall time (docs/design.md §4)."""
     ok = [m.output_tokens or 0 for m in samples if m.ok]
     if not ok or wall_s <= 0:
         return None

@@ -1,4 +1,4 @@
-"""The arithmetic of DESIGN.md §4: percentiles, inter-token gaps, decode speed, time per token.
+"""The arithmetic of docs/design.md §4: percentiles, inter-token gaps, decode speed, time per token.
 
 Pure functions of numbers already measured; nothing here reads a clock. Times are milliseconds
 measured from t0 unless a name says otherwise.
@@ -58,7 +58,7 @@ def itl_stats(token_event_ns: Sequence[int]) -> ItlStats | None:
 def decode_token_count(
     output_tokens: int, reasoning_tokens: int | None, *, reasoning_streamed: bool
 ) -> int:
-    """Tokens generated inside the window ttft → end of stream (DESIGN.md §4, decode_tps).
+    """Tokens generated inside the window ttft → end of stream (docs/design.md §4, decode_tps).
 
     Reasoning a provider reported but did not stream (hidden reasoning) was generated before the
     first visible token, so it is left out of the window.

@@ -1,6 +1,6 @@
 """Agent-loop projection: how long a chain of serial calls takes on each endpoint.
 
-wall time = calls × (TTFT + tokens_per_call ÷ decode speed) + calls × tool time   (DESIGN.md §1)
+wall time = calls × (TTFT + tokens_per_call ÷ decode speed) + calls × tool time  (docs/design.md §1)
 Under ~1 s feels immediate, under ~10 s holds attention, beyond that it is a background job.
 """
 

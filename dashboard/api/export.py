@@ -69,7 +69,7 @@ def _sample_rows(samples: QuerySet[Sample]) -> Iterator[list[Any]]:
     total = paths.index("total_ms")
     category = paths.index("error_category")
     for row in samples.values_list(*paths).iterator(chunk_size=CHUNK):
-        # e2e_ms = total_ms (DESIGN.md §4); ok = no error category.
+        # e2e_ms = total_ms (docs/design.md §4); ok = no error category.
         yield [*row, row[total], not row[category]]
 
 

@@ -1,8 +1,8 @@
 """manage.py speedtest ENDPOINT | --base-url URL --protocol P --model M [--api-key-env VAR]
 
-Streams the standard prompt (DESIGN.md §3) --repeat rounds of --concurrency requests at once and
+Streams the standard prompt (docs/design.md §3) --repeat rounds of --concurrency requests at once,
 prints one row per request plus the medians, or with --json one object
-{"samples": [...], "summary": {...}} keyed by the field names of DESIGN.md §4.
+{"samples": [...], "summary": {...}} keyed by the field names of docs/design.md §4.
 """
 
 from __future__ import annotations

@@ -39,7 +39,5 @@ class ApiRootView(APIView):
             name: {"url": reverse(url_name, request=request), "description": description}
             for name, (url_name, description) in RESOURCES.items()
         }
-        resources.update(
-            {name: {"url": base + path} for name, path in DETAIL_TEMPLATES.items()}
-        )
+        resources.update({name: {"url": base + path} for name, path in DETAIL_TEMPLATES.items()})
         return Response(resources)
