@@ -218,3 +218,16 @@ def test_it_says_when_alerts_become_possible_before_any_baseline(client, user, s
     with time_machine.travel(T0 + timedelta(days=14, hours=1), tick=False):
         html = client.get(reverse("alerts:list")).content.decode()
     assert "No baseline yet" not in html and "Nothing is regressing right now" in html
+
+
+def test_it_marks_endpoints_not_measured_in_the_subscription_picker(client, user, series):
+    off = Provider.objects.create(
+        slug="groq", name="Groq", protocol="openai_chat", base_url="https://groq.example/v1",
+        api_key_env="TOKSPEED_TEST_UNSET_GROQ_KEY", enabled=False,
+    )  # fmt: skip
+    Endpoint.objects.create(provider=off, slug="g-llama", model="llama")
+    client.force_login(user)
+    page = client.get(reverse("alerts:subscription_new")).content.decode()
+    assert "llama @ Groq — not measured: TOKSPEED_TEST_UNSET_GROQ_KEY is not set" in page
+    assert "m-70b @ Acme\n" in page or "m-70b @ Acme<" in page  # measured: no mark
+    assert "Groq — not measured: TOKSPEED_TEST_UNSET_GROQ_KEY is not set" in page
