@@ -64,3 +64,25 @@ def test_it_narrows_the_compare_picker_as_you_type(page, live_server, settings):
     assert visible == ["wafer-llama-70b"]
     page.fill("#picker-search", "no such model")
     assert page.locator("#picker-none").is_visible()
+
+
+def test_it_gives_a_time_axis_a_few_ticks_for_one_run_and_for_a_year(page, live_server, settings):
+    settings.TOKSPEED_PUBLIC_DASHBOARD = True
+    data.default_workloads()
+    data.vantage()
+    lone = data.endpoint(data.provider("lone"), "lone")
+    data.run(lone, data.recent_slots(1)[0])
+    warnings: list[str] = []
+    page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
+    page.goto(f"{live_server.url}/endpoints/lone/")
+    drawn_charts(page)
+    ticks = page.evaluate(
+        "() => Chart.getChart('chart-history-ttft').scales.x.ticks.map((t) => t.label)"
+    )
+    assert 2 <= len(ticks) <= 12 and len(set(ticks)) == len(ticks), ticks
+    year = page.evaluate(
+        """() => { const a = TS.timeAxis([0, 365 * 864e5]);
+                   return (a.max - a.min) / a.ticks.stepSize; }"""
+    )
+    assert 2 <= year <= 12
+    assert not [w for w in warnings if "ticks" in w], warnings
