@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from datetime import datetime, timedelta
 
 import pytest
@@ -45,7 +46,8 @@ def test_it_travels_a_process_that_loads_the_test_settings_to_the_fake_now() -> 
 def test_it_puts_a_later_process_on_the_same_timeline() -> None:
     # A worker started 90 s (real time) after the session began is 90 s past the fake instant.
     # The real clock: this test itself may run under a fake one (bin/fake-clock-tests).
-    real_now = time_machine.escape_hatch.time.time()
+    hatch = time_machine.escape_hatch
+    real_now = hatch.time.time() if hatch.is_travelling() else time.time()
     now, _ = clock_of_a_process(
         TOKSPEED_FAKE_NOW="2026-02-28T23:59:00Z", TOKSPEED_FAKE_EPOCH=repr(real_now - 90)
     )
