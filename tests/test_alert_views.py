@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.test import override_settings
 from django.urls import reverse
 
@@ -18,6 +19,14 @@ from providers.models import Endpoint, Provider
 
 pytestmark = pytest.mark.django_db
 T0 = datetime(2026, 3, 10, 18, 0, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def _after_the_runs():
+    """The pages are read after the stored runs (T0 and the days after it), whatever the wall
+    clock says: bin/fake-clock-tests runs this module at instants before T0 too."""
+    with time_machine.travel(T0 + timedelta(days=6), tick=False):
+        yield
 
 
 @pytest.fixture
@@ -194,8 +203,6 @@ def test_it_shows_alerts_and_their_emails_in_the_admin(client, admin_user, regre
 
 
 def test_it_says_when_alerts_become_possible_before_any_baseline(client, user, series) -> None:
-    import time_machine
-
     client.force_login(user)
     # One day of runs (3 runs × 5 requests): the baseline needs 30 requests older than 24 h.
     store_history(

@@ -45,7 +45,11 @@ def alert_list(request: HttpRequest) -> HttpResponse:
             ],
             "keep": keep,
             # Before any series has a baseline, "nothing is regressing" would be a false comfort.
-            "baseline_wait": None if page.object_list else selectors.baseline_wait(timezone.now()),
+            "baseline_wait": (
+                selectors.baseline_wait(timezone.now())
+                if not page.object_list and filters["view"] != "history" and not keep
+                else None
+            ),
         },
     )
 
