@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/tokspeed
 
-.PHONY: run test lint format bench venv dev-venv
+.PHONY: run test test-preflight test-clocks lint format bench venv dev-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,18 @@ dev-venv: $(BIN)/python
 run: venv
 	DEBUG=1 $(BIN)/python manage.py up --port $(PORT)
 
-test: dev-venv
+# The preflight runs first (before the venv), so a missing service is named within a second.
+test: test-preflight
+	@$(MAKE) --no-print-directory dev-venv
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(BIN)/python -m pytest
+
+test-preflight:
+	@DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} bin/test-preflight
+
+# The clock-sensitive tests under fixed fake clocks and a DST change (see bin/fake-clock-tests).
+test-clocks: test-preflight
+	@$(MAKE) --no-print-directory dev-venv
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} PYTHON=$(BIN)/python bin/fake-clock-tests
 
 lint: dev-venv
 	$(BIN)/ruff check .

@@ -1,6 +1,6 @@
 """Projection: one endpoint's task time for a workload shape, from its measured runs.
 
-Per call (DESIGN.md §1): TTFT at the shape's prefilled tokens + (reasoning + output tokens) ÷
+Per call (docs/design.md §1): TTFT at the shape's prefilled tokens + (reasoning + output tokens) ÷
 decode speed at the shape's concurrency + tool time. Each base run (no padding, one user) is
 one measured condition; per condition:
 

@@ -1,4 +1,4 @@
-"""Availability: the share of error samples over a series' last runs (DESIGN.md §7).
+"""Availability: the share of error samples over a series' last runs (docs/design.md §7).
 
 An outage opens at ≥ ALERTS_OUTAGE_ERROR_SHARE errors over the last ALERTS_OUTAGE_RUNS runs and
 resolves under half that share; runs without any sample (a missing key, a run that never

@@ -1,4 +1,4 @@
-"""The run as the unit of evidence, and a series' baseline model (DESIGN.md §7, issue 9).
+"""The run as the unit of evidence, and a series' baseline model (docs/design.md §7).
 
 The samples of one run share the provider's state at that moment (load, routing, cache), so
 they are not independent: a series is reduced to one value per run, the median of its samples'

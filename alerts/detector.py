@@ -1,4 +1,4 @@
-"""The regression test of one series (DESIGN.md §7, issue 9), on plain arrays: no database here.
+"""The regression test of one series (docs/design.md §7), on plain arrays: no database here.
 
 The unit of evidence is the run (baseline.Runs: the median of its samples' log values). Each
 run's residual is its value minus what the series' baseline model expects at that slot (time of

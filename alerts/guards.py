@@ -1,4 +1,4 @@
-"""Noise guards (DESIGN.md §7): flapping series go digest-only; many series of one vantage
+"""Noise guards (docs/design.md §7): flapping series go digest-only; many series of one vantage
 getting worse at once is the probe's problem, reported as one alert instead of many.
 """
 

@@ -1,4 +1,4 @@
-"""Alerts and their history (DESIGN.md §2, §7).
+"""Alerts and their history (docs/design.md §2, §7).
 
 An Alert is one regression (or outage) of one series; every transition is an AlertEvent row,
 and emails are sent only from events (the outbox, see outbox.py). SeriesState keeps each

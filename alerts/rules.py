@@ -1,4 +1,4 @@
-"""The detector's thresholds (DESIGN.md §7), read from settings so one place holds the defaults.
+"""The detector's thresholds (docs/design.md §7), read from settings: one place for defaults.
 
 Pure data: the detector, the hysteresis and bench/detector.py all take a `DetectorConfig`, so the
 bench runs exactly what production runs.
@@ -53,7 +53,7 @@ def speed_rules(
     ttft_effect: float = 0.15,
     ttft_floor: float = 10.0,
 ) -> dict[str, MetricRule]:
-    """The two speed metrics' rules; defaults are DESIGN.md §7's."""
+    """The two speed metrics' rules; defaults are docs/design.md §7's."""
     return {
         DECODE: MetricRule(
             DECODE,
@@ -70,7 +70,7 @@ def speed_rules(
 
 @dataclass(frozen=True, slots=True)
 class DetectorConfig:
-    """Every threshold of the detector (DESIGN.md §7 as revised by issue 9; tuned with
+    """Every threshold of the detector (docs/design.md §7; tuned with
     bench/detector.py on its tuning generators). Counts are in runs, not samples."""
 
     recent_hours: int = 24  # the short arm: the last day

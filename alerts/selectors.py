@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from statistics import median
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
+from django.db.models import Count, Max, Min, QuerySet
+
+from benchmarks.models import Run
 
 from .models import ACTIVE, Alert, ChangePoint, Kind, Metric, Segment, Severity, Status
 from .rules import DetectorConfig
@@ -154,3 +158,42 @@ def blind_spell(alert: Alert, *, now: datetime) -> BlindSpell | None:
     gap = timedelta(seconds=median(gaps) if gaps else 8 * 3600)
     until = segment.starts_at + gap * config.min_baseline + timedelta(hours=config.long_hours)
     return BlindSpell(have, config.min_baseline, max(until, now), config.major_effect)
+
+
+@dataclass(frozen=True)
+class BaselineWait:
+    """No series has a baseline yet: how many days of runs one needs, and when alerts can start."""
+
+    days_needed: int
+    first_alerts_from: datetime
+
+
+# The default schedule's pace (3 runs a day) when nothing has run for a day.
+DEFAULT_RUNS_PER_DAY = 3
+
+
+def baseline_wait(now: datetime) -> BaselineWait | None:
+    """None once any series has enough baseline runs for the detector; else the wait.
+
+    The detector's baseline ends where its longest recent window (ALERTS_LONG_HOURS) starts and
+    needs ALERTS_MIN_BASELINE_RUNS finished runs there, so the wait is that window plus the days
+    that many runs take at the pace of the busiest series in the last day.
+    """
+    recent = timedelta(hours=settings.ALERTS_LONG_HOURS)
+    needed = settings.ALERTS_MIN_BASELINE_RUNS
+    finished = Run.objects.filter(status__in=Run.FINISHED, ok_count__gt=0)
+    per_series = ("endpoint", "workload", "vantage")
+    ready = (
+        finished.filter(slot__lt=now - recent)
+        .values(*per_series)
+        .annotate(n=Count("id"))
+        .filter(n__gte=needed)
+    )
+    if ready.exists():
+        return None
+    last_day = finished.filter(slot__gte=now - timedelta(days=1)).values(*per_series)
+    pace = last_day.annotate(n=Count("id")).aggregate(top=Max("n"))["top"]
+    baseline_days = math.ceil(needed / (pace or DEFAULT_RUNS_PER_DAY))
+    days = math.ceil(recent / timedelta(days=1)) + baseline_days
+    first = Run.objects.filter(status__in=Run.FINISHED).aggregate(first=Min("slot"))["first"]
+    return BaselineWait(days_needed=days, first_alerts_from=(first or now) + timedelta(days=days))

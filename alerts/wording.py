@@ -12,6 +12,13 @@ METRIC_WORDS = {
     "probe": "Probe infrastructure",
 }
 WORSE = {"decode_tps": "slower", "ttft_ms": "higher"}
+# Error categories (providers/errors.py) where the category's name alone misleads a reader:
+# `unreachable` (refused connection, DNS or TLS failure) is not a slow provider, nothing answered.
+ERROR_WORDS = {"unreachable": "could not connect"}
+
+
+def error_words(category: str) -> str:
+    return ERROR_WORDS.get(category, category)
 
 
 def percent(value: float | None, digits: int = 1) -> str:
@@ -74,7 +81,8 @@ def headline(alert, kind: str, snapshot: dict | None = None) -> str:
         if kind == "resolved":
             return f"{name} is answering again ({percent(rate, 0)} errors)"
         categories = snap.get("error_categories", alert.error_categories) or {}
-        named = ", ".join(sorted(categories, key=categories.get, reverse=True)) or "errors"
+        ranked = sorted(categories, key=categories.get, reverse=True)
+        named = ", ".join(error_words(category) for category in ranked) or "errors"
         return f"{name} outage: {percent(rate, 0)} of requests failed ({named})"
     metric = METRIC_WORDS[alert.metric]
     worse = WORSE[alert.metric]

@@ -10,7 +10,7 @@ model). Per concurrency level it prints:
 
 - TTFT error p50 / p99 (ms): client ttft_ms minus the simulator's first-token send time, both
   read from CLOCK_MONOTONIC (time.perf_counter_ns) relative to the client's t0.
-- decode error (%): client decode_tps against the same DESIGN.md §4 formula applied to the
+- decode error (%): client decode_tps against the same docs/design.md §4 formula applied to the
   simulator's send times ((output_tokens − 1) / (last token − first token)); median and worst
   |error|.
 - coalesced: share of text events that arrived in a network read shared with another (no

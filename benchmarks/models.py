@@ -1,4 +1,4 @@
-"""Workload, Schedule, Vantage, Run and Sample (DESIGN.md §2)."""
+"""Workload, Schedule, Vantage, Run and Sample (docs/design.md §2)."""
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -231,7 +231,7 @@ class ReasoningModeChoice(models.TextChoices):
 
 
 class Sample(models.Model):
-    """One streamed request; every field of DESIGN.md §4. Times are ms from t0 (request sent)."""
+    """One streamed request; every field of docs/design.md §4. Times: ms from t0, request sent."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="samples")
     # The run's slot, copied: what retention ages samples by, and (PostgreSQL) the month

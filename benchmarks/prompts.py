@@ -1,4 +1,4 @@
-"""The standard prompt (DESIGN.md §3), its nonce line and neutral context padding."""
+"""The standard prompt (docs/design.md §3), its nonce line and neutral context padding."""
 
 import secrets
 

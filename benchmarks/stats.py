@@ -10,7 +10,7 @@ The summary dict (stored in Run.summary) looks like::
      "wall_s": 41.2, "throughput_tps": 68.3}
 
 Percentiles use linear interpolation between closest ranks (numpy's default) over successful
-samples only: error samples and refused answers never enter speed statistics (DESIGN.md §4).
+samples only: error samples and refused answers never enter speed statistics (docs/design.md §4).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ _NOT_METRICS = frozenset(
 )
 _MEASURED = tuple(name for name in SAMPLE_FIELDS if name not in _NOT_METRICS)
 _AFTER_TOTAL = _MEASURED.index("total_ms") + 1
-# Every numeric field of DESIGN.md §4 that a sample carries, with e2e_ms (= total_ms) beside
+# Every numeric field of docs/design.md §4 that a sample carries, with e2e_ms (= total_ms) beside
 # total_ms: derived from SAMPLE_FIELDS so that a new §4 field is summarized without a second list.
 METRICS: tuple[str, ...] = (*_MEASURED[:_AFTER_TOTAL], "e2e_ms", *_MEASURED[_AFTER_TOTAL:])
 PERCENTILES = (10, 50, 90, 99)

@@ -71,7 +71,26 @@ class SubscriptionForm(forms.ModelForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["endpoints"].queryset = Endpoint.objects.select_related("provider")
-        self.fields["endpoints"].label_from_instance = lambda e: e.label
+        self.fields["endpoints"].label_from_instance = endpoint_choice_label
+        self.fields["providers"].label_from_instance = provider_choice_label
 
     def clean_email(self) -> str:
         return normal(self.cleaned_data["email"])
+
+
+def endpoint_choice_label(endpoint: Endpoint) -> str:
+    """The endpoint's name, marked when it is not measured (no alert can come from it)."""
+    why = endpoint.why_disabled
+    if why == "no_key":
+        return f"{endpoint.label} — not measured: {endpoint.provider.api_key_env} is not set"
+    if why:
+        return f"{endpoint.label} — not measured: disabled in the admin"
+    return endpoint.label
+
+
+def provider_choice_label(provider) -> str:  # noqa: ANN001 - a Provider
+    if provider.enabled:
+        return str(provider)
+    if not provider.key_configured:
+        return f"{provider} — not measured: {provider.api_key_env} is not set"
+    return f"{provider} — not measured: disabled in the admin"

@@ -6,7 +6,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.routers import DefaultRouter
 
 from .api.views.advice import AdviceView
-from .api.views.boards import AgentLoopView, LeaderboardView
+from .api.views.boards import AgentLoopView, LeaderboardCsvView, LeaderboardView
 from .api.views.catalog import ScheduleViewSet, VantageViewSet, WorkloadViewSet
 from .api.views.export import (
     ExportDetailView,
@@ -16,12 +16,14 @@ from .api.views.export import (
     SamplesCsvView,
 )
 from .api.views.providers import EndpointViewSet, ProviderViewSet
+from .api.views.root import ApiRootView
 from .api.views.runs import RunViewSet
 from .caching import revalidated
 
 router = DefaultRouter()
 # No ".json" suffix routes: ids and slugs own everything up to the next slash.
 router.include_format_suffixes = False
+router.include_root_view = False  # ApiRootView lists every resource, not only the router's
 router.register("providers", ProviderViewSet, basename="provider")
 router.register("endpoints", EndpointViewSet, basename="endpoint")
 router.register("workloads", WorkloadViewSet, basename="workload")
@@ -34,6 +36,7 @@ router.register("runs", RunViewSet, basename="run")
 _public = {"permission_classes": [AllowAny], "throttle_classes": []}
 
 urlpatterns = [
+    path("", ApiRootView.as_view(), name="api-root"),
     path("leaderboard/", revalidated(LeaderboardView.as_view()), name="api-leaderboard"),
     path("agent-loop/", revalidated(AgentLoopView.as_view()), name="api-agent-loop"),
     # Before the router's own route for it: the same action, revalidated and cached.
@@ -43,6 +46,7 @@ urlpatterns = [
         name="endpoint-history",
     ),
     path("advice/", AdviceView.as_view(), name="api-advice"),
+    path("export/leaderboard.csv", LeaderboardCsvView.as_view(), name="api-leaderboard-csv"),
     path("export/runs.csv", RunsCsvView.as_view(), name="api-export-runs"),
     path("export/samples.csv", SamplesCsvView.as_view(), name="api-export-samples"),
     path("exports/", ExportListView.as_view(), name="api-exports"),

@@ -22,10 +22,23 @@ class FilterForm(forms.Form):
     tod = forms.ChoiceField(label="Time of day", required=False)
     window = forms.ChoiceField(required=False)
     vantage = forms.ChoiceField(required=False)
+    # Leaderboard only (given `models`): one model at every provider, or rows grouped by model.
+    model = forms.ChoiceField(required=False)
+    group = forms.ChoiceField(label="Group", required=False)
 
-    def __init__(self, filters: BoardFilters, *, fields: tuple[str, ...] | None = None) -> None:
+    def __init__(
+        self,
+        filters: BoardFilters,
+        *,
+        fields: tuple[str, ...] | None = None,
+        models: list[tuple[str, int]] | None = None,
+        model: str = "",
+        group: str = "",
+    ) -> None:
         super().__init__(
             initial={
+                "model": model,
+                "group": group,
                 "workload": filters.workload or "",
                 "concurrency": "" if filters.concurrency is None else str(filters.concurrency),
                 "tod": "" if filters.tod_bucket is None else str(filters.tod_bucket),
@@ -40,6 +53,14 @@ class FilterForm(forms.Form):
         self.fields["window"].choices = [(key, key) for key in WINDOWS]
         vantages = list(Vantage.objects.order_by("-is_default", "slug"))
         self.fields["vantage"].choices = [(v.slug, v.label) for v in vantages]
+        if models is None:
+            del self.fields["model"], self.fields["group"]
+        else:
+            self.fields["model"].choices = [
+                ("", "All models"),
+                *((name, f"{name} ({count})" if count > 1 else name) for name, count in models),
+            ]
+            self.fields["group"].choices = [("", "No grouping"), ("model", "By model")]
         for name in list(self.fields):
             if fields is not None and name not in fields:
                 del self.fields[name]

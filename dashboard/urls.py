@@ -3,6 +3,7 @@ from django.urls import path
 from .views.advisor import advisor_index, advisor_measure, advisor_profile
 from .views.agent_loop import agent_loop_page
 from .views.compare import compare_page
+from .views.debug_mail import debug_mail_page
 from .views.endpoint import endpoint_page
 from .views.exports import exports_page
 from .views.leaderboard import leaderboard_page
@@ -24,4 +25,5 @@ urlpatterns = [
     path("advisor/", advisor_index, name="advisor"),
     path("advisor/<slug:slug>/", advisor_profile, name="advisor_profile"),
     path("advisor/<slug:slug>/measure/", advisor_measure, name="advisor_measure"),
+    path("debug/mail/", debug_mail_page, name="debug_mail"),
 ]

@@ -103,7 +103,7 @@ class Delta:
 
 
 class ReasoningMode:
-    """How a stream's reasoning arrived (Sample.reasoning_mode, DESIGN.md §4 decode_tps)."""
+    """How a stream's reasoning arrived (Sample.reasoning_mode, docs/design.md §4 decode_tps)."""
 
     NONE = "none"  # no reasoning
     STREAMED = "streamed"  # the reasoning text itself streamed: every output token is in the window

@@ -84,6 +84,20 @@ class Provider(models.Model):
         return not self.api_key_env or bool(os.environ.get(self.api_key_env, "").strip())
 
 
+_VIA = re.compile(r"\s+via\s+.*$|\s*\([^)]*\)\s*$", re.IGNORECASE)
+
+
+def model_family(name: str) -> str:
+    """The model a display name is about, without the route or a note: "Llama 3.3 70B via
+    OpenRouter" and "Llama 3.3 70B (simulated)" are both "Llama 3.3 70B". The leaderboard
+    groups and filters by it: the same model at several providers is the comparison people want.
+    """
+    family = name
+    while (shorter := _VIA.sub("", family)) != family and shorter:
+        family = shorter
+    return family.strip() or name
+
+
 class Endpoint(models.Model):
     provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="endpoints")
     slug = models.SlugField(max_length=120, unique=True)
@@ -134,7 +148,19 @@ class Endpoint(models.Model):
     @property
     def label(self) -> str:
         name = self.display_name or self.model
-        return f"{name} @ {self.provider}"
+        # "(simulated)" once: simulated profiles and providers often say it in their names.
+        mark = self.provider.simulated and "simulated" not in f"{name} {self.provider.name}".lower()
+        return f"{name} @ {self.provider.name}{' (simulated)' if mark else ''}"
+
+    @property
+    def why_disabled(self) -> str | None:
+        """Why runs skip this endpoint: "no_key" (the provider's key variable is unset),
+        "provider" or "endpoint" (switched off in the admin); None when it is measured."""
+        if not self.provider.enabled:
+            return "provider" if self.provider.key_configured else "no_key"
+        if not self.enabled:
+            return "endpoint"
+        return None
 
     def roofline_tps(self) -> float | None:
         """Decode ceiling in tokens/s from the memory-bandwidth roofline, when hints are set."""

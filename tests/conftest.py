@@ -1,5 +1,6 @@
 """Fixtures shared across test modules."""
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -22,3 +23,15 @@ def sim_control(simulator: SimulatorHandle) -> Iterator[SimulatorHandle]:
     """The session simulator, with speed_factor/ttft_factor reset to 1.0 after the test."""
     yield simulator
     simulator.reset()
+
+
+def pytest_report_header() -> str | None:
+    """Say which instant and zone the session runs at when bin/fake-clock-tests chose them."""
+    from django.conf import settings
+    from django.utils import timezone
+
+    from tokspeed.fake_clock import FAKE_NOW_VARIABLE
+
+    if not os.environ.get(FAKE_NOW_VARIABLE):
+        return None
+    return f"fake clock: {timezone.now().isoformat()} (TIME_ZONE={settings.TIME_ZONE})"

@@ -23,6 +23,13 @@ T0 = datetime(2026, 3, 10, 18, 0, tzinfo=UTC)
 DECODE, TTFT = 70.0, 600.0
 
 
+@pytest.fixture(autouse=True)
+def _after_the_runs() -> None:
+    """Actions (accept, invalidate) happen after every stored run, whatever the wall clock says."""
+    with time_machine.travel(T0 + timedelta(days=6), tick=False):
+        yield
+
+
 @pytest.fixture
 def series(django_user_model):
     provider = Provider.objects.create(
@@ -318,3 +325,14 @@ def test_it_skips_a_run_whose_later_run_was_evaluated_first(series) -> None:
     evaluate(runs[1])  # its task overtook the earlier run's
     late = evaluate(runs[0])
     assert late is not None and late.verdicts == {}  # nothing replayed out of order
+
+
+def test_it_says_could_not_connect_for_an_unreachable_provider(series) -> None:
+    history(series, days=3)
+    failing = store_run(
+        **series, slot=T0 + timedelta(hours=8), decode=[], ttft=[], errors=["unreachable"] * 5
+    )
+    evaluate_after_run(failing.id)
+    alert = Alert.objects.get()
+    assert alert.kind == Kind.OUTAGE and alert.error_categories == {"unreachable": 5}
+    assert "of requests failed (could not connect)" in alert.subject

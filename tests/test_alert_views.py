@@ -22,6 +22,14 @@ pytestmark = pytest.mark.django_db
 T0 = datetime(2026, 3, 10, 18, 0, tzinfo=UTC)
 
 
+@pytest.fixture(autouse=True)
+def _after_the_runs():
+    """The pages are read after the stored runs (T0 and the days after it), whatever the wall
+    clock says: bin/fake-clock-tests runs this module at instants before T0 too."""
+    with time_machine.travel(T0 + timedelta(days=6), tick=False):
+        yield
+
+
 @pytest.fixture
 def series():
     provider = Provider.objects.create(
@@ -234,3 +242,41 @@ def test_it_shows_alerts_and_their_emails_in_the_admin(client, admin_user, regre
     ):
         assert client.get(url).status_code == 200, url
     assert regression.subject in client.get("/admin/alerts/alert/").content.decode()
+
+
+def test_it_says_when_alerts_become_possible_before_any_baseline(client, user, series) -> None:
+    client.force_login(user)
+    # One day of runs (3 runs × 5 requests): the baseline needs 30 requests older than 24 h.
+    store_history(
+        **series, slots=daily_slots(end=T0, days=1), decode=lambda s: 70.0, ttft=lambda s: 600.0
+    )
+    with time_machine.travel(T0 + timedelta(hours=1), tick=False):
+        html = client.get(reverse("alerts:list")).content.decode()
+    first_slot = min(daily_slots(end=T0, days=1))
+    assert "No baseline yet" in html and "Nothing is regressing" not in html
+    # 1 day of recent window + 30 requests at 15 a day = 3 days from the first run.
+    expected = first_slot + timedelta(days=3)
+    assert "Baselines need 3 days of runs" in html
+    assert f"first alerts possible from {expected.day} {expected:%b %Y}" in html
+
+    # Two weeks later the series has its baseline: the page says nothing is regressing.
+    store_history(
+        **series, slots=daily_slots(end=T0 + timedelta(days=14), days=13),
+        decode=lambda s: 70.0, ttft=lambda s: 600.0,
+    )  # fmt: skip
+    with time_machine.travel(T0 + timedelta(days=14, hours=1), tick=False):
+        html = client.get(reverse("alerts:list")).content.decode()
+    assert "No baseline yet" not in html and "Nothing is regressing right now" in html
+
+
+def test_it_marks_endpoints_not_measured_in_the_subscription_picker(client, user, series):
+    off = Provider.objects.create(
+        slug="groq", name="Groq", protocol="openai_chat", base_url="https://groq.example/v1",
+        api_key_env="TOKSPEED_TEST_UNSET_GROQ_KEY", enabled=False,
+    )  # fmt: skip
+    Endpoint.objects.create(provider=off, slug="g-llama", model="llama")
+    client.force_login(user)
+    page = client.get(reverse("alerts:subscription_new")).content.decode()
+    assert "llama @ Groq — not measured: TOKSPEED_TEST_UNSET_GROQ_KEY is not set" in page
+    assert "m-70b @ Acme\n" in page or "m-70b @ Acme<" in page  # measured: no mark
+    assert "Groq — not measured: TOKSPEED_TEST_UNSET_GROQ_KEY is not set" in page

@@ -23,7 +23,7 @@ from tokspeed.celery import app as celery_app
 pytest_plugins = ["tests.api_fixtures"]
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_throttles", "allow_private")]
 
-# Every metric of DESIGN.md §4 a sample carries, plus e2e_ms.
+# Every metric of docs/design.md §4 a sample carries, plus e2e_ms.
 SECTION_4 = {
     "connect_ms", "ttfb_ms", "first_event_ms", "ttft_ms", "ttfa_ms", "last_token_ms", "total_ms",
     "output_tokens", "tokens_source", "reasoning_tokens", "decode_tps", "tpot_ms", "itl_p50_ms",

@@ -38,7 +38,7 @@ def process_groups() -> dict[int, int]:
 
 def test_it_runs_everything_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
-    env |= {"TOKSPEED_VAR_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1"}
+    env |= {"TOKSPEED_VAR_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1", "DEBUG": "1"}  # make run
     up = subprocess.Popen(
         [sys.executable, "manage.py", "up", "--port", "0", "--workers", "1"],
         cwd=REPO,
@@ -60,6 +60,11 @@ def test_it_runs_everything_and_stops_everything_on_ctrl_c(tmp_path: Path) -> No
         children = {m.group(1): int(m.group(2)) for line in lines if (m := STARTED.search(line))}
         assert set(children) == {"simulator", "central", "worker", "beat", "web"}
         assert httpx.get(url + "admin/login/").status_code == 200
+        # The simulator's port (9100 or the next free one) and where alert emails go, printed.
+        sim_port = int(re.search(r"simulator: http://127\.0\.0\.1:(\d+)", output()).group(1))
+        assert 9100 <= sim_port < 9200
+        assert f"alert emails are written to {tmp_path / 'mail'}/" in output()
+        assert httpx.get(url + "debug/mail/").status_code == 200
 
         db = sqlite3.connect(tmp_path / "tokspeed.sqlite3")
         enabled, simulated = db.execute(

@@ -1,4 +1,4 @@
-"""The arithmetic of DESIGN.md §4 and the token estimate, without any network."""
+"""The arithmetic of docs/design.md §4 and the token estimate, without any network."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import redis
 from celery import current_app
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from benchmarks import dispatch
@@ -204,10 +204,29 @@ def test_it_works_the_same_on_the_filesystem_broker(simulator, tmp_path: Path) -
             timeout=60,
             stdout=out,
         )
+        broken = endpoint(simulator, "sim-fast+tokens=20+fault=500")
+        failed_out = io.StringIO()
+        with pytest.raises(CommandError, match="1 of 1 run.s. failed, were skipped or had errors"):
+            call_command(
+                "run_now",
+                endpoint=[broken.slug],
+                workload="t-f",
+                vantage="local",
+                wait=True,
+                timeout=60,
+                stdout=failed_out,
+            )
 
+    # --wait shows samples done / expected while it waits, and says how a failed run went.
+    assert "3/3 samples" in out.getvalue()
+    broken_run = Run.objects.get(endpoint=broken)
+    assert broken_run.status == RunStatus.FAILED
+    assert (
+        f"run {broken_run.id} · " in failed_out.getvalue() and "3 errors" in failed_out.getvalue()
+    )
     assert scheduled.status == RunStatus.DONE and scheduled.samples.count() == 3
     assert all(s.output_tokens == 20 for s in scheduled.samples.all())
-    now_run = Run.objects.exclude(id=scheduled.id).get()
+    now_run = Run.objects.exclude(id=scheduled.id).exclude(endpoint=broken).get()
     assert now_run.status == RunStatus.DONE and now_run.worker == fs_worker.hostname
     printed = out.getvalue()
     assert f"run {now_run.id} · " in printed and ": done" in printed

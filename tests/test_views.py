@@ -216,3 +216,15 @@ def test_it_reads_a_page_in_the_same_number_of_queries_however_many_endpoints(
         data.series(extra, ttft_ms=[400, 410, 420], decode_tps=[90, 95, 99])
     with django_assert_num_queries(len(few.captured_queries)):
         assert user_client.get(path).status_code == 200
+
+
+def test_it_says_why_an_endpoint_is_disabled_and_which_variable_enables_it(user_client):
+    data.endpoint(data.provider("groq", enabled=False, api_key_env="TOKSPEED_TEST_GROQ_KEY"), "g")
+    page = user_client.get("/endpoints/g/").content.decode()
+    assert 'data-empty="disabled"' in page and "run_now" not in page
+    assert "<code>TOKSPEED_TEST_GROQ_KEY</code> is not set" in page
+    assert "TOKSPEED_TEST_GROQ_KEY=… make run" in page
+
+    data.endpoint(data.provider("acme"), "a", enabled=False)
+    page = user_client.get("/endpoints/a/").content.decode()
+    assert "this endpoint is disabled in the admin" in page and "run_now" not in page

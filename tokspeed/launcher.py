@@ -32,6 +32,10 @@ MANAGE = [sys.executable, str(BASE_DIR / "manage.py")]
 CELERY = [sys.executable, "-m", "celery", "-A", "tokspeed"]
 LISTENING = re.compile(r"listening on (http://\S+)")
 START_TIMEOUT_S = 60.0
+# The simulator's documented port, so an endpoint added in the admin can point at it; the next
+# free one when it is taken (another checkout running `make run`).
+SIMULATOR_PORT = 9100
+SIMULATOR_PORTS_TRIED = 100
 # How each child is stopped: (signal, seconds to wait for it), then SIGKILL. The worker's warm
 # shutdown is cut short on purpose: its cold shutdown hands unfinished runs back to the broker,
 # and the next start resumes them with the samples they lack.
@@ -78,6 +82,10 @@ class Launcher:
     port: int = 8000
     workers: int = 4
     first_round: bool = True
+    simulator_port: int = SIMULATOR_PORT
+    # Alert emails land here as files unless EMAIL_HOST or EMAIL_BACKEND is set: a laptop has
+    # no SMTP server, and retrying one that refuses connections helps nobody.
+    mail_dir: Path | None = None
     out: TextIO = field(default=sys.stdout)
     children: dict[str, subprocess.Popen] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -91,7 +99,15 @@ class Launcher:
         # A laptop demo: the simulator lives on loopback, and nobody has a login yet.
         env.setdefault("TOKSPEED_ALLOW_PRIVATE_ENDPOINTS", "1")
         env.setdefault("TOKSPEED_PUBLIC_DASHBOARD", "1")
+        if self.mails_to_files:
+            env["EMAIL_BACKEND"] = "django.core.mail.backends.filebased.EmailBackend"
+            env["EMAIL_FILE_PATH"] = str(self.mail_dir)
         return env
+
+    @property
+    def mails_to_files(self) -> bool:
+        asked = "EMAIL_HOST" in os.environ or "EMAIL_BACKEND" in os.environ
+        return self.mail_dir is not None and not asked
 
     def run(self, prepare: Callable[[str], list[str]], queue_first_round: Callable[[], int]) -> int:
         """Start everything, wait for Ctrl-C or a child's death, stop everything; exit code.
@@ -126,6 +142,14 @@ class Launcher:
                 return 0
             url = f"http://{self.host}:{self.port}/"
             self.say(f"tokspeed is running: {url}  (admin: {url}admin/; Ctrl-C stops everything)")
+            self.say(
+                f"simulator: {simulator_url} (an endpoint added in the admin can use "
+                f"{simulator_url}/v1 with protocol openai_chat and model sim-gpu)"
+            )
+            if self.mails_to_files:
+                self.say(
+                    f"alert emails are written to {self.mail_dir}/ and listed at {url}debug/mail/"
+                )
             if "TOKSPEED_PUBLIC_DASHBOARD" not in os.environ:
                 self.say(
                     "the dashboard is public here (TOKSPEED_PUBLIC_DASHBOARD=1); "
@@ -174,10 +198,22 @@ class Launcher:
         self.say(f"started {name} (pid {process.pid})")
         return process
 
+    def simulator_listen_port(self) -> int:
+        """The documented port, or the next free one after it (0: any free port)."""
+        if self.simulator_port == 0:
+            return 0
+        for port in range(self.simulator_port, self.simulator_port + SIMULATOR_PORTS_TRIED):
+            if not port_in_use("127.0.0.1", port):
+                return port
+        return 0
+
     def start_simulator(self) -> str:
+        if self.mail_dir is not None:
+            self.mail_dir.mkdir(parents=True, exist_ok=True)
+        port = self.simulator_listen_port()
         process = self.start(
             "simulator",
-            [*MANAGE, "simulate", "--port", "0", "--host", "127.0.0.1"],
+            [*MANAGE, "simulate", "--port", str(port), "--host", "127.0.0.1"],
             stdout=subprocess.PIPE,
             text=True,
         )

@@ -301,6 +301,8 @@ EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
 EMAIL_TIMEOUT = envint("EMAIL_TIMEOUT", 20)
+# The file backend's folder (`make run` writes alert emails there; /debug/mail/ lists them).
+EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "tokspeed <tokspeed@localhost>")
 ALERT_EMAILS = envlist("ALERT_EMAILS")
 
@@ -385,7 +387,7 @@ LOGGING = {
     "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
 
-# --- Alerts (regression detection and email; DESIGN.md §7 defaults) ------------------------
+# --- Alerts (regression detection and email; docs/design.md §7 defaults) -------------------
 # The unit of evidence is the run (one value per run: the median of its samples), so every count
 # here is in runs. Arms (alerts/detector.py): the last RECENT hours, the last LONG hours (small
 # shifts; also one arm per time-of-day slot), a line through the last TREND hours (drift). The

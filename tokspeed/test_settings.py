@@ -24,3 +24,11 @@ SECRET_KEY = SECRET_KEY or "tokspeed-tests-only-" + "x" * 40  # noqa: F405
 # (tests/test_replica.py): every other test reads and writes "default" alone.
 if DATABASES["default"]["ENGINE"].endswith("postgresql") and "replica" not in DATABASES:  # noqa: F405
     DATABASES["replica"] = {**DATABASES["default"], "TEST": {"MIRROR": "default"}}  # noqa: F405
+
+# The time zone and the clock are chosen by bin/fake-clock-tests to prove that no test depends
+# on the hour, date or zone it runs at (a DST change in a non-UTC zone among them).
+TIME_ZONE = os.environ.get("TOKSPEED_TEST_TIME_ZONE", TIME_ZONE)  # noqa: F405
+
+from .fake_clock import travel_if_asked  # noqa: E402
+
+travel_if_asked()

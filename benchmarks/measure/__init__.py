@@ -1,4 +1,4 @@
-"""The measurement core's public API (DESIGN.md §4): one place that times streamed requests.
+"""The measurement core's public API (docs/design.md §4): one place that times streamed requests.
 
     async with make_client(limits=limits, max_connections=n) as client:
         m = await measure_request(client, config, prompt=p, max_tokens=2048, limits=limits)

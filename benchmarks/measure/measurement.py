@@ -1,4 +1,4 @@
-"""What one streamed request measured (DESIGN.md §4) and the limits every stream runs under."""
+"""What one streamed request measured (docs/design.md §4) and the limits every stream runs under."""
 
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ class Measurement:
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Every stream has all four (DESIGN.md §9).
+    """Every stream has all four (docs/design.md §9).
 
     connect_timeout_s: TCP + TLS setup. idle_timeout_s: longest wait for the next *data* event
     (keep-alive comments do not count, so a provider cannot hold a request forever with them);

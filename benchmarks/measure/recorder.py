@@ -313,7 +313,7 @@ class Recorder:
 
     def _speed(self, m: Measurement, output_tokens: int, answer: str, reads: Reads) -> None:
         """decode_tps, tpot_ms, ITL and tokens per chunk over the tokens that really streamed
-        (DESIGN.md §4): all output tokens from TTFT when the reasoning streamed (or there was
+        (docs/design.md §4): all output tokens from TTFT when the reasoning streamed (or there was
         none); answer tokens only from TTFA when it was hidden or summarised."""
         last = m.last_token_ms
         if m.reasoning_mode in (ReasoningMode.HIDDEN, ReasoningMode.SUMMARIZED):

@@ -1,4 +1,4 @@
-"""Measure one streamed request (DESIGN.md §4): send, stamp every network read, classify.
+"""Measure one streamed request (docs/design.md §4): send, stamp every network read, classify.
 
 Clock discipline: t0 is read just before the request goes to httpx. Every piece of body that
 aiter_raw yields carries the time its bytes arrived (`Connection.read_ns`, http/connection.py:

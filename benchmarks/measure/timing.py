@@ -1,4 +1,4 @@
-"""The arithmetic of DESIGN.md §4: percentiles, inter-token gaps, decode speed, time per token.
+"""The arithmetic of docs/design.md §4: percentiles, inter-token gaps, decode speed, time per token.
 
 Pure functions of numbers already measured; nothing here reads a clock. Times are milliseconds
 measured from t0 unless a name says otherwise.
@@ -94,7 +94,7 @@ def decode_tps(tokens: int, *, start_ms: float, last_token_ms: float) -> float |
 
     The first token opens the window, so `tokens` tokens span tokens − 1 gaps (as every peer and
     every server counts). start_ms is ttft_ms, or ttfa_ms when reasoning was hidden or
-    summarised and `tokens` counts answer tokens only (DESIGN.md §4).
+    summarised and `tokens` counts answer tokens only (docs/design.md §4).
     """
     window_ms = last_token_ms - start_ms
     if tokens < 2 or window_ms <= 0:

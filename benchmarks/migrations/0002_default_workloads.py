@@ -1,4 +1,4 @@
-"""Default workloads, vantage and schedule for every new install (DESIGN.md §3, issue 3)."""
+"""Default workloads, vantage and schedule for every new install (docs/design.md §3, issue 3)."""
 
 from django.db import migrations
 

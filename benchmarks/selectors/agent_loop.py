@@ -1,6 +1,6 @@
 """Agent-loop projection: how long a chain of serial calls takes on each endpoint.
 
-wall time = calls × (TTFT + tokens_per_call ÷ decode speed) + calls × tool time   (DESIGN.md §1)
+wall time = calls × (TTFT + tokens_per_call ÷ decode speed) + calls × tool time  (docs/design.md §1)
 Under ~1 s feels immediate, under ~10 s holds attention, beyond that it is a background job.
 """
 
@@ -34,6 +34,15 @@ def wall_time_s(
 ) -> float:
     """Seconds for `calls` serial calls, each waiting TTFT then decoding `tokens_per_call`."""
     return calls * (ttft_ms / 1000 + tokens_per_call / decode_tps) + calls * tool_s
+
+
+def loop_cost_usd(row: BoardRow, *, calls: int, tokens_per_call: int) -> float | None:
+    """What the loop costs at list prices: each call sends the workload's measured prompt
+    (input tokens) and gets `tokens_per_call` back. None without both prices or a prompt size."""
+    if row.price_in_per_mtok is None or row.price_out_per_mtok is None or not row.input_tokens:
+        return None
+    per_call = row.input_tokens * row.price_in_per_mtok + tokens_per_call * row.price_out_per_mtok
+    return calls * per_call / 1_000_000
 
 
 def project(
@@ -71,6 +80,8 @@ def project(
                 "wall_best_s": best,
                 "wall_worst_s": worst,
                 "verdict": verdict(wall),
+                "input_tokens_per_call": row.input_tokens,
+                "cost_usd": loop_cost_usd(row, calls=calls, tokens_per_call=tokens_per_call),
             }
         )
     projections.sort(key=lambda p: p["wall_s"])

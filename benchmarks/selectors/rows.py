@@ -4,6 +4,8 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
+from providers.models import model_family
+
 from .filters import SORT_KEYS
 
 # Sort key -> (attribute of the median, attributes of its interval) for keys that have one.
@@ -86,6 +88,17 @@ class BoardRow:
         return self.runs > 0
 
     @property
+    def blended_price_per_mtok(self) -> float | None:
+        """USD per 1M tokens at 3 input : 1 output, the usual single-number price."""
+        if self.price_in_per_mtok is None or self.price_out_per_mtok is None:
+            return None
+        return (3 * self.price_in_per_mtok + self.price_out_per_mtok) / 4
+
+    @property
+    def model_family(self) -> str:
+        return model_family(self.label)
+
+    @property
     def roofline_efficiency(self) -> float | None:
         """Measured single-user decode ÷ the memory-bandwidth ceiling (0–1, can exceed 1)."""
         if self.roofline_tps and self.decode_tps_p50:
@@ -98,6 +111,8 @@ class BoardRow:
         data = {name: getattr(self, name) for name in _FIELD_NAMES}
         data["last_run_at"] = self.last_run_at.isoformat() if self.last_run_at else None
         data["roofline_efficiency"] = self.roofline_efficiency
+        data["blended_price_per_mtok"] = self.blended_price_per_mtok
+        data["model_family"] = self.model_family
         return data
 
 

@@ -3,7 +3,8 @@
 The model: TTFT and decode speed follow a daily load cycle (lighter at weekends), per-user decode
 falls with concurrency, long contexts add prefill time, a few endpoints slow down for a while,
 requests fail now and then (and whole runs during rare outages). Every sample is internally
-consistent with DESIGN.md §4: decode_tps = (output_tokens − 1) / ((last_token_ms − ttft_ms) / 1000).
+consistent with docs/design.md §4:
+decode_tps = (output_tokens − 1) / ((last_token_ms − ttft_ms) / 1000).
 """
 
 from dataclasses import dataclass, field

@@ -118,7 +118,7 @@ def sample_rows(runs: QuerySet[Run]) -> tuple[list[str], Iterator[Sequence[Any]]
     def rows() -> Iterator[Sequence[Any]]:
         for row in samples.iterator(chunk_size=CHUNK):
             run_id, endpoint_id, workload_id, vantage_id, slot = row[:5]
-            # e2e_ms = total_ms (DESIGN.md §4); ok = no error category.
+            # e2e_ms = total_ms (docs/design.md §4); ok = no error category.
             yield (
                 run_id, *endpoints[endpoint_id], workloads[workload_id], vantages[vantage_id],
                 slot, *row[5:], row[total], not row[category],
@@ -162,3 +162,9 @@ class CSVRenderer(BaseRenderer):
             writer = csv.writer(_Line())
             return "".join(writer.writerow(row) for row in [("field", "message"), *rows])
         return "" if data is None else str(data)
+
+
+def leaderboard_csv(rows: list[dict[str, Any]]) -> StreamingHttpResponse:
+    """The leaderboard's rows (BoardRow.as_dict), one line each, in the board's order."""
+    header = [name for name in rows[0] if name != "alerts"] if rows else ["slug"]
+    return _response("leaderboard", header, ([row[n] for n in header] for row in rows))

@@ -1,4 +1,4 @@
-"""Who may read and who may write (DESIGN.md §9)."""
+"""Who may read and who may write (docs/design.md §9)."""
 
 from django.conf import settings
 from rest_framework.permissions import SAFE_METHODS, BasePermission

@@ -1,5 +1,6 @@
 """Number formatting for the dashboard: ms, tok/s, dollars, percentages, query strings."""
 
+import math
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -58,12 +59,16 @@ def usd(value: float | None) -> str:
 
 @register.filter
 def usd_small(value: float | None) -> str:
-    """The cost of one request, three significant figures: $0.0312 · $0.000420."""
+    """The cost of one request as money, three significant figures and never in exponent
+    notation: $1.24 · $0.0312 · $0.000256."""
     if value is None:
         return DASH
     if value == 0:
         return "$0"
-    return f"${value:.3g}" if value >= 0.001 else f"${value:.2e}"
+    if value >= 1:
+        return f"${value:,.2f}"
+    decimals = min(10, 2 - math.floor(math.log10(value)))
+    return f"${value:.{decimals}f}"
 
 
 @register.filter

@@ -6,11 +6,10 @@ endpoints, workload and vantage joined), so nothing here may touch another relat
 words are built from the alert's own fields and those two.
 """
 
-from html import escape
 from typing import Any
+from urllib.parse import urlencode
 
 from django.urls import reverse
-from django.utils.safestring import SafeString, mark_safe
 
 from alerts.models import Alert, Kind, Metric, Status
 from alerts.wording import METRIC_WORDS, UNITS, WORSE, percent, quantity, when
@@ -73,22 +72,24 @@ def detail_url(alert: Alert) -> str:
     return reverse("alerts:detail", args=[alert.id])
 
 
-def alert_cell_html(alerts: list[Alert], endpoint_slug: str) -> SafeString:
-    """The leaderboard's alerts <td>: the most severe badges (the selector sorts them), then
-    '+N' linking to all of the endpoint's active alerts."""
-    badges = [
-        f'<a class="{badge_class(a)}" href="{detail_url(a)}" data-alert="{a.id}" '
-        f'title="{escape(badge_title(a))}">{escape(badge_text(a))}</a>'
-        for a in alerts[:MAX_BADGES]
-    ]
-    if len(alerts) > MAX_BADGES:
-        more = f"{reverse('alerts:list')}?endpoint={escape(endpoint_slug)}"
-        badges.append(
-            f'<a class="alert-more" href="{more}" title="All active alerts of this endpoint">'
-            f"+{len(alerts) - MAX_BADGES}</a>"
-        )
-    # Every interpolated text went through escape(); ids and reversed URLs are ours.
-    return mark_safe(f'<td class="alerts">{"".join(badges)}</td>')  # noqa: S308
+def alert_badges(alerts: list[Alert], endpoint_slug: str) -> dict[str, Any]:
+    """The leaderboard's alerts cell (templates/benchmarks/_alert_cell.html): the most severe
+    badges (the selector sorts them), then how many more, linking to all of them."""
+    more = len(alerts) - MAX_BADGES
+    return {
+        "badges": [
+            {
+                "id": a.id,
+                "css": badge_class(a),
+                "url": detail_url(a),
+                "title": badge_title(a),
+                "text": badge_text(a),
+            }
+            for a in alerts[:MAX_BADGES]
+        ],
+        "more": more if more > 0 else 0,
+        "more_url": f"{reverse('alerts:list')}?{urlencode({'endpoint': endpoint_slug})}",
+    }
 
 
 def banner_items(alerts: list[Alert], endpoint_label: str) -> list[dict[str, Any]]:

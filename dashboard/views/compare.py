@@ -7,7 +7,7 @@ from benchmarks.selectors import agent_loop
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.history import endpoint_history
 from benchmarks.selectors.leaderboard import leaderboard
-from providers.models import Endpoint
+from providers.models import Endpoint, model_family
 
 from ..caching import revalidated
 from ..forms import COMPARE_MAX, COMPARE_MIN, FilterForm, parse_compare
@@ -26,9 +26,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         "form": FilterForm(filters, fields=FIELDS),
         "chosen": chosen,
         "keep_e": [ep.slug for ep in chosen],
-        "all_endpoints": Endpoint.objects.select_related("provider").order_by(
-            "provider__name", "model"
-        ),
+        "all_endpoints": picker_groups(),
         "min": COMPARE_MIN,
         "max": COMPARE_MAX,
         "ready": len(chosen) >= COMPARE_MIN,
@@ -38,6 +36,9 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         ids = [ep.id for ep in chosen]
         rows = {row.slug: row for row in leaderboard(filters, endpoint_ids=ids)}
         ordered = [rows[slug] for slug in slugs if slug in rows]
+        # A chosen endpoint without a row is explained, not silently left out.
+        missing = [ep for ep in chosen if ep.slug not in rows or not rows[ep.slug].has_data]
+        ordered = [row for row in ordered if row.has_data]
         histories = [
             endpoint_history(
                 ep,
@@ -49,6 +50,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         ]
         context.update(
             rows=ordered,
+            missing=missing,
             histories=histories,
             projections=agent_loop.project(
                 ordered,
@@ -66,3 +68,14 @@ def compare_page(request: HttpRequest) -> HttpResponse:
             },
         )
     return render(request, "benchmarks/compare.html", context)
+
+
+def picker_groups() -> list[tuple[str, list[Endpoint]]]:
+    """Every endpoint, grouped by model family (the most widely served first), then by provider:
+    the comparison people come for is one model at several providers."""
+    groups: dict[str, list[Endpoint]] = {}
+    for endpoint in Endpoint.objects.select_related("provider").order_by("provider__name", "model"):
+        groups.setdefault(model_family(endpoint.display_name or endpoint.model), []).append(
+            endpoint
+        )
+    return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0].lower()))

@@ -1,7 +1,9 @@
-"""Leaderboard page ("/"): one row per endpoint, sortable, ties marked, filters in GET."""
+"""Leaderboard page ("/"): one row per endpoint, sortable, ties marked, filters in GET; by
+model (filter or groups), a TTFT × decode scatter, and the providers not measured yet."""
 
 from urllib.parse import urlencode
 
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -10,19 +12,21 @@ from benchmarks.buckets import BUCKETS
 from benchmarks.selectors.filters import DEFAULT_SORT, SORT_KEYS, BoardFilters
 from benchmarks.selectors.leaderboard import leaderboard
 from benchmarks.selectors.rows import BoardRow
+from providers.models import Provider
 
 from ..caching import revalidated
 from ..forms import FilterForm
 from .access import dashboard_view
-from .alert_badges import alert_cell_html
-from .board_cells import row_cells_html
+from .alert_badges import alert_badges
+from .board_cells import cells
+from .board_models import group_by_model, model_choices, only_model, parse_model_params
 from .empty import empty_state
 
 
-def sort_links(filters: BoardFilters) -> tuple[dict[str, str], dict[str, str]]:
+def sort_links(filters: BoardFilters, extra: dict[str, str]) -> tuple[dict, dict]:
     """For each sortable column: the URL that sorts by it (best first, then reversed) and the
     current direction arrow."""
-    params = filters.as_query()
+    params = {**filters.as_query(), **extra}
     urls, arrows = {}, {}
     for key, lower_is_better in SORT_KEYS.items():
         active = filters.sort_key == key
@@ -35,19 +39,31 @@ def sort_links(filters: BoardFilters) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def chart_rows(rows: list[BoardRow]) -> list[dict]:
-    """Medians with their p25–p75 for the side-by-side TTFT and decode charts."""
+    """Medians with their p25–p75 for the TTFT and decode charts and the scatter."""
     return [
         {
             "slug": row.slug,
             "label": row.label,
             "provider": row.provider,
+            "model": row.model_family,
             "simulated": row.simulated,
             "ttft": [row.ttft_p25_ms, row.ttft_p50_ms, row.ttft_p75_ms],
             "decode": [row.decode_tps_p25, row.decode_tps_p50, row.decode_tps_p75],
+            "blended": row.blended_price_per_mtok,
         }
         for row in rows
         if row.has_data
     ]
+
+
+def not_measured() -> list[Provider]:
+    """Real providers switched off (their key variable is unset, or off in the admin)."""
+    return list(
+        Provider.objects.filter(enabled=False, simulated=False)
+        .annotate(endpoint_count=Count("endpoints"))
+        .filter(endpoint_count__gt=0)
+        .order_by("name")
+    )
 
 
 def _endpoint_query(filters: BoardFilters) -> str:
@@ -59,40 +75,41 @@ def _endpoint_query(filters: BoardFilters) -> str:
 @revalidated
 def leaderboard_page(request: HttpRequest) -> HttpResponse:
     filters = BoardFilters.from_query(request.GET)
-    rows = leaderboard(filters)
-    urls, arrows = sort_links(filters)
-    endpoint_query = _endpoint_query(filters)
+    every_row = leaderboard(filters)
+    model, group = parse_model_params(request.GET, every_row)
+    rows = only_model(every_row, model)
+    extra = {k: v for k, v in (("model", model), ("group", group)) if v}
+    urls, arrows = sort_links(filters, extra)
     has_data = any(row.has_data for row in rows)
     # Every row's active alerts in one query, whatever the number of endpoints.
     alerts = open_alerts_by_endpoint(row.endpoint_id for row in rows)
+    entries = {
+        row.slug: (row, cells(row), alert_badges(alerts.get(row.endpoint_id, []), row.slug))
+        for row in rows
+    }
+    groups = group_by_model(rows) if group == "model" else [("", rows)]
     return render(
         request,
         "benchmarks/leaderboard.html",
         {
             "filters": filters,
-            "form": FilterForm(filters),
+            "form": FilterForm(filters, models=model_choices(every_row), model=model, group=group),
             "rows": rows,
-            # Each row's cells as markup built in Python (see board_cells, alert_badges).
-            "table": [
-                (
-                    row,
-                    row_cells_html(row, endpoint_query),
-                    alert_cell_html(alerts.get(row.endpoint_id, []), row.slug),
-                )
-                for row in rows
-            ],
+            "groups": [(name, [entries[row.slug] for row in members]) for name, members in groups],
             "alert_count": sum(len(found) for found in alerts.values()),
             "chart_rows": chart_rows(rows),
             "sort_urls": urls,
             "sort_arrows": arrows,
             "empty": empty_state(has_data=has_data),
-            "params": filters.as_query(),
+            "params": {**filters.as_query(), **extra},
+            "csv_query": urlencode({**filters.as_query(), **({"model": model} if model else {})}),
             # Links to endpoint pages keep the window, workload and vantage (not the sort).
-            "endpoint_query": endpoint_query,
+            "endpoint_query": _endpoint_query(filters),
             "sort_keep": {"sort": filters.sort} if filters.sort != DEFAULT_SORT else {},
             "tod_label": BUCKETS.get(filters.tod_bucket),
             "long_context": next(
                 (r.prefill_context_tokens for r in rows if r.prefill_context_tokens), None
             ),
+            "not_measured": not_measured(),
         },
     )

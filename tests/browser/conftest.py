@@ -10,7 +10,8 @@ import pytest
 # plain synchronous code, so Django's async-safety guard does not apply to them.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
-CHROMIUM = "/usr/bin/chromium"
+# The same variable as bin/test-preflight, which checks it before any test runs.
+CHROMIUM = os.environ.get("TOKSPEED_CHROMIUM", "/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
 

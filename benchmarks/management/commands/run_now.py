@@ -5,6 +5,9 @@ from __future__ import annotations
 import time
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import Count
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from benchmarks.dispatch import queue_run_now
 from benchmarks.models import Run, RunStatus, Vantage, Workload
@@ -36,7 +39,8 @@ def describe(run: Run) -> str:
 class Command(BaseCommand):
     help = (
         "Queue a run at once (slot = now) on the vantage's queue. Without --endpoint: every "
-        "enabled endpoint. With --wait: wait for the runs to end and print their summaries."
+        "enabled endpoint. With --wait: show progress, print the summaries, and exit 1 when a "
+        "run failed, was skipped or had errors."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -71,22 +75,60 @@ class Command(BaseCommand):
             self._wait([run.id for run in runs], timeout=options["timeout"])
 
     def _wait(self, run_ids: list[int], *, timeout: float) -> None:
+        """Show samples done / expected per run while waiting; fail when a run did not go well."""
         deadline = time.monotonic() + timeout
+        runs = {
+            run.id: run
+            for run in Run.objects.select_related("endpoint__provider").filter(id__in=run_ids)
+        }
         pending = set(run_ids)
-        while pending:
-            ended = Run.objects.filter(id__in=pending, status__in=Run.ENDED).select_related(
-                "endpoint__provider", "workload", "vantage"
-            )
-            for run in ended:
-                self.stdout.write(describe(run))
-                pending.discard(run.id)
-            if pending and time.monotonic() > deadline:
-                raise CommandError(
-                    f"{len(pending)} run(s) still not finished after {timeout:g} s "
-                    f"(is a worker consuming the queue?): {sorted(pending)}"
+        ended: list[Run] = []
+        progress = Progress(
+            TextColumn("run {task.fields[run_id]} {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("samples"),
+            TimeElapsedColumn(),
+            console=Console(file=self.stdout, highlight=False),
+        )
+        with progress:
+            tasks = {
+                run_id: progress.add_task(
+                    str(runs[run_id].endpoint),
+                    total=runs[run_id].expected_samples,
+                    run_id=run_id,
                 )
-            if pending:
-                time.sleep(0.5)
+                for run_id in run_ids
+            }
+            while pending:
+                done = dict(
+                    Run.objects.filter(id__in=pending)
+                    .annotate(done=Count("samples"))
+                    .values_list("id", "done")
+                )
+                for run_id, count in done.items():
+                    progress.update(tasks[run_id], completed=count)
+                for run in Run.objects.filter(id__in=pending, status__in=Run.ENDED).select_related(
+                    "endpoint__provider", "workload", "vantage"
+                ):
+                    progress.update(tasks[run.id], completed=run.ok_count + run.error_count)
+                    ended.append(run)
+                    pending.discard(run.id)
+                if pending and time.monotonic() > deadline:
+                    raise CommandError(
+                        f"{len(pending)} run(s) still not finished after {timeout:g} s "
+                        f"(is a worker consuming the queue?): {sorted(pending)}"
+                    )
+                if pending:
+                    time.sleep(0.5)
+        for run in ended:
+            self.stdout.write(describe(run))
+        bad = [run for run in ended if run.status != RunStatus.DONE or run.error_count]
+        if bad:
+            raise CommandError(
+                f"{len(bad)} of {len(ended)} run(s) failed, were skipped or had errors: "
+                + ", ".join(f"run {run.id} {run.status}" for run in bad)
+            )
 
     def _workload(self, slug: str) -> Workload:
         try:

@@ -1,8 +1,8 @@
 """manage.py speedtest ENDPOINT | --base-url URL --protocol P --model M [--api-key-env VAR]
 
-Streams the standard prompt (DESIGN.md §3) --repeat rounds of --concurrency requests at once and
+Streams the standard prompt (docs/design.md §3) --repeat rounds of --concurrency requests at once,
 prints one row per request plus the medians, or with --json one object
-{"samples": [...], "summary": {...}} keyed by the field names of DESIGN.md §4.
+{"samples": [...], "summary": {...}} keyed by the field names of docs/design.md §4.
 """
 
 from __future__ import annotations
@@ -120,7 +120,14 @@ class Command(BaseCommand):
             quiet=as_json,
             concurrency=options["concurrency"],
         )
-        samples = asyncio.run(self._measure(config, options, report))
+        samples, rounds = asyncio.run(self._measure(config, options, report))
+        if not as_json and not any(m.ok for m in samples) and rounds == 1:
+            # Nothing came back at all (a dead host, a wrong key): one line, no empty table.
+            first = samples[0]
+            raise CommandError(
+                f"all {len(samples)} requests failed; first: "
+                f"{first.error_category}: {first.error_message}"
+            )
         summary = summarize(samples, concurrency=options["concurrency"])
         summary.update(
             endpoint=label,
@@ -128,7 +135,8 @@ class Command(BaseCommand):
             model=config.model,
             simulated=report.simulated,
             concurrency=options["concurrency"],
-            repeat=options["repeat"],
+            repeat=rounds,
+            repeat_requested=options["repeat"],
             max_tokens=options["max_tokens"],
             context_tokens=options["context_tokens"],
         )
@@ -146,7 +154,8 @@ class Command(BaseCommand):
 
     async def _measure(
         self, config: EndpointConfig, options: dict[str, Any], report: _Report
-    ) -> list[Measurement]:
+    ) -> tuple[list[Measurement], int]:
+        """The samples, and how many rounds ran (fewer than asked when one failed entirely)."""
         concurrency, repeat = options["concurrency"], options["repeat"]
         limits = Limits.from_settings()
         samples: list[Measurement] = []
@@ -171,10 +180,15 @@ class Command(BaseCommand):
                         on_done=lambda _i, _m: report.progress.advance(task),
                     )
                     samples.extend(burst.samples)
+                    failed = not any(m.ok for m in burst.samples)
+                    if failed and number == 0:
+                        return samples, 1  # handle() says it in one line
                     report.round_done(number, burst.samples, config, options)
-                    if not any(m.ok for m in burst.samples):
-                        break  # a wrong key or a dead host will not fix itself next round
-        return samples
+                    if failed:
+                        # A wrong key or a dead host will not fix itself next round.
+                        report.stopped(number + 1, repeat)
+                        return samples, number + 1
+        return samples, repeat
 
     def _target(self, options: dict[str, Any]) -> tuple[EndpointConfig, str, bool]:
         adhoc = [options[name] for name in ("base_url", "protocol", "model")]
@@ -265,7 +279,10 @@ class _Report:
         out = self.progress.console
         if not self._header_done:
             self._header_done = True
-            mark = " (simulated)" if self.simulated else ""
+            # A simulated provider's name often says so already ("Simulated Anthropic").
+            mark = (
+                " (simulated)" if self.simulated and "simulated" not in self.label.lower() else ""
+            )
             out.print(
                 f"speedtest · {self.label}{mark} · {config.protocol} · concurrency "
                 f"{self.concurrency} × {options['repeat']} rounds · max tokens "
@@ -275,6 +292,12 @@ class _Report:
         first = number * self.concurrency + 1
         for offset, m in enumerate(samples):
             out.print(_row(str(first + offset), m))
+
+    def stopped(self, rounds: int, requested: int) -> None:
+        if not self.quiet:
+            self.progress.console.print(
+                f"stopped after round {rounds} of {requested}: every request in it failed"
+            )
 
     def summary(self, summary: dict[str, Any]) -> None:
         medians = (

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
@@ -15,7 +17,7 @@ from benchmarks.finish import CENTRAL_QUEUE
 from benchmarks.models import Vantage, Workload
 from benchmarks.selectors.scope import resolve_vantage
 from providers.models import Endpoint
-from tokspeed.launcher import Launcher
+from tokspeed.launcher import SIMULATOR_PORT, Launcher
 
 FIRST_ROUND_WORKLOAD = "base"
 
@@ -41,6 +43,12 @@ class Command(BaseCommand):
             "--workers", type=int, default=4, help="Worker processes (runs at once), default 4."
         )
         parser.add_argument(
+            "--simulator-port",
+            type=int,
+            default=int(os.environ.get("TOKSPEED_SIMULATOR_PORT", SIMULATOR_PORT)),
+            help=f"Simulator port (default {SIMULATOR_PORT} or the next free one; 0: any).",
+        )
+        parser.add_argument(
             "--no-first-round", action="store_true", help="Do not queue a round at start."
         )
 
@@ -54,6 +62,8 @@ class Command(BaseCommand):
             port=options["port"],
             workers=options["workers"],
             first_round=not options["no_first_round"],
+            simulator_port=options["simulator_port"],
+            mail_dir=Path(settings.VAR_DIR) / "mail",
             out=sys.stdout,
         )
         code = launcher.run(prepare=self.prepare, queue_first_round=self.queue_first_round)

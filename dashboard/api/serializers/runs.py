@@ -1,4 +1,4 @@
-"""Runs (with their summary), samples (every DESIGN.md §4 field plus e2e_ms) and run triggers."""
+"""Runs (with summaries), samples (every docs/design.md §4 field plus e2e_ms) and run triggers."""
 
 from django.conf import settings
 from rest_framework import serializers
@@ -40,7 +40,7 @@ RUN_FIELDS = [
     "throughput_tps",
 ]
 
-# Every DESIGN.md §4 field the measurement stores, with e2e_ms (= total_ms) beside total_ms.
+# Every docs/design.md §4 field the measurement stores, with e2e_ms (= total_ms) beside total_ms.
 _AFTER_TOTAL = MEASURED_FIELDS.index("total_ms") + 1
 SAMPLE_FIELDS = [
     "id",

@@ -4,6 +4,7 @@ from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -14,8 +15,10 @@ from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.leaderboard import leaderboard
 
 from ...views.alert_badges import api_alerts
+from ...views.board_models import only_model, parse_model_params
+from ..export import CSVRenderer, leaderboard_csv
 from ..params import StrictQueryMixin, float_param, int_param
-from .docs import AGENT_LOOP_PARAMETERS, BOARD_PARAMETERS
+from .docs import AGENT_LOOP_PARAMETERS, BOARD_PARAMETERS, MODEL_PARAMETER
 
 BOARD_PARAMS = tuple(p.name for p in BOARD_PARAMETERS)
 AGENT_PARAMS = tuple(p.name for p in AGENT_LOOP_PARAMETERS)
@@ -25,11 +28,23 @@ def filters_out(filters: BoardFilters) -> dict[str, Any]:
     return {**filters.as_dict(), "window": filters.window}
 
 
+def board_rows(request: Request) -> tuple[BoardFilters, list[dict[str, Any]]]:
+    """The leaderboard's rows for the query (filters, and optionally one model), as dicts."""
+    filters = BoardFilters.from_query(request.query_params)
+    rows = leaderboard(filters)
+    model, _ = parse_model_params(request.query_params, rows)
+    rows = only_model(rows, model)
+    alerts = open_alerts_by_endpoint(row.endpoint_id for row in rows)  # one query
+    return filters, [
+        {**row.as_dict(), "alerts": api_alerts(alerts.get(row.endpoint_id, []))} for row in rows
+    ]
+
+
 class LeaderboardView(StrictQueryMixin, APIView):
-    query_params_allowed = BOARD_PARAMS
+    query_params_allowed = (*BOARD_PARAMS, "model")
 
     @extend_schema(
-        parameters=BOARD_PARAMETERS,
+        parameters=[*BOARD_PARAMETERS, MODEL_PARAMETER],
         responses={200: OpenApiResponse(OpenApiTypes.OBJECT)},
         summary="Leaderboard",
         description="One row per endpoint from run summaries in the window: TTFT, decode "
@@ -39,16 +54,29 @@ class LeaderboardView(StrictQueryMixin, APIView):
         "above are marked `tie` and share its rank. `alerts` lists the endpoint's active "
         "(open or acknowledged) alerts, most severe first: id, kind, metric, severity, status, "
         "shift (worse-oriented fraction), workload, vantage, since; details at "
-        "/api/v1/alerts/{id}/. The same selector feeds the dashboard.",
+        "/api/v1/alerts/{id}/. `blended_price_per_mtok` weighs input 3 : output 1; "
+        "`model_family` groups the same model across providers (filter with `model`). The same "
+        "selector feeds the dashboard; /api/v1/export/leaderboard.csv gives these rows as CSV.",
     )
     def get(self, request: Request) -> Response:
-        filters = BoardFilters.from_query(request.query_params)
-        rows = leaderboard(filters)
-        alerts = open_alerts_by_endpoint(row.endpoint_id for row in rows)  # one query
-        out = [
-            {**row.as_dict(), "alerts": api_alerts(alerts.get(row.endpoint_id, []))} for row in rows
-        ]
-        return Response({"filters": filters_out(filters), "rows": out})
+        filters, rows = board_rows(request)
+        return Response({"filters": filters_out(filters), "rows": rows})
+
+
+class LeaderboardCsvView(StrictQueryMixin, APIView):
+    query_params_allowed = (*BOARD_PARAMS, "model")
+    renderer_classes = [JSONRenderer, CSVRenderer]
+
+    @extend_schema(
+        parameters=[*BOARD_PARAMETERS, MODEL_PARAMETER],
+        responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.STR)},
+        summary="Leaderboard as CSV",
+        description="The leaderboard's rows (same filters and columns as /api/v1/leaderboard/, "
+        "without the alerts list), one line per endpoint in the board's order.",
+    )
+    def get(self, request: Request):
+        _, rows = board_rows(request)
+        return leaderboard_csv(rows)
 
 
 class AgentLoopView(StrictQueryMixin, APIView):

@@ -53,6 +53,13 @@ BOARD_PARAMETERS = [
     ),
 ]
 
+MODEL_PARAMETER = OpenApiParameter(
+    "model",
+    str,
+    description='Model family, as in `model_family` (e.g. "Llama 3.3 70B"): only the '
+    "endpoints serving that model, at every provider.",
+)
+
 AGENT_LOOP_PARAMETERS = [
     OpenApiParameter(
         "calls", int, description=f"Serial calls (default {DEFAULT_CALLS}; 1–{MAX_CALLS})."

@@ -8,6 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from benchmarks.connection_check import check_connection
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.history import endpoint_history
 from providers.models import Endpoint, Provider
@@ -66,3 +67,23 @@ class EndpointViewSet(ModelViewSet):
                 window_hours=filters.window_hours,
             )
         )
+
+    @extend_schema(
+        request=None,
+        responses={200: OpenApiResponse(OpenApiTypes.OBJECT)},
+        summary="Test an endpoint's connection",
+        description="One short request (the standard prompt, at most 32 output tokens) through "
+        "the endpoint's real adapter, now: `ok`, a one-sentence `summary`, `ttft_ms`, "
+        "`output_tokens` and `decode_tps`, or `http_status`, `error_category` (e.g. "
+        "`unreachable`, `auth`, `not_found`) and the redacted `error_message`. Nothing is stored. "
+        "Staff only (it spends a few tokens). A failed check is still a 200: the check ran.",
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="test",
+        filterset_class=None,
+        pagination_class=None,
+    )
+    def test_connection(self, request: Request, slug: str) -> Response:
+        return Response(check_connection(self.get_object()).as_dict())

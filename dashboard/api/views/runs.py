@@ -91,7 +91,7 @@ class RunViewSet(
     @extend_schema(
         responses={200: SampleSerializer(many=True)},
         summary="A run's samples",
-        description="Every streamed request of the run, in order: the timings of DESIGN.md §4 "
+        description="Every streamed request of the run, in order: the timings of docs/design.md §4 "
         "in ms from t0, token counts and their source, chunk statistics, the error category.",
         parameters=[],
     )

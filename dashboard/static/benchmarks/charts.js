@@ -24,6 +24,12 @@
     const s = v / 1000;
     return (Math.abs(s) < 10 ? s.toFixed(2) : Math.abs(s) < 100 ? s.toFixed(1) : Math.round(s)) + " s";
   }
+  // Axis ticks in ms: enough decimals that neighbouring ticks never read the same (a run that
+  // failed at connect spans a millisecond or two).
+  function msTick(v) {
+    if (Math.abs(v) >= 10 || v === 0) return ms(v);
+    return (Math.abs(v) < 1 ? +v.toFixed(2) : +v.toFixed(1)) + " ms";
+  }
   function tps(v) {
     if (v === null || v === undefined) return "—";
     return Math.abs(v) < 99.95 ? v.toFixed(1) : Math.round(v).toLocaleString("en-US");
@@ -195,19 +201,38 @@
   }
 
   // A linear time axis (no date adapter needed): values are epoch milliseconds, labels in UTC.
-  // Ticks fall on round UTC times (multiples of 6 h, 12 h, a day or a week since the epoch).
+  // The step comes from a ladder so that one run and a year both get about 4–10 ticks on round
+  // UTC times (never thousands: Chart.js warns and stalls); a lone run gets a day around it.
   const HOUR = 3600 * 1000;
+  const DAY = 24 * HOUR;
+  const TIME_STEPS = [HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 2 * DAY, 7 * DAY, 14 * DAY, 28 * DAY, 91 * DAY];
   function timeAxis(xs) {
     const finite = (xs || []).filter((x) => Number.isFinite(x));
-    const span = finite.length ? Math.max(...finite) - Math.min(...finite) : 0;
-    const step = span <= 36 * HOUR ? 6 * HOUR : span <= 4 * 24 * HOUR ? 12 * HOUR
-      : span <= 16 * 24 * HOUR ? 24 * HOUR : 7 * 24 * HOUR;
-    const label = (v) => (step >= 24 * HOUR ? when(v).slice(0, 5) : when(v));
+    let lo = finite.length ? Math.min(...finite) : Date.now() - DAY;
+    let hi = finite.length ? Math.max(...finite) : Date.now();
+    if (hi - lo < 2 * HOUR) { lo -= 12 * HOUR; hi += 12 * HOUR; }
+    const span = hi - lo;
+    const last = TIME_STEPS[TIME_STEPS.length - 1];
+    const step = TIME_STEPS.find((s) => span / s <= 10) || last * Math.ceil(span / (10 * last));
+    const label = (v) => (step >= DAY ? when(v).slice(0, 5) : when(v));
     return {
       type: "linear",
-      ticks: { stepSize: step, autoSkip: true, maxRotation: 0, callback: label },
+      min: lo,
+      max: hi,
+      ticks: { stepSize: step, maxTicksLimit: 12, autoSkip: true, maxRotation: 0, callback: label },
       grid: { color: COLORS.grid },
     };
+  }
+
+  // Bar-chart category labels: the endpoint's name and its provider on two lines, shortened
+  // (with "…") only as far as the chart's width needs; the tooltip always has them in full.
+  function ellipsize(text, max) {
+    return text.length <= max ? text : text.slice(0, Math.max(1, max - 1)) + "…";
+  }
+  function nameLines(item, width) {
+    const max = width < 420 ? 16 : width < 700 ? 26 : 44;
+    const mark = item.simulated && !/simulated/i.test(item.label) ? " (sim)" : "";
+    return [ellipsize(item.label + mark, max), ellipsize(item.provider || "", max)].filter(Boolean);
   }
 
   // Log axis for "requests in flight": label only round numbers.
@@ -233,5 +258,5 @@
     return `${item.label}${mark}${provider}`;
   }
 
-  window.TS = { endpointName, COLORS, SERIES, data, ms, tps, tick, seconds, shortSeconds, secondsTick, usd, when, alpha, setup, timeAxis, concurrencyAxis, make };
+  window.TS = { msTick, endpointName, nameLines, ellipsize, COLORS, SERIES, data, ms, tps, tick, seconds, shortSeconds, secondsTick, usd, when, alpha, setup, timeAxis, concurrencyAxis, make };
 })();

@@ -17,12 +17,19 @@
         plugins: {
           legend: { display: false },
           whiskers: { ranges: [rows.map((r) => [r[metric][0], r[metric][2]])] },
-          tooltip: { callbacks: { label: (c) => {
-            const r = rows[c.dataIndex][metric];
-            return `${format(r[1])} (p25–p75 ${format(r[0])}–${format(r[2])})`;
-          } } },
+          tooltip: { callbacks: {
+            title: (items) => T.endpointName(rows[items[0].dataIndex]),
+            label: (c) => {
+              const r = rows[c.dataIndex][metric];
+              return `${format(r[1])} (p25–p75 ${format(r[0])}–${format(r[2])})`;
+            },
+          } },
         },
-        scales: { x: { beginAtZero: true, ticks: { callback: (v) => format(v) } } },
+        scales: {
+          x: { beginAtZero: true, ticks: { callback: (v) => format(v) } },
+          // Name and provider on two lines, shortened only as far as the width needs.
+          y: { ticks: { autoSkip: false, callback(value, index) { return T.nameLines(rows[index], this.chart.width); } } },
+        },
       },
     });
   }
@@ -32,6 +39,48 @@
     if (!rows.length) return;
     boardBars("chart-board-ttft", rows, "ttft", C.ttft, T.ms);
     boardBars("chart-board-decode", rows, "decode", C.decode, T.tick);
+    boardScatter("chart-board-scatter", rows);
+  }
+
+  // TTFT (x, log) × decode speed (y): top left is best. Blended price (3:1) sets each point's
+  // colour (light = cheap, dark = dear) and size; endpoints without a price are grey rings.
+  function boardScatter(canvasId, rows) {
+    const points = rows.filter((r) => r.ttft[1] !== null && r.decode[1] !== null);
+    const prices = points.map((r) => r.blended).filter((p) => p !== null && p > 0);
+    const lo = Math.log(Math.min(...prices, 1)), hi = Math.log(Math.max(...prices, 1));
+    const share = (p) => (hi > lo ? (Math.log(p) - lo) / (hi - lo) : 0.5);
+    const priced = (r) => r.blended !== null && r.blended > 0;
+    return T.make(canvasId, {
+      type: "scatter",
+      data: { datasets: [{
+        data: points.map((r) => ({ x: r.ttft[1], y: r.decode[1] })),
+        pointRadius: points.map((r) => (priced(r) ? 5 + 9 * share(r.blended) : 5)),
+        pointHoverRadius: points.map((r) => (priced(r) ? 7 + 9 * share(r.blended) : 7)),
+        backgroundColor: points.map((r) => (priced(r) ? `rgba(95, 61, 196, ${0.2 + 0.7 * share(r.blended)})` : "transparent")),
+        borderColor: points.map((r) => (priced(r) ? "#5f3dc4" : C.muted)),
+        borderWidth: 1.5,
+      }] },
+      options: {
+        plugins: {
+          legend: { display: false },
+          tooltip: { callbacks: {
+            title: (items) => T.endpointName(points[items[0].dataIndex]),
+            label: (c) => {
+              const r = points[c.dataIndex];
+              return `TTFT ${T.ms(r.ttft[1])} · ${T.tps(r.decode[1])} tok/s · blended ${T.usd(r.blended)} per 1M`;
+            },
+          } },
+        },
+        scales: {
+          // Padding on both sides so the fastest and slowest points are not cut by the frame.
+          x: { type: "logarithmic", min: Math.min(...points.map((r) => r.ttft[1])) / 1.3,
+               max: Math.max(...points.map((r) => r.ttft[1])) * 1.3, title: { display: true, text: "TTFT p50 (ms, log) — lower is better" },
+               ticks: { callback: (v) => ([50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000].includes(v) ? T.ms(v) : "") } },
+          y: { beginAtZero: true, suggestedMax: Math.max(...points.map((r) => r.decode[1])) * 1.1,
+               title: { display: true, text: "Decode tok/s p50 — higher is better" } },
+        },
+      },
+    });
   }
 
   // A per-run median line with an optional band (p10–p90 of the run's requests).
@@ -181,7 +230,7 @@
       },
       options: {
         indexAxis: "y",
-        scales: { x: { beginAtZero: true, title: { display: true, text: "ms since the request was sent" }, ticks: { callback: (v) => T.ms(v) } }, y: { stacked: true } },
+        scales: { x: { beginAtZero: true, title: { display: true, text: "ms since the request was sent" }, ticks: { callback: (v) => T.msTick(v) } }, y: { stacked: true, ticks: { autoSkip: false } } },
         plugins: { tooltip: { callbacks: { label: (c) => {
           const v = c.raw; return v ? `${c.dataset.label}: ${T.ms(v[0])} → ${T.ms(v[1])} (${T.ms(v[1] - v[0])})` : "";
         } } } },
@@ -222,20 +271,27 @@
         ctx.save();
         ctx.font = "11px system-ui, sans-serif";
         ctx.fillStyle = "#344054";
-        // Label each dot to its right, or its left if that collides; skip it if both do
+        // Label each dot to its right, left, above or below, the first spot that stays on the
+        // canvas and clears every dot and every label already placed; skip it if none does
         // (the tooltip and the table below still name it).
-        const placed = [];
-        const free = (r) => !placed.some((q) => r.x < q.x + q.w && q.x < r.x + r.w && r.y < q.y + q.h && q.y < r.y + r.h);
+        const dots = [1, 2].flatMap((index) => chart.getDatasetMeta(index).data.map((pt) => ({ x: pt.x - 6, y: pt.y - 6, w: 12, h: 12 })));
+        const placed = [...dots];
+        const inside = (r) => r.x >= 2 && r.x + r.w <= chart.width - 2 && r.y >= 2 && r.y + r.h <= chart.chartArea.bottom;
+        const free = (r) => inside(r) && !placed.some((q) => r.x < q.x + q.w && q.x < r.x + r.w && r.y < q.y + q.h && q.y < r.y + r.h);
         [1, 2].forEach((index) => {
           chart.getDatasetMeta(index).data.forEach((pt, i) => {
-            const raw = chart.data.datasets[index].data[i];
-            const text = raw.label;
+            const text = chart.data.datasets[index].data[i].label;
             const w = ctx.measureText(text).width;
-            const spots = [{ x: pt.x + 8, y: pt.y - 8, w, h: 12 }, { x: pt.x - 8 - w, y: pt.y - 8, w, h: 12 }];
+            const spots = [
+              { x: pt.x + 9, y: pt.y - 7, w, h: 13 },
+              { x: pt.x - 9 - w, y: pt.y - 7, w, h: 13 },
+              { x: pt.x - w / 2, y: pt.y - 22, w, h: 13 },
+              { x: pt.x - w / 2, y: pt.y + 9, w, h: 13 },
+            ];
             const spot = spots.find(free);
             if (!spot) return;
             placed.push(spot);
-            ctx.fillText(text, spot.x, pt.y + 4);
+            ctx.fillText(text, spot.x, spot.y + 10);
           });
         });
         ctx.restore();
@@ -330,7 +386,29 @@
     if (projections.length) agentBars("chart-agent-loop", projections, T.data("agent-thresholds"));
   }
 
+  // Compare picker: typing narrows the groups to labels containing every word typed.
+  function pickerSearch() {
+    const input = document.getElementById("picker-search");
+    if (!input) return;
+    input.addEventListener("input", () => {
+      const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+      let shown = 0;
+      document.querySelectorAll("#picker .picker-group").forEach((group) => {
+        let any = false;
+        group.querySelectorAll("label[data-search]").forEach((label) => {
+          const match = words.every((w) => label.dataset.search.includes(w)) || label.querySelector("input").checked;
+          label.hidden = !match;
+          any = any || match;
+        });
+        group.hidden = !any;
+        shown += any ? 1 : 0;
+      });
+      document.getElementById("picker-none").hidden = shown > 0;
+    });
+  }
+
   function compare() {
+    pickerSearch();
     const histories = T.data("compare-histories");
     if (!histories) return;
     const color = (i) => T.SERIES[i % T.SERIES.length];
