@@ -17,12 +17,16 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import kombu.pools
 from celery import current_app
 from django.db import connection
+from django.utils import timezone
+
+from providers.models import Endpoint, Provider
 
 REPO = Path(__file__).resolve().parents[1]
 READY_TIMEOUT_S = 60.0
@@ -210,3 +214,21 @@ def wait_for(predicate: Any, *, timeout: float, message: str, interval: float = 
         if time.monotonic() > deadline:
             raise AssertionError(message() if callable(message) else message)
         time.sleep(interval)
+
+
+def sim_endpoint(simulator, model: str) -> Endpoint:
+    """A simulated endpoint serving `model`, created a day ago (so no schedule finds it new)."""
+    provider, _ = Provider.objects.get_or_create(
+        slug="sim",
+        defaults={
+            "name": "Sim",
+            "protocol": "openai_chat",
+            "base_url": simulator.openai_base,
+            "simulated": True,
+        },
+    )
+    made = Endpoint.objects.create(
+        provider=provider, slug=f"e{Endpoint.objects.count()}", model=model
+    )
+    Endpoint.objects.filter(id=made.id).update(created_at=timezone.now() - timedelta(days=1))
+    return made

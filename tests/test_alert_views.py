@@ -246,7 +246,7 @@ def test_it_shows_alerts_and_their_emails_in_the_admin(client, admin_user, regre
 
 def test_it_says_when_alerts_become_possible_before_any_baseline(client, user, series) -> None:
     client.force_login(user)
-    # One day of runs (3 runs × 5 requests): the baseline needs 30 requests older than 24 h.
+    # One day of runs (3 a day): the baseline needs 12 runs older than the 72 h window.
     store_history(
         **series, slots=daily_slots(end=T0, days=1), decode=lambda s: 70.0, ttft=lambda s: 600.0
     )
@@ -254,9 +254,9 @@ def test_it_says_when_alerts_become_possible_before_any_baseline(client, user, s
         html = client.get(reverse("alerts:list")).content.decode()
     first_slot = min(daily_slots(end=T0, days=1))
     assert "No baseline yet" in html and "Nothing is regressing" not in html
-    # 1 day of recent window + 30 requests at 15 a day = 3 days from the first run.
-    expected = first_slot + timedelta(days=3)
-    assert "Baselines need 3 days of runs" in html
+    # 3 days of the longest recent window + 12 runs at 3 a day = 7 days from the first run.
+    expected = first_slot + timedelta(days=7)
+    assert "Baselines need 7 days of runs" in html
     assert f"first alerts possible from {expected.day} {expected:%b %Y}" in html
 
     # Two weeks later the series has its baseline: the page says nothing is regressing.

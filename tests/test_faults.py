@@ -21,31 +21,14 @@ from django.utils import timezone
 from benchmarks import dispatch
 from benchmarks.breaker import REFUSED_PREFIX
 from benchmarks.models import Pulse, Run, RunStatus, Schedule, Vantage, Workload
-from providers.models import Endpoint, Provider
+from providers.models import Endpoint
 from tests import fault_helpers
-from tests.celery_helpers import broker, start_worker, wait_for, workers
+from tests.celery_helpers import broker, sim_endpoint, start_worker, wait_for, workers
 from tests.fault_helpers import database_outage, kill_backends, redis_server
 
 pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 CENTRAL = "tokspeed"
-
-
-def make_endpoint(simulator, model: str) -> Endpoint:
-    provider, _ = Provider.objects.get_or_create(
-        slug="sim",
-        defaults={
-            "name": "Sim",
-            "protocol": "openai_chat",
-            "base_url": simulator.openai_base,
-            "simulated": True,
-        },
-    )
-    made = Endpoint.objects.create(
-        provider=provider, slug=f"e{Endpoint.objects.count()}", model=model
-    )
-    Endpoint.objects.filter(id=made.id).update(created_at=timezone.now() - timedelta(days=1))
-    return made
 
 
 def make_vantage() -> Vantage:
@@ -92,7 +75,7 @@ def test_it_finishes_runs_as_done_through_a_database_outage_mid_run_and_mid_fini
     # 4 rounds of ~1 s; the database goes away after the first sample for longer than the
     # rest of the run, so sample writes, heartbeats and the finish all meet the outage.
     work = Workload.objects.create(slug="f-db", name="f", concurrency=2, repetitions=4)
-    slow = make_endpoint(simulator, "sim-fast+tokens=40+tps=40+ttft=50")
+    slow = sim_endpoint(simulator, "sim-fast+tokens=40+tps=40+ttft=50")
     probes = make_vantage()
     with (
         redis_server() as own_redis,
@@ -122,7 +105,7 @@ def test_it_finishes_a_stranded_run_with_every_sample_as_done_not_failed(simulat
     # A worker died after storing every sample but before finishing (an outage beyond its
     # patience): the tick finishes the run from its samples instead of failing it.
     work = Workload.objects.create(slug="f-strand", name="f", concurrency=1, repetitions=2)
-    fast = make_endpoint(simulator, "sim-fast+tokens=20+ttft=20")
+    fast = sim_endpoint(simulator, "sim-fast+tokens=20+ttft=20")
     probes = make_vantage()
     with redis_server() as own_redis, broker(own_redis.url):
         with workers(
@@ -145,7 +128,7 @@ def test_it_finishes_a_stranded_run_with_every_sample_as_done_not_failed(simulat
 def test_it_republishes_runs_a_flushed_or_restarted_broker_lost(simulator) -> None:
     work = Workload.objects.create(slug="f-redis", name="f", concurrency=1, repetitions=2)
     models = [f"sim-fast+tokens=30+tps=60+ttft={30 + i}" for i in range(3)]
-    endpoints = [make_endpoint(simulator, model) for model in models]
+    endpoints = [sim_endpoint(simulator, model) for model in models]
     probes = make_vantage()
     make_schedule(probes, work, endpoints)
     with redis_server() as own_redis, broker(own_redis.url):
@@ -192,9 +175,9 @@ def test_it_republishes_runs_a_flushed_or_restarted_broker_lost(simulator) -> No
 
 def test_it_keeps_a_stalled_endpoint_from_starving_the_others(simulator, client) -> None:
     work = Workload.objects.create(slug="f-stall", name="f", concurrency=1, repetitions=1)
-    stalled = make_endpoint(simulator, "sim-fast+tokens=40+tps=200+fault=stall+stall_s=30")
+    stalled = sim_endpoint(simulator, "sim-fast+tokens=40+tps=200+fault=stall+stall_s=30")
     models = [f"sim-fast+tokens=30+tps=200+ttft={20 + i}" for i in range(3)]
-    healthy = [make_endpoint(simulator, model) for model in models]
+    healthy = [sim_endpoint(simulator, model) for model in models]
     probes = make_vantage()
     limits = {"TOKSPEED_IDLE_TIMEOUT_S": "3", "TOKSPEED_BREAKER_PROBE_TIMEOUT_S": "1"}
     with (
@@ -265,7 +248,7 @@ def test_it_rides_out_a_postgresql_server_restart(simulator) -> None:
     import subprocess
 
     work = Workload.objects.create(slug="f-pg", name="f", concurrency=1, repetitions=4)
-    slow = make_endpoint(simulator, "sim-fast+tokens=40+tps=40+ttft=50")
+    slow = sim_endpoint(simulator, "sim-fast+tokens=40+tps=40+ttft=50")
     probes = make_vantage()
     with (
         redis_server() as own_redis,

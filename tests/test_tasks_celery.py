@@ -22,11 +22,12 @@ from django.utils import timezone
 
 from benchmarks import dispatch
 from benchmarks.models import Run, RunStatus, Schedule, Vantage, Workload
-from providers.models import Endpoint, Provider
+from providers.models import Endpoint
 from tests.celery_helpers import (
     FILESYSTEM_URL,
     broker,
     filesystem_options,
+    sim_endpoint,
     start_worker,
     wait_for,
     worker,
@@ -47,23 +48,6 @@ def redis_broker():
     with broker(REDIS_URL):
         yield client
     client.delete("tokspeed")
-
-
-def endpoint(simulator, model: str) -> Endpoint:
-    provider, _ = Provider.objects.get_or_create(
-        slug="sim",
-        defaults={
-            "name": "Sim",
-            "protocol": "openai_chat",
-            "base_url": simulator.openai_base,
-            "simulated": True,
-        },
-    )
-    made = Endpoint.objects.create(
-        provider=provider, slug=f"e{Endpoint.objects.count()}", model=model
-    )
-    Endpoint.objects.filter(id=made.id).update(created_at=timezone.now() - timedelta(days=1))
-    return made
 
 
 def vantage(slug: str) -> Vantage:
@@ -104,8 +88,8 @@ def evaluations(client: redis.Redis) -> list[int]:
 
 def test_it_runs_scheduled_runs_on_redis_and_keeps_vantages_apart(simulator, redis_broker) -> None:
     work = Workload.objects.create(slug="t-c", name="t", concurrency=2, repetitions=2)
-    good = endpoint(simulator, "sim-fast+tokens=50+ttft=100")
-    broken = endpoint(simulator, "sim-fast+tokens=50+fault=500")
+    good = sim_endpoint(simulator, "sim-fast+tokens=50+ttft=100")
+    broken = sim_endpoint(simulator, "sim-fast+tokens=50+fault=500")
     here, there = vantage("here"), vantage("there")
     schedule(here, work, [good, broken])
     schedule(there, work, [good])
@@ -150,7 +134,7 @@ def test_it_runs_scheduled_runs_on_redis_and_keeps_vantages_apart(simulator, red
 def test_it_resumes_a_run_after_its_worker_is_killed(simulator, redis_broker) -> None:
     # 4 sequential requests of ~1 s each: time to kill the worker in the middle.
     work = Workload.objects.create(slug="t-k", name="t", concurrency=1, repetitions=4)
-    slow = endpoint(simulator, "sim-fast+tokens=40+tps=40+ttft=50")
+    slow = sim_endpoint(simulator, "sim-fast+tokens=40+tps=40+ttft=50")
     probes = vantage("probes")
     lease = {"TOKSPEED_RUN_LEASE_S": "1", "TOKSPEED_BROKER_VISIBILITY_TIMEOUT_S": "2"}
 
@@ -178,7 +162,7 @@ def test_it_resumes_a_run_after_its_worker_is_killed(simulator, redis_broker) ->
 
 def test_it_works_the_same_on_the_filesystem_broker(simulator, tmp_path: Path) -> None:
     work = Workload.objects.create(slug="t-f", name="t", concurrency=1, repetitions=3)
-    fast = endpoint(simulator, "sim-fast+tokens=20+ttft=30")
+    fast = sim_endpoint(simulator, "sim-fast+tokens=20+ttft=30")
     local = vantage("local")
     schedule(local, work, [fast])
     options = filesystem_options(tmp_path)
@@ -204,7 +188,7 @@ def test_it_works_the_same_on_the_filesystem_broker(simulator, tmp_path: Path) -
             timeout=60,
             stdout=out,
         )
-        broken = endpoint(simulator, "sim-fast+tokens=20+fault=500")
+        broken = sim_endpoint(simulator, "sim-fast+tokens=20+fault=500")
         failed_out = io.StringIO()
         with pytest.raises(CommandError, match="1 of 1 run.s. failed, were skipped or had errors"):
             call_command(

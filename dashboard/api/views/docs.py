@@ -30,25 +30,26 @@ BOARD_PARAMETERS = [
         "concurrency",
         str,
         description=f'Requests in flight: a whole number ≥ 1, "{PEAK}" or "any".',
-        pattern=rf"^([0-9]+|{PEAK}|any)$",
+        pattern=rf"^([0-9]+|{PEAK}|any)?$",
     ),
     OpenApiParameter(
         "tod",
         str,
-        enum=[*(str(key) for key in BUCKETS), "all"],
+        enum=[*(str(key) for key in BUCKETS), "all", ""],
         description=f"UTC time-of-day bucket: {_BUCKETS}; all (default).",
     ),
     OpenApiParameter(
         "window",
         str,
-        enum=list(WINDOWS),
+        enum=[*WINDOWS, ""],
         description="How far back runs count (default 72h).",
     ),
     OpenApiParameter("vantage", str, description="Vantage slug (default: the default vantage)."),
+    # A blank value means the default, as a filter form submits it (enums list "" for that reason).
     OpenApiParameter(
         "sort",
         str,
-        enum=_SORTS,
+        enum=[*_SORTS, ""],
         description=f"Column, best first (default {DEFAULT_SORT}); '-' reverses.",
     ),
 ]
