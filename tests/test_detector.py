@@ -15,6 +15,7 @@ from alerts.baseline import Baseline, Runs, fit, mean_inflation
 from alerts.detector import (
     DAY_ARM,
     LONG_ARM,
+    SINCE_ARM,
     TREND_ARM,
     Arm,
     SeriesTest,
@@ -136,6 +137,17 @@ def test_it_reads_a_step_seen_in_the_last_two_runs_sooner_than_the_days_mean() -
 
 def rules_fraction(log_shift: float) -> float:
     return DECODE_RULE.worse_fraction(log_shift)
+
+
+def test_it_reads_a_step_in_all_its_runs_since_the_change_not_only_the_last_days() -> None:
+    end = MONDAY + timedelta(days=20, hours=18)
+    onset = end - timedelta(hours=28)  # four runs ago: 18:00, 02:00, 10:00, 18:00
+    runs, now = series(end, step(onset, 70.0, 49.0))
+    arms = {a.name: a for a in assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG).arms}
+    since = arms[SINCE_ARM]
+    assert since.n == 4 and since.shift == pytest.approx(math.log(70 / 49), abs=0.03)
+    # Four runs are surer than the day's three, even after paying for the three k it tried.
+    assert arms[DAY_ARM].n == 3 and since.p_value < arms[DAY_ARM].p_value
 
 
 def test_it_does_not_call_a_monday_slower_because_the_baseline_holds_fast_weekends() -> None:
