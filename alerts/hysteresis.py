@@ -1,4 +1,5 @@
-"""When verdicts become alerts: open after N consecutive positives, resolve after N clears.
+"""When verdicts become alerts: open after N positives with no clear between, resolve after N
+consecutive clears.
 
 Pure state machine shared by evaluate.py (state kept in SeriesState rows) and bench/detector.py.
 """
