@@ -96,7 +96,10 @@ def spike(resid: np.ndarray, scales: np.ndarray) -> np.ndarray:
     if len(resid) >= 3:
         excess = (resid - median(resid)) / scales
         worst = int(np.argmax(excess))
-        if excess[worst] > WINDOW_SPIKE_SDS and np.partition(excess, -2)[-2] < 2.0:
+        # The latest run is never a spike: nothing has contradicted it yet, and the first
+        # run of a real step looks exactly like one until the next run agrees.
+        followed = worst < len(resid) - 1
+        if followed and excess[worst] > WINDOW_SPIKE_SDS and np.partition(excess, -2)[-2] < 2.0:
             mask[worst] = True
     return mask
 

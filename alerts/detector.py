@@ -8,6 +8,8 @@ the baseline's own noise (per-bucket scale, lag-1 autocorrelation):
 
 - `24h`: the runs of the last day (big steps, fast); also what says "back to normal";
 - `last 2 runs`: a step seen twice in a row, one run before the day's mean is sure of it;
+- `since the change`: the last 4, 5 or 6 runs, whichever is most surely worse (its p-value
+  times three for the choice): a step seen in four or five runs, a day and a half after it;
 - `72h`: the runs of the last three days (small shifts);
 - `slot HH–HH UTC`: the runs of one time-of-day bucket in the last three days (a slowdown at
   18:00 only is diluted four-fold in the pooled arms);
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 import numpy as np
@@ -45,6 +47,7 @@ from .rules import DetectorConfig, MetricRule
 HOUR_S = 3600.0
 DAY_ARM, LONG_ARM, TREND_ARM, SLOT_ARM = "24h", "72h", "trend", "slot"
 LAST_ARM = "last 2 runs"
+SINCE_ARM = "since the change"
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +186,19 @@ def assess_series(
         last = np.zeros(len(long), bool)
         last[-2:] = True
         arms.append(mean_arm(LAST_ARM, last))
+    # Since the change: the last k runs (k = 4..6, a day and a half to two days at three runs
+    # a day), the k whose mean is most surely worse, its p-value multiplied by the number of
+    # k tried. A step seen in four or five runs is surer than the day's three alone.
+    tails = [k for k in range(4, 7) if k <= len(long)]
+    if tails:
+        best = None
+        for k in tails:
+            tail = np.zeros(len(long), bool)
+            tail[-k:] = True
+            candidate = mean_arm(SINCE_ARM, tail)
+            if best is None or candidate.p_value < best.p_value:
+                best = candidate
+        arms.append(replace(best, p_value=min(1.0, best.p_value * len(tails))))
     if len(long) > in_day.sum():
         arms.append(mean_arm(LONG_ARM, np.ones(len(long), bool)))
         # Runs of one slot are a day apart: about three runs' lag.

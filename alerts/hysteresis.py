@@ -1,4 +1,5 @@
-"""When verdicts become alerts: open after N consecutive positives, resolve after N clears.
+"""When verdicts become alerts: open after N positives with no clear between, resolve after N
+consecutive clears.
 
 Pure state machine shared by evaluate.py (state kept in SeriesState rows) and bench/detector.py.
 """
@@ -42,7 +43,10 @@ def advance(
     if verdict == Verdict.NO_DATA:
         return streak, None
     if verdict == Verdict.HOLD:
-        return replace(streak, positives=0, clears=0), None
+        # In between neither confirms nor refutes: positives so far still count toward opening
+        # (a step that is positive, then just short of the bar, then positive again is the
+        # same step seen twice), clears do not count toward resolving.
+        return replace(streak, clears=0), None
     if verdict == Verdict.POSITIVE:
         streak = replace(streak, positives=streak.positives + 1, clears=0)
         if not streak.is_open and not streak.muted and streak.positives >= config.open_after:

@@ -9,7 +9,7 @@ figures side by side. With DATABASE_URL set it also times a whole evaluation aft
 (bench/evaluation_time.py, a throwaway test database).
 
     python bench/detector.py [--pairs 30] [--days 60] [--seed 1] [--half both|tune|held]
-                             [--set p_value=0.001 ...]
+                             [--set p_value=0.001 ...] [--family NAME] [--scenario null]
 """
 
 from __future__ import annotations
@@ -281,6 +281,7 @@ def main() -> None:
     parser.add_argument("--set", nargs="*", default=[], help="override a DetectorConfig field")
     parser.add_argument("--no-db", action="store_true", help="skip the whole-evaluation timing")
     parser.add_argument("--family", help="only families whose name contains this")
+    parser.add_argument("--scenario", help="only this scenario (null, step-big, …)")
     args = parser.parse_args()
     config = DetectorConfig.from_settings()
     for item in args.set:
@@ -296,6 +297,8 @@ def main() -> None:
     for family in families:
         for _ in range(args.pairs):
             for scenario, pair, start_h, end_h in scenarios(rng, family, days=args.days):
+                if args.scenario and scenario != args.scenario:
+                    continue
                 tracks = simulate(pair, config, start_h=start_h, end_h=end_h, timer=timer)
                 results.append((family, scenario, pair, tracks))
     elapsed = time.perf_counter() - started

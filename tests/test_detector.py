@@ -15,6 +15,7 @@ from alerts.baseline import Baseline, Runs, fit, mean_inflation
 from alerts.detector import (
     DAY_ARM,
     LONG_ARM,
+    SINCE_ARM,
     TREND_ARM,
     Arm,
     SeriesTest,
@@ -138,6 +139,17 @@ def rules_fraction(log_shift: float) -> float:
     return DECODE_RULE.worse_fraction(log_shift)
 
 
+def test_it_reads_a_step_in_all_its_runs_since_the_change_not_only_the_last_days() -> None:
+    end = MONDAY + timedelta(days=20, hours=18)
+    onset = end - timedelta(hours=28)  # four runs ago: 18:00, 02:00, 10:00, 18:00
+    runs, now = series(end, step(onset, 70.0, 49.0))
+    arms = {a.name: a for a in assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG).arms}
+    since = arms[SINCE_ARM]
+    assert since.n == 4 and since.shift == pytest.approx(math.log(70 / 49), abs=0.03)
+    # Four runs are surer than the day's three, even after paying for the three k it tried.
+    assert arms[DAY_ARM].n == 3 and since.p_value < arms[DAY_ARM].p_value
+
+
 def test_it_does_not_call_a_monday_slower_because_the_baseline_holds_fast_weekends() -> None:
     def level(s: datetime) -> float:
         return 70 * (1.25 if s.weekday() >= 5 else 1)
@@ -240,6 +252,23 @@ def test_it_is_back_to_normal_once_a_short_dip_has_passed_but_not_while_it_recur
     assert judgement.verdict == Verdict.POSITIVE and judgement.arm.startswith("slot")
 
 
+def test_it_counts_the_first_run_of_a_step_at_once_and_discounts_a_spike_once_contradicted():
+    end = MONDAY + timedelta(days=20, hours=18)
+    baseline = fit(
+        series(end - timedelta(hours=72), lambda s: 70.0)[0], min_bucket_runs=4, min_week_runs=6
+    )
+    # The latest run 40 % slower: nothing has contradicted it yet, so every arm carries it.
+    runs, now = series(end, lambda s: 42.0 if s == end else 70.0)
+    test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=baseline)
+    assert all(arm.n == 9 for arm in test.arms if arm.name == LONG_ARM)
+    assert {a.name: a for a in test.arms}[DAY_ARM].shift > 0.1
+    # A run later, back to 70: that run is a spike the 72 h arm leaves out.
+    later = end + timedelta(hours=8)
+    runs, now = series(later, lambda s: 42.0 if s == end else 70.0)
+    test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=baseline)
+    assert all(arm.n == 8 for arm in test.arms if arm.name == LONG_ARM)
+
+
 def test_it_describes_each_time_of_day_bucket_and_when_the_change_began() -> None:
     end = MONDAY + timedelta(days=20, hours=18)
     onset = end - timedelta(hours=40)
@@ -280,11 +309,12 @@ def test_it_opens_after_two_positives_and_resolves_after_two_clears() -> None:
     streak = Streak()
     P, C, H, N = Verdict.POSITIVE, Verdict.CLEAR, Verdict.HOLD, Verdict.NO_DATA
     seen = []
-    for verdict in (P, H, P, N, P, P, H, C, P, C, C):
+    for verdict in (P, C, P, H, N, P, H, C, P, C, C):
         streak, transition = advance(streak, verdict, CONFIG)
         seen.append(transition)
-    # P H P: not consecutive; P (no data) P: consecutive -> open; C P C C: resolve at the end.
-    assert seen == [None] * 4 + [Transition.OPEN] + [None] * 5 + [Transition.RESOLVE]
+    # P C P: a clear in between starts over; P H (no data) P: nothing said it was over -> open;
+    # H C P C C: resolves only on two clears in a row, at the end.
+    assert seen == [None] * 5 + [Transition.OPEN] + [None] * 4 + [Transition.RESOLVE]
     assert not streak.is_open
 
 

@@ -416,7 +416,7 @@ ALERTS_TTFT_MIN_EFFECT = envfloat("ALERTS_TTFT_MIN_EFFECT", 0.15)  # 15 % higher
 ALERTS_DECODE_FLOOR_TPS = envfloat("ALERTS_DECODE_FLOOR_TPS", 1.0)
 ALERTS_TTFT_FLOOR_MS = envfloat("ALERTS_TTFT_FLOOR_MS", 10.0)
 ALERTS_MAJOR_EFFECT = envfloat("ALERTS_MAJOR_EFFECT", 0.25)  # severity major above this
-ALERTS_OPEN_AFTER = envint("ALERTS_OPEN_AFTER", 2)  # consecutive positive evaluations
+ALERTS_OPEN_AFTER = envint("ALERTS_OPEN_AFTER", 2)  # positive evaluations, no clear one between
 ALERTS_RESOLVE_AFTER = envint("ALERTS_RESOLVE_AFTER", 2)  # consecutive clear evaluations
 # Availability: an outage opens at ≥ this share of error samples over the last OUTAGE_RUNS runs,
 # and resolves under half of it.
