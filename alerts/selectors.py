@@ -191,9 +191,11 @@ def baseline_wait(now: datetime) -> BaselineWait | None:
     )
     if ready.exists():
         return None
+    first = Run.objects.filter(status__in=Run.FINISHED).aggregate(first=Min("slot"))["first"]
     last_day = finished.filter(slot__gte=now - timedelta(days=1)).values(*per_series)
     pace = last_day.annotate(n=Count("id")).aggregate(top=Max("n"))["top"]
+    if first is None or now - first < timedelta(days=1):
+        pace = DEFAULT_RUNS_PER_DAY  # less than a day of runs says nothing about the pace yet
     baseline_days = math.ceil(needed / (pace or DEFAULT_RUNS_PER_DAY))
     days = math.ceil(recent / timedelta(days=1)) + baseline_days
-    first = Run.objects.filter(status__in=Run.FINISHED).aggregate(first=Min("slot"))["first"]
     return BaselineWait(days_needed=days, first_alerts_from=(first or now) + timedelta(days=days))

@@ -171,9 +171,11 @@ class Launcher:
 
         ensure_folders([settings.VAR_DIR])
         if not os.environ.get("SECRET_KEY"):
-            ensure_secret(settings.VAR_DIR / "secret_key")
-            if not settings.SECRET_KEY:  # this process read settings before the file existed
-                settings.SECRET_KEY = read_secret(settings.VAR_DIR / "secret_key")
+            secret = settings.VAR_DIR / "secret_key"
+            ensure_secret(secret)
+            # This process read settings before the file existed (reading an empty SECRET_KEY
+            # raises): take it from the file the children will read.
+            settings.SECRET_KEY = read_secret(secret)
 
     def worker_command(
         self, queues: list[str], *, name: str, concurrency: int | None = None
