@@ -2,6 +2,7 @@
 from the page's session, and the staff button queuing the missing runs. Screenshot: advisor.png."""
 
 import pytest
+import time_machine
 from django.contrib.auth.models import User
 from django.utils import timezone
 
@@ -11,6 +12,8 @@ from tests import advisor_data as seed
 from .conftest import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+# Pinned (and ticking): the advice reads time-of-day buckets and the age of the newest run.
+NOW = "2026-06-15 10:20:00+00:00"
 
 FETCH = """async (etag) => {
   const r = await fetch('/api/v1/advice/?profile=chat',
@@ -20,6 +23,7 @@ FETCH = """async (etag) => {
 }"""
 
 
+@time_machine.travel(NOW, tick=True)
 def test_it_shows_the_advice_and_serves_it_as_json(logged_in, live_server):
     page = logged_in
     profile, *_ = seed.world(now=timezone.now())
@@ -41,6 +45,7 @@ def test_it_shows_the_advice_and_serves_it_as_json(logged_in, live_server):
     assert page.evaluate(FETCH, first["etag"])["status"] == 304
 
 
+@time_machine.travel(NOW, tick=True)
 def test_it_lets_staff_queue_the_runs_a_shape_lacks(logged_in, live_server):
     page = logged_in
     profile, *_ = seed.world(now=timezone.now())

@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import time_machine
 from django.utils import timezone
 
 from benchmarks.models import Export, Run
@@ -37,6 +38,9 @@ def listed(page) -> list[int]:
 
 @pytest.fixture
 def seeded(monkeypatch):
+    # Pinned (and ticking) for the whole test: slots and "5 minutes ago" never straddle a day.
+    traveller = time_machine.travel("2026-06-15 10:20:00+00:00", tick=True)
+    traveller.start()
     monkeypatch.setattr(runs_view, "PAGE_SIZE", 10)
     eps = data.demo(slots=6, with_samples=False)
     broken = data.run(
@@ -48,7 +52,8 @@ def seeded(monkeypatch):
     )
     broken.failure_reason = "server_error: every request answered HTTP 503 Service Unavailable"
     broken.save(update_fields=["failure_reason"])
-    return eps
+    yield eps
+    traveller.stop()
 
 
 def test_it_pages_and_filters_the_runs_list_wide_and_on_a_phone(logged_in, live_server, seeded):
