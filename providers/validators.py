@@ -8,8 +8,15 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 
 
-def _is_private(address: str) -> bool:
+def is_private(address: str) -> bool:
+    """True unless `address` (an IP; zone ids like fe80::1%eth0 allowed) is publicly routable.
+
+    An IPv4-mapped IPv6 address (::ffff:127.0.0.1) is judged as the IPv4 address it carries.
+    The one rule for both the save-time check here and the measuring transport's connect-time
+    check (benchmarks/measure/http/network.py)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
     return not ip.is_global
 
 
@@ -32,7 +39,7 @@ def validate_base_url(url: str) -> None:
         infos = socket.getaddrinfo(parts.hostname, parts.port or 443, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
         raise ValidationError(f"Host {parts.hostname!r} does not resolve.") from exc
-    if any(_is_private(info[4][0]) for info in infos):
+    if any(is_private(info[4][0]) for info in infos):
         raise ValidationError(
             f"Host {parts.hostname!r} resolves to a private or loopback address; "
             "set TOKSPEED_ALLOW_PRIVATE_ENDPOINTS=1 to benchmark local servers."

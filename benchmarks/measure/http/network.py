@@ -8,7 +8,6 @@ host name that resolves to 127.0.0.1 today is refused even if it was public when
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import ssl
 import urllib.request
@@ -16,6 +15,8 @@ from dataclasses import dataclass
 from functools import cache
 
 import httpx
+
+from providers.validators import is_private
 
 
 class AddressRefused(httpx.ConnectError):
@@ -54,17 +55,9 @@ class Network:
 
     def check_address(self, host: str, address: str) -> None:
         """Raise AddressRefused when `address` (an IP) is not allowed; says nothing secret."""
-        if self.allow_private or is_global(address):
+        if self.allow_private or not is_private(address):
             return
         raise AddressRefused(f"refused: {host} resolves to a private or loopback address")
-
-
-def is_global(address: str) -> bool:
-    """True for a publicly routable IP address (zone ids such as fe80::1%eth0 allowed)."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global
 
 
 @cache
