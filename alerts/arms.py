@@ -22,6 +22,9 @@ class Arm:
     sd: float
     p_value: float
     latest: float = 0.0  # the better of its last two runs' residuals (log, worse-oriented)
+    # The estimate without the run that contributes most to it: a shift that one run carries
+    # (a short dip, one bad minute at the provider) is not a regression, however sure its p.
+    without_worst: float = 0.0
 
 
 def p_value(shift: float, sd: float, df: int) -> float:
@@ -57,10 +60,21 @@ def arm(name: str, c, resid, runs: Runs, baseline: Baseline, *, lag: int = 1) ->
         df = min(df, n_b + SHRINK_RUNS)
     drift = mean_inflation(baseline.n, baseline.rho, baseline.phi) - 1
     variance += float(c.sum()) ** 2 * baseline.overall_scale**2 / baseline.n * drift
-    shift = float(c @ resid)
+    contributions = c * resid
+    shift = float(contributions.sum())
     sd = math.sqrt(variance)
+    worst = int(np.argmax(contributions))
+    without_worst = shift
+    if len(resid) > 1 and c[worst] < 1:
+        without_worst = (shift - float(contributions[worst])) / (1 - float(c[worst]))
     return Arm(
-        name, len(resid), shift, sd, p_value(shift, sd, int(df) - 1), float(np.min(resid[-2:]))
+        name,
+        len(resid),
+        shift,
+        sd,
+        p_value(shift, sd, int(df) - 1),
+        float(np.min(resid[-2:])),
+        without_worst,
     )
 
 
@@ -105,10 +119,11 @@ def spike(resid: np.ndarray, scales: np.ndarray) -> np.ndarray:
 
 
 def settled(resid: np.ndarray, scales: np.ndarray, mean: float) -> float:
-    """The last day's shift as "back to normal" reads it: the least of its runs' weighted mean,
-    their median, and their mean without the worst run when that run is a spike (a short dip
-    that is over), so one bad run cannot hold an alert open for a day after it."""
-    settled = min(mean, median(resid))
+    """The last day's shift as "back to normal" reads it: its runs' weighted mean, or their
+    mean without the worst run when that run is a spike (a short dip that is over), so one bad
+    run cannot hold an alert open for a day after it. Not the least of several estimates: a
+    regression that persists would read as over whenever one of them dipped by chance."""
+    settled = mean
     if len(resid) >= 3:
         worst = int(np.argmax(resid))
         others = np.delete(resid, worst)

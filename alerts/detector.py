@@ -1,6 +1,6 @@
 """The regression test of one series (docs/design.md §7), on plain arrays: no database here.
 
-The unit of evidence is the run (baseline.Runs: the median of its samples' log values). Each
+The unit of evidence is the run (baseline.Runs: the trimmed mean of its samples' log values). Each
 run's residual is its value minus what the series' baseline model expects at that slot (time of
 day, weekend), oriented so that positive means worse (lower decode speed, higher TTFT). Several
 arms look at the residuals, each with its own estimate of the shift and its standard error from
@@ -12,17 +12,18 @@ the baseline's own noise (per-bucket scale, lag-1 autocorrelation):
   times three for the choice): a step seen in four or five runs, a day and a half after it;
 - `72h`: the runs of the last three days (small shifts);
 - `slot HH–HH UTC`: the runs of one time-of-day bucket in the last three days (a slowdown at
-  18:00 only is diluted four-fold in the pooled arms);
+  18:00 only is diluted four-fold in the pooled arms), its p-value times the number of slots;
 - `trend`: a straight line through the last week's residuals, its value now (a slow drift that
   the windows' averages trail).
 
 Every arm's one-sided p-value (Student t on the baseline's degrees of freedom) enters one
 Benjamini–Hochberg family with every arm of every series evaluated together, so adding arms
 does not add false alerts for free. An arm is positive when its p and q pass and its estimate
-reaches `effect_gate` × the minimum effect and the absolute floor. The verdict is clear only
-when the last day is back within half the minimum effect of the baseline (its runs' weighted
-mean, their median, or their mean without one spike run) and no positive slot arm is still
-worse by the full effect in its last two runs. One run far out of line with the rest of the
+reaches `effect_gate` × the minimum effect and the absolute floor, and without its worst run
+still half the minimum effect (one run never carries an arm). The verdict is clear only when
+the last day is back within half the minimum effect of the baseline (its runs' weighted mean,
+or their mean without one spike run) and no positive slot arm is still worse by the full
+effect in its last two runs and without its worst run. One run far out of line with the rest of the
 72 h window is a spike that no arm carries (arms.spike).
 """
 
@@ -201,12 +202,16 @@ def assess_series(
         arms.append(replace(best, p_value=min(1.0, best.p_value * len(tails))))
     if len(long) > in_day.sum():
         arms.append(mean_arm(LONG_ARM, np.ones(len(long), bool)))
-        # Runs of one slot are a day apart: about three runs' lag.
+        # Runs of one slot are a day apart: about three runs' lag. Each slot arm's p-value
+        # is multiplied by the number of slots tested (Bonferroni within the series): three
+        # or four chances a day to find one slot worse by chance are one test's worth.
+        slot_arms = []
         for bucket in np.unique(long.bucket):
             mine = long.bucket == bucket
             if mine.sum() >= config.min_slot_runs and mine.sum() < len(long):
                 name = f"{SLOT_ARM} {BUCKETS.get(int(bucket), bucket)}"
-                arms.append(mean_arm(name, mine, lag=3))
+                slot_arms.append(mean_arm(name, mine, lag=3))
+        arms.extend(replace(a, p_value=min(1.0, a.p_value * len(slot_arms))) for a in slot_arms)
     trend_start = now - config.trend_hours * HOUR_S
     if frozen is not None:
         trend_start = max(trend_start, long_start)
@@ -298,6 +303,10 @@ def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config
         failed.append(f"q = {q:.2g} ≥ {config.fdr_q:g}")
     if fraction < gate:
         failed.append(f"shift {fraction:.1%} < {gate:.0%}")
+    # One run must not carry an arm: without its worst run, the estimate still reaches half
+    # the minimum effect (the trend arm fits a line through a week, one run barely moves it).
+    if arm.name != TREND_ARM and rule.worse_fraction(arm.without_worst) < rule.min_effect / 2:
+        failed.append(f"one run carries it ({rule.worse_fraction(arm.without_worst):.1%} without)")
     absolute = (test.baseline_median or 0.0) * fraction
     if absolute < rule.floor:
         failed.append(f"shift {absolute:.3g} {rule.unit} < {rule.floor:g} {rule.unit}")
@@ -329,10 +338,11 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
         # Back within half the effect over the last day is "clear" even while an arm still
         # carries a bad run that is over (a short dip); a slowdown confined to one slot hides
         # in the day's median, so a positive slot arm whose last two runs are both still worse
-        # by the minimum effect is never overruled (one bad run is a dip that is over, two are
-        # a pattern).
+        # by the minimum effect, as is its mean without its worst run, is never overruled (one
+        # bad run is a dip that is over, two are a pattern).
         slot_bad = any(
-            arm.name.startswith(SLOT_ARM) and rule.worse_fraction(arm.latest) >= rule.min_effect
+            arm.name.startswith(SLOT_ARM)
+            and rule.worse_fraction(min(arm.latest, arm.without_worst)) >= rule.min_effect
             for arm, _ in positive
         )
         if test.settled < half and not slot_bad:

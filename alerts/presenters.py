@@ -80,7 +80,8 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
         (
             "Baseline median",
             f"{quantity(snap.get('baseline_median'), metric)} at the same times of day and week"
-            f"{frozen} ({snap.get('n_baseline', 0)} runs, {snap.get('baseline_days', 14)} days "
+            f"{frozen} ({snap.get('n_baseline', 0)} runs over "
+            f"{snap.get('baseline_span_days') or snap.get('baseline_days', 28)} days "
             f"up to {_time(snap.get('long_start') or snap.get('recent_start'))})",
         ),
         (
@@ -92,7 +93,7 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
             "Shift",
             f"{percent(snap.get('shift'))} {worse} over the last {snap.get('recent_hours', 24)} h "
             f"({percent(level, 0)} confidence interval {percent(snap.get('ci_low'))} to "
-            f"{percent(snap.get('ci_high'))}; each run's median against the baseline's "
+            f"{percent(snap.get('ci_high'))}; each run's typical value against the baseline's "
             "time-of-day and weekday/weekend model)",
         ),
         (

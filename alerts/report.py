@@ -6,6 +6,7 @@ as they were when the event happened, however late it is sent.
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from statistics import median
 
@@ -88,6 +89,15 @@ def error_rates(run: Run, bounds: Bounds) -> dict:
     }
 
 
+def _span_days(test: SeriesTest) -> int | None:
+    """Whole days from the baseline's first run to its last: what it really covers, which is
+    less than baseline_days while a series is young."""
+    baseline = test.baseline
+    if baseline is None or baseline.start is None:
+        return None
+    return max(1, math.ceil((baseline.end - baseline.start) / 86_400))
+
+
 def speed_snapshot(
     *,
     test: SeriesTest,
@@ -125,6 +135,7 @@ def speed_snapshot(
         "recent_hours": config.recent_hours,
         "long_hours": config.long_hours,
         "baseline_days": config.baseline_days,
+        "baseline_span_days": _span_days(test),
         "arms": [
             {
                 "name": arm.name,

@@ -76,7 +76,7 @@ class DetectorConfig:
     recent_hours: int = 24  # the short arm: the last day
     long_hours: int = 72  # the small-shift arm and the per-slot arms: the last three days
     trend_hours: int = 168  # the drift arm: a straight line through the last week
-    baseline_days: int = 14  # ending where the long window begins
+    baseline_days: int = 28  # ending where the long window begins
     min_recent: int = 2  # runs in the last 24 h
     min_baseline: int = 12  # runs in the baseline (4 days at 3 runs a day)
     min_bucket_baseline: int = 4  # runs of a time-of-day bucket to estimate its own level

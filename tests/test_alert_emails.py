@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import email
+import math
 import os
 import re
 import socket
@@ -25,6 +26,7 @@ from statistics import median
 import pytest
 from aiosmtpd.controller import Controller
 from celery.exceptions import Retry
+from django.conf import settings
 from django.test import override_settings
 from django.utils import timezone
 
@@ -170,26 +172,40 @@ def send() -> outbox.DeliveryReport:
     return outbox.deliver()
 
 
-def run_medians(series: dict, metric: str, start: datetime, end: datetime, keep=None):
-    """Each run's median sample in (start, end] (the detector's unit of evidence), of the
-    runs whose slot passes `keep`."""
+def typical(values) -> float:
+    """A run's value as docs/design.md §7 defines it: the 20 % trimmed mean of its samples'
+    logs (the middle three of five), back on the metric's scale."""
+    logs = sorted(math.log(v) for v in values)
+    cut = min(math.ceil(0.2 * len(logs)), (len(logs) - 1) // 2)
+    kept = logs[cut : len(logs) - cut]
+    return math.exp(sum(kept) / len(kept))
+
+
+def run_values(series: dict, metric: str, start: datetime, end: datetime, keep=None):
+    """Each run's value in (start, end] (the detector's unit of evidence), of the runs whose
+    slot passes `keep`."""
     runs = Run.objects.filter(endpoint=series["endpoint"], slot__gt=start, slot__lte=end)
     samples = (run.samples.filter(error_category="") for run in runs if not keep or keep(run.slot))
-    return [median(rows.values_list(metric, flat=True)) for rows in samples]
+    return [typical(rows.values_list(metric, flat=True)) for rows in samples]
 
 
 def baseline_and_recent(series: dict, metric: str, end: datetime):
     """What the baseline expects for the last day's runs (all in the 18–24 UTC bucket, on a
-    weekday): the median weekday 18:00 run of the 14 days before the 72 h window; the median
-    run of the last 24 h; and how many runs the baseline and the last day hold."""
+    weekday): the median weekday 18:00 run of the baseline window before the 72 h window; the
+    median run of the last 24 h; how many runs the baseline and the last day hold; and the
+    whole days from the baseline's first run to its last."""
     long_start = end - timedelta(hours=72)
-    start = long_start - timedelta(days=14)
-    base = run_medians(series, metric, start, long_start)
-    like = run_medians(
+    start = long_start - timedelta(days=settings.ALERTS_BASELINE_DAYS)
+    base = run_values(series, metric, start, long_start)
+    like = run_values(
         series, metric, start, long_start, keep=lambda s: s.hour == 18 and s.weekday() < 5
     )
-    recent = run_medians(series, metric, end - timedelta(hours=24), end)
-    return median(like), median(recent), len(base), len(recent)
+    recent = run_values(series, metric, end - timedelta(hours=24), end)
+    slots = Run.objects.filter(
+        endpoint=series["endpoint"], slot__gt=start, slot__lte=long_start
+    ).values_list("slot", flat=True)
+    span = math.ceil((max(slots) - min(slots)) / timedelta(days=1))
+    return median(like), median(recent), len(base), len(recent), span
 
 
 @pytest.mark.django_db
@@ -227,19 +243,20 @@ def test_it_emails_each_recipient_once_per_round_with_the_numbers(smtp, django_u
     )
     assert shown and abs(int(shown[1]) - (1 - 49 / 70) * 100) <= 3, message["Subject"]
     end = T0 + timedelta(hours=27)
-    base, recent, n_base, n_recent = baseline_and_recent(series, "decode_tps", end)
+    base, recent, n_base, n_recent, span = baseline_and_recent(series, "decode_tps", end)
     shown_base = re.search(
-        r"Baseline median: ([\d.]+) tok/s at the same times of day and week \((\d+) runs, "
-        r"14 days up to 0?8 Mar 2026 21:00 UTC\)",
+        r"Baseline median: ([\d.]+) tok/s at the same times of day and week \((\d+) runs over "
+        r"(\d+) days up to 0?8 Mar 2026 21:00 UTC\)",
         text,
     )
     assert shown_base, text
     assert float(shown_base[1]) == pytest.approx(base, abs=0.051) and int(shown_base[2]) == n_base
+    assert int(shown_base[3]) == span  # what the baseline really covers: a young series
     assert (
         f"Recent median:   {recent:.1f} tok/s (24 h up to 11 Mar 2026 21:00 UTC, "
         f"{n_recent} runs)" in text
     )
-    _, recent_ttft, _, _ = baseline_and_recent(series, "ttft_ms", end)
+    _, recent_ttft, *_ = baseline_and_recent(series, "ttft_ms", end)
     assert f"{recent_ttft:,.0f} ms" in text
     assert "Time to first token of llama-3-70b @ Acme is 4" in text
     assert "one-sided p = " in text and "Benjamini–Hochberg over" in text

@@ -67,7 +67,7 @@ def evaluate(run):
         return evaluate_after_run(run.id)
 
 
-def test_it_opens_an_alert_after_two_consecutive_positive_evaluations(series) -> None:
+def test_it_opens_an_alert_after_two_consecutive_positive_evaluations(series, settings) -> None:
     history(series)
     first, second, third = later(series, [25, 26, 27], decode=DECODE * 0.7)
     assert first.verdicts["decode_tps"].startswith("no_data")  # 1 run in the last day < 2
@@ -83,7 +83,9 @@ def test_it_opens_an_alert_after_two_consecutive_positive_evaluations(series) ->
     assert alert.recent_median == pytest.approx(DECODE * 0.7, rel=0.05)
     long_start = T0 + timedelta(hours=27 - 72)
     baseline_runs = [
-        s for s in daily_slots(end=T0, days=15) if long_start - timedelta(days=14) < s <= long_start
+        s
+        for s in daily_slots(end=T0, days=15)
+        if long_start - timedelta(days=settings.ALERTS_BASELINE_DAYS) < s <= long_start
     ]
     assert (alert.n_recent, alert.n_baseline) == (3, len(baseline_runs))  # runs, not samples
     assert [e.kind for e in alert.events.all()] == ["opened"]

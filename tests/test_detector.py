@@ -56,7 +56,7 @@ def step(at: datetime, before: float, after: float):
     return lambda s: after if s >= at else before
 
 
-def test_it_reduces_samples_to_one_median_per_run_with_its_slot_bucket_and_weekend() -> None:
+def test_it_reduces_samples_to_one_value_per_run_with_its_slot_bucket_and_weekend() -> None:
     saturday_18 = datetime(2026, 3, 14, 18, tzinfo=UTC).timestamp()
     monday_02 = datetime(2026, 3, 16, 2, tzinfo=UTC).timestamp()
     runs = Runs.from_samples(
@@ -64,7 +64,9 @@ def test_it_reduces_samples_to_one_median_per_run_with_its_slot_bucket_and_weeke
         [monday_02] * 4 + [saturday_18] * 5,
     )
     assert list(runs.t) == [saturday_18, monday_02]  # sorted by time
-    assert np.exp(runs.log_value) == pytest.approx([30, 70])  # the 0 tok/s sample is no sample
+    # A run's value is the trimmed mean of its logs: of five samples the middle three (20, 30
+    # and 40: their geometric mean), of three the middle one. The 0 tok/s sample is no sample.
+    assert np.exp(runs.log_value) == pytest.approx([(20 * 30 * 40) ** (1 / 3), 70])
     assert list(runs.bucket) == [3, 0]
     assert list(runs.weekend) == [True, False]
 
@@ -225,8 +227,10 @@ def test_it_says_nothing_on_too_few_runs() -> None:
 
 def test_it_keeps_a_lasting_step_open_against_the_frozen_baseline() -> None:
     onset = MONDAY + timedelta(days=16, hours=1)
-    end = onset + timedelta(days=18)  # the sliding baseline now holds only the new level
-    runs, now = series(end, step(onset, 70.0, 52.5), days=40)
+    # The sliding baseline (CONFIG.baseline_days before the long window) now holds only the
+    # new level.
+    end = onset + timedelta(days=CONFIG.baseline_days + 5)
+    runs, now = series(end, step(onset, 70.0, 52.5), days=CONFIG.baseline_days + 22)
     sliding = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)
     assert judge([sliding], CONFIG)[0].verdict == Verdict.CLEAR  # absorbed: "back to normal"
     frozen = fit(runs.between(0, onset.timestamp()), min_bucket_runs=4, min_week_runs=6)
@@ -267,6 +271,22 @@ def test_it_counts_the_first_run_of_a_step_at_once_and_discounts_a_spike_once_co
     runs, now = series(later, lambda s: 42.0 if s == end else 70.0)
     test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=baseline)
     assert all(arm.n == 8 for arm in test.arms if arm.name == LONG_ARM)
+
+
+def test_it_never_opens_on_one_bad_run_however_sure_its_p() -> None:
+    end = MONDAY + timedelta(days=20, hours=18)
+    # The latest run 40 % slower, the rest as usual: the last-day arm is sure of a shift, but
+    # without that one run there is none. One bad run is a dip until another agrees.
+    runs, now = series(end, lambda s: 42.0 if s == end else 70.0)
+    test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)
+    day = {a.name: a for a in test.arms}[DAY_ARM]
+    assert day.p_value < CONFIG.p_value and rules_fraction(day.without_worst) < 0.05
+    [judgement] = judge([test], CONFIG)
+    assert judgement.verdict != Verdict.POSITIVE
+    # The run before it slow too: two runs are a step.
+    runs, now = series(end, lambda s: 42.0 if s >= end - timedelta(hours=8) else 70.0)
+    [judgement] = judge([assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)], CONFIG)
+    assert judgement.verdict == Verdict.POSITIVE
 
 
 def test_it_describes_each_time_of_day_bucket_and_when_the_change_began() -> None:
