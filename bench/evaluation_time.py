@@ -1,7 +1,8 @@
 """Time a whole evaluation after a run (alerts.evaluate.evaluate_after_run) in PostgreSQL.
 
 Creates a throwaway database (Django's test-database machinery, named `bench_<NAME>`), stores
-17 days of history for one endpoint × workload × vantage (3 runs a day, 5 samples each) plus
+a full baseline window of history (ALERTS_BASELINE_DAYS plus the 72 h window and a day) for one
+endpoint × workload × vantage (3 runs a day, 5 samples each) plus
 four more endpoints serving the same model (so the alert email's peer table has work to do),
 then evaluates RUNS further runs one by one, the first few of them slower (so alerts open and
 snapshots are written too), and reports the median and worst time per evaluation.
@@ -27,6 +28,7 @@ import django  # noqa: E402
 
 django.setup()
 
+from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 
 T0 = datetime(2026, 3, 10, 18, 0, tzinfo=UTC)
@@ -50,7 +52,7 @@ def _populate():
             endpoint=endpoint,
             workload=workload,
             vantage=vantage,
-            slots=daily_slots(end=T0, days=17),
+            slots=daily_slots(end=T0, days=settings.ALERTS_BASELINE_DAYS + 4),
             decode=lambda s: 70.0,
             ttft=lambda s: 600.0,
             noise=0.15,
