@@ -123,14 +123,12 @@ class Round:
         return state.last_slot is not None and state.last_slot >= self.run.slot
 
     def test_speed(self) -> list[SpeedSeries]:
+        states = {metric: self.state(metric) for metric in SPEED_METRICS}
+        states = {m: state for m, state in states.items() if not self.evaluated_later(state)}
+        loaded = series.load(self.run, list(states), self.config) if states else {}
         items = []
-        for metric in SPEED_METRICS:
-            state = self.state(metric)
-            if self.evaluated_later(state):
-                continue
-            item = SpeedSeries(
-                state, series.load(self.run, metric, self.config), self.config.rules[metric]
-            )
+        for metric, state in states.items():
+            item = SpeedSeries(state, loaded[metric], self.config.rules[metric])
             item.alert = alert = active_alert(**self.series(metric))
             if alert is not None and alert.frozen_baseline:
                 item.frozen = Baseline.from_dict(alert.frozen_baseline)

@@ -7,8 +7,11 @@ accepted new baseline (Segment): samples from before any of these are never comp
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+import numpy as np
 
 from benchmarks.models import Run, Sample
 from benchmarks.stats import SPEEDLESS_OUTCOMES
@@ -107,20 +110,26 @@ def comparable_runs(run: Run):
     )
 
 
-def load(run: Run, metric: str, config: DetectorConfig) -> SeriesData:
-    """Successful samples of the series up to `run`, reduced to one value per run."""
-    key = SeriesKey.of(run, metric)
-    bounds = bounds_for(run, key, config)
-    runs = comparable_runs(run).filter(slot__gt=bounds.baseline_start, slot__lte=bounds.end)
-    rows = (
-        Sample.objects.filter(run__in=runs, error_category="", **{f"{metric}__gt": 0})
+def load(run: Run, metrics: Sequence[str], config: DetectorConfig) -> dict[str, SeriesData]:
+    """Successful samples of the series up to `run`, reduced to one value per run, for each
+    metric: one query for all of them (they share the runs; only an accepted new baseline of
+    one metric starts its window later, and its rows are dropped here)."""
+    keys = {metric: SeriesKey.of(run, metric) for metric in metrics}
+    bounds = {metric: bounds_for(run, key, config) for metric, key in keys.items()}
+    start = min(b.baseline_start for b in bounds.values())
+    runs = comparable_runs(run).filter(slot__gt=start, slot__lte=run.slot)
+    rows = list(
+        Sample.objects.filter(run__in=runs, error_category="")
         # The slot range again, on the sample's own copy: only those months' partitions are read.
-        .filter(slot__gt=bounds.baseline_start, slot__lte=bounds.end)
+        .filter(slot__gt=start, slot__lte=run.slot)
         .exclude(outcome__in=SPEEDLESS_OUTCOMES)
-        .values_list("run__slot", metric)
+        .values_list("run__slot", *metrics)
     )
-    slots, values = [], []
-    for slot, value in rows.iterator():
-        slots.append(slot.timestamp())
-        values.append(value)
-    return SeriesData(key, bounds, Runs.from_samples(values, slots))
+    slots = np.array([slot.timestamp() for slot, *_ in rows], dtype=float)
+    out = {}
+    for k, metric in enumerate(metrics, start=1):
+        values = np.array([row[k] for row in rows], dtype=float)  # None (not measured) → nan
+        mine = slots > bounds[metric].baseline_start.timestamp()
+        history = Runs.from_samples(values[mine], slots[mine])
+        out[metric] = SeriesData(keys[metric], bounds[metric], history)
+    return out
