@@ -98,13 +98,29 @@ class Round:
         self.outcome = Outcome()
         self.family = 0  # series tested together (Benjamini–Hochberg family)
 
-    def state(self, metric: str) -> SeriesState:
-        state, _ = SeriesState.objects.get_or_create(**SeriesKey.of(self.run, metric).filter())
-        return state
+    def states(self) -> dict[str, SeriesState]:
+        """The run's series' states, one query (rows created on a series' first evaluation)."""
+        run = self.run
+        metrics = [*SPEED_METRICS, Metric.AVAILABILITY]
+        found = {
+            state.metric: state
+            for state in SeriesState.objects.filter(
+                endpoint_id=run.endpoint_id,
+                workload_id=run.workload_id,
+                vantage_id=run.vantage_id,
+                metric__in=metrics,
+            )
+        }
+        for metric in metrics:
+            if metric not in found:
+                key = SeriesKey.of(run, metric).filter()
+                found[metric], _ = SeriesState.objects.get_or_create(**key)
+        return found
 
     def evaluate(self) -> Outcome:
-        speeds = self.test_speed()
-        outage_state = self.state(Metric.AVAILABILITY)
+        states = self.states()
+        speeds = self.test_speed(states)
+        outage_state = states[Metric.AVAILABILITY]
         outage = None
         if not self.evaluated_later(outage_state):
             outage = availability.check(self.run)
@@ -122,9 +138,8 @@ class Round:
         going back would replay the hysteresis out of order, so this run is skipped."""
         return state.last_slot is not None and state.last_slot >= self.run.slot
 
-    def test_speed(self) -> list[SpeedSeries]:
-        states = {metric: self.state(metric) for metric in SPEED_METRICS}
-        states = {m: state for m, state in states.items() if not self.evaluated_later(state)}
+    def test_speed(self, states: dict[str, SeriesState]) -> list[SpeedSeries]:
+        states = {m: states[m] for m in SPEED_METRICS if not self.evaluated_later(states[m])}
         loaded = series.load(self.run, list(states), self.config) if states else {}
         items = []
         for metric, state in states.items():
