@@ -48,6 +48,7 @@ def alert_list(request: HttpRequest) -> HttpResponse:
             "keep": keep,
             "backlog": outbox.backlog(),
             "give_up_h": f"{settings.ALERTS_SMTP_GIVE_UP_H:g}",
+            "baseline_days": settings.ALERTS_BASELINE_DAYS,
             # Before any series has a baseline, "nothing is regressing" would be a false comfort.
             "baseline_wait": (
                 selectors.baseline_wait(timezone.now())
