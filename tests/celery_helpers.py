@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -26,6 +27,7 @@ from celery import current_app
 from django.db import connection
 from django.utils import timezone
 
+from benchmarks.models import Run, Schedule, Vantage, Workload
 from providers.models import Endpoint, Provider
 
 REPO = Path(__file__).resolve().parents[1]
@@ -232,3 +234,33 @@ def sim_endpoint(simulator, model: str) -> Endpoint:
     )
     Endpoint.objects.filter(id=made.id).update(created_at=timezone.now() - timedelta(days=1))
     return made
+
+
+def probe_vantage(slug: str | None = None) -> Vantage:
+    """A vantage whose queue no other test uses (leftover messages never reach its workers)."""
+    slug = slug or f"v{uuid.uuid4().hex[:6]}"
+    return Vantage.objects.create(slug=slug, label=slug, queue=f"{slug}-{uuid.uuid4().hex[:8]}")
+
+
+def due_schedule(vantage: Vantage, workload: Workload, endpoints: list[Endpoint]) -> Schedule:
+    """A schedule every minute over `endpoints`, created a day ago (so its latest slot is due)."""
+    made = Schedule.objects.create(name=vantage.slug, vantage=vantage, interval_minutes=1)
+    made.workloads.set([workload])
+    made.endpoints.set(endpoints)
+    Schedule.objects.filter(id=made.id).update(created_at=timezone.now() - timedelta(days=1))
+    return made
+
+
+def wait_ended(ids: list[int], *, timeout: float, procs=()) -> list[Run]:
+    """The runs `ids`, once every one has ended; else AssertionError with their states and the
+    last output of `procs` (workers, beat)."""
+
+    def ended() -> list[Run] | None:
+        found = list(Run.objects.filter(id__in=ids, status__in=Run.ENDED).order_by("id"))
+        return found if len(found) == len(ids) else None
+
+    def why() -> str:
+        states = list(Run.objects.filter(id__in=ids).values_list("id", "status", "failure_reason"))
+        return f"runs not ended: {states}\n" + "\n".join(p.output()[-3000:] for p in procs)
+
+    return wait_for(ended, timeout=timeout, message=why, interval=0.2)

@@ -13,12 +13,17 @@ from tokspeed.launcher import Launcher
 FILE_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
 
 
+def demo_mail(folder: Path, *, debug: bool) -> override_settings:
+    """Settings as `make run` sets them: emails to files in `folder`, a public dashboard."""
+    return override_settings(
+        DEBUG=debug, EMAIL_BACKEND=FILE_BACKEND, EMAIL_FILE_PATH=str(folder),
+        TOKSPEED_PUBLIC_DASHBOARD=True,
+    )  # fmt: skip
+
+
 @pytest.mark.django_db
 def test_it_lists_the_emails_the_demo_wrote_to_files(client: Client, tmp_path: Path) -> None:
-    with override_settings(
-        DEBUG=True, EMAIL_BACKEND=FILE_BACKEND, EMAIL_FILE_PATH=str(tmp_path),
-        TOKSPEED_PUBLIC_DASHBOARD=True,
-    ):  # fmt: skip
+    with demo_mail(tmp_path, debug=True):
         send_mail("Decode speed of m @ Acme is 30 % slower", "Details:\nhttp://x/alerts/1/",
                   "tokspeed@localhost", ["oncall@example.com"])  # fmt: skip
         send_mail("Acme is answering again", "ok", "tokspeed@localhost", ["b@example.com"])
@@ -31,10 +36,7 @@ def test_it_lists_the_emails_the_demo_wrote_to_files(client: Client, tmp_path: P
 
 @pytest.mark.django_db
 def test_it_has_no_mail_page_outside_debug(client: Client, tmp_path: Path) -> None:
-    with override_settings(
-        DEBUG=False, EMAIL_BACKEND=FILE_BACKEND, EMAIL_FILE_PATH=str(tmp_path),
-        TOKSPEED_PUBLIC_DASHBOARD=True,
-    ):  # fmt: skip
+    with demo_mail(tmp_path, debug=False):
         assert client.get("/debug/mail/").status_code == 404
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
 from datetime import timedelta
 
 import pytest
@@ -20,40 +19,23 @@ from django.utils import timezone
 
 from benchmarks import dispatch
 from benchmarks.breaker import REFUSED_PREFIX
-from benchmarks.models import Pulse, Run, RunStatus, Schedule, Vantage, Workload
-from providers.models import Endpoint
+from benchmarks.models import Pulse, Run, RunStatus, Workload
 from tests import fault_helpers
-from tests.celery_helpers import broker, sim_endpoint, start_worker, wait_for, workers
+from tests.celery_helpers import (
+    broker,
+    due_schedule,
+    probe_vantage,
+    sim_endpoint,
+    start_worker,
+    wait_ended,
+    wait_for,
+    workers,
+)
 from tests.fault_helpers import database_outage, kill_backends, redis_server
 
 pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 CENTRAL = "tokspeed"
-
-
-def make_vantage() -> Vantage:
-    slug = f"v{uuid.uuid4().hex[:6]}"
-    return Vantage.objects.create(slug=slug, label=slug, queue=f"probes-{slug}")
-
-
-def make_schedule(vantage: Vantage, workload: Workload, endpoints: list[Endpoint]) -> Schedule:
-    made = Schedule.objects.create(name=vantage.slug, vantage=vantage, interval_minutes=1)
-    made.workloads.set([workload])
-    made.endpoints.set(endpoints)
-    Schedule.objects.filter(id=made.id).update(created_at=timezone.now() - timedelta(days=1))
-    return made
-
-
-def wait_ended(ids: list[int], *, timeout: float, procs=()) -> list[Run]:
-    def ended() -> list[Run] | None:
-        found = list(Run.objects.filter(id__in=ids, status__in=Run.ENDED).order_by("id"))
-        return found if len(found) == len(ids) else None
-
-    def why() -> str:
-        states = list(Run.objects.filter(id__in=ids).values_list("id", "status", "failure_reason"))
-        return f"runs not ended: {states}\n" + "\n".join(p.output()[-3000:] for p in procs)
-
-    return wait_for(ended, timeout=timeout, message=why, interval=0.2)
 
 
 def assert_nothing_lost(runs: list[Run]) -> None:
@@ -76,7 +58,7 @@ def test_it_finishes_runs_as_done_through_a_database_outage_mid_run_and_mid_fini
     # rest of the run, so sample writes, heartbeats and the finish all meet the outage.
     work = Workload.objects.create(slug="f-db", name="f", concurrency=2, repetitions=4)
     slow = sim_endpoint(simulator, "sim-fast+tokens=40+tps=40+ttft=50")
-    probes = make_vantage()
+    probes = probe_vantage()
     with (
         redis_server() as own_redis,
         broker(own_redis.url),
@@ -106,7 +88,7 @@ def test_it_finishes_a_stranded_run_with_every_sample_as_done_not_failed(simulat
     # patience): the tick finishes the run from its samples instead of failing it.
     work = Workload.objects.create(slug="f-strand", name="f", concurrency=1, repetitions=2)
     fast = sim_endpoint(simulator, "sim-fast+tokens=20+ttft=20")
-    probes = make_vantage()
+    probes = probe_vantage()
     with redis_server() as own_redis, broker(own_redis.url):
         with workers(
             start_worker(name="w-strand", queues=[probes.queue], broker_url=own_redis.url)
@@ -129,8 +111,8 @@ def test_it_republishes_runs_a_flushed_or_restarted_broker_lost(simulator) -> No
     work = Workload.objects.create(slug="f-redis", name="f", concurrency=1, repetitions=2)
     models = [f"sim-fast+tokens=30+tps=60+ttft={30 + i}" for i in range(3)]
     endpoints = [sim_endpoint(simulator, model) for model in models]
-    probes = make_vantage()
-    make_schedule(probes, work, endpoints)
+    probes = probe_vantage()
+    due_schedule(probes, work, endpoints)
     with redis_server() as own_redis, broker(own_redis.url):
         first = dispatch.tick()
         assert len(first.enqueued) == 3
@@ -178,7 +160,7 @@ def test_it_keeps_a_stalled_endpoint_from_starving_the_others(simulator, client)
     stalled = sim_endpoint(simulator, "sim-fast+tokens=40+tps=200+fault=stall+stall_s=30")
     models = [f"sim-fast+tokens=30+tps=200+ttft={20 + i}" for i in range(3)]
     healthy = [sim_endpoint(simulator, model) for model in models]
-    probes = make_vantage()
+    probes = probe_vantage()
     limits = {"TOKSPEED_IDLE_TIMEOUT_S": "3", "TOKSPEED_BREAKER_PROBE_TIMEOUT_S": "1"}
     with (
         redis_server() as own_redis,
@@ -249,7 +231,7 @@ def test_it_rides_out_a_postgresql_server_restart(simulator) -> None:
 
     work = Workload.objects.create(slug="f-pg", name="f", concurrency=1, repetitions=4)
     slow = sim_endpoint(simulator, "sim-fast+tokens=40+tps=40+ttft=50")
-    probes = make_vantage()
+    probes = probe_vantage()
     with (
         redis_server() as own_redis,
         broker(own_redis.url),

@@ -10,25 +10,25 @@ import base64
 import io
 import json
 import os
-import uuid
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import redis
 from celery import current_app
 from django.core.management import CommandError, call_command
-from django.utils import timezone
 
 from benchmarks import dispatch
-from benchmarks.models import Run, RunStatus, Schedule, Vantage, Workload
+from benchmarks.models import Run, RunStatus, Workload
 from providers.models import Endpoint
 from tests.celery_helpers import (
     FILESYSTEM_URL,
     broker,
+    due_schedule,
     filesystem_options,
+    probe_vantage,
     sim_endpoint,
     start_worker,
+    wait_ended,
     wait_for,
     worker,
     workers,
@@ -38,7 +38,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 # A database of its own: no other test's messages; a second checkout testing at once picks another.
 REDIS_URL = os.environ.get("TOKSPEED_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
-ENDED = (RunStatus.DONE, RunStatus.PARTIAL, RunStatus.FAILED)
 
 
 @pytest.fixture
@@ -50,30 +49,21 @@ def redis_broker():
     client.delete("tokspeed")
 
 
-def vantage(slug: str) -> Vantage:
-    return Vantage.objects.create(slug=slug, label=slug, queue=f"{slug}-{uuid.uuid4().hex[:8]}")
+def run_now_and_wait(endpoint: Endpoint, out: io.StringIO) -> None:
+    """`manage.py run_now --wait` for the endpoint on the local vantage, its output in `out`."""
+    call_command(
+        "run_now",
+        endpoint=[endpoint.slug],
+        workload="t-f",
+        vantage="local",
+        wait=True,
+        timeout=60,
+        stdout=out,
+    )
 
 
-def schedule(vantage_: Vantage, workload: Workload, endpoints: list[Endpoint]) -> Schedule:
-    made = Schedule.objects.create(name=vantage_.slug, vantage=vantage_, interval_minutes=1)
-    made.workloads.set([workload])
-    made.endpoints.set(endpoints)
-    Schedule.objects.filter(id=made.id).update(created_at=timezone.now() - timedelta(days=1))
-    return made
-
-
-def wait_ended(runs: list[Run], *, timeout: float, workers=()) -> list[Run]:
-    ids = [run.id for run in runs]
-
-    def ended() -> list[Run] | None:
-        found = list(Run.objects.filter(id__in=ids, status__in=ENDED).order_by("id"))
-        return found if len(found) == len(ids) else None
-
-    def why() -> str:
-        states = list(Run.objects.filter(id__in=ids).values_list("id", "status"))
-        return f"runs not ended: {states}\n" + "\n".join(w.output()[-3000:] for w in workers)
-
-    return wait_for(ended, timeout=timeout, message=why, interval=0.2)
+def all_runs() -> list[int]:
+    return list(Run.objects.values_list("id", flat=True))
 
 
 def evaluations(client: redis.Redis) -> list[int]:
@@ -90,9 +80,9 @@ def test_it_runs_scheduled_runs_on_redis_and_keeps_vantages_apart(simulator, red
     work = Workload.objects.create(slug="t-c", name="t", concurrency=2, repetitions=2)
     good = sim_endpoint(simulator, "sim-fast+tokens=50+ttft=100")
     broken = sim_endpoint(simulator, "sim-fast+tokens=50+fault=500")
-    here, there = vantage("here"), vantage("there")
-    schedule(here, work, [good, broken])
-    schedule(there, work, [good])
+    here, there = probe_vantage("here"), probe_vantage("there")
+    due_schedule(here, work, [good, broken])
+    due_schedule(there, work, [good])
 
     with workers(
         start_worker(name="w-here", queues=[here.queue], broker_url=REDIS_URL),
@@ -100,7 +90,7 @@ def test_it_runs_scheduled_runs_on_redis_and_keeps_vantages_apart(simulator, red
     ) as (w_here, w_there):
         report = dispatch.tick()
         assert len(report.enqueued) == 3
-        runs = wait_ended(list(Run.objects.all()), timeout=60, workers=[w_here, w_there])
+        runs = wait_ended(all_runs(), timeout=60, procs=[w_here, w_there])
 
         by_key = {(r.endpoint_id, r.vantage_id): r for r in runs}
         for key, hostname in [
@@ -135,7 +125,7 @@ def test_it_resumes_a_run_after_its_worker_is_killed(simulator, redis_broker) ->
     # 4 sequential requests of ~1 s each: time to kill the worker in the middle.
     work = Workload.objects.create(slug="t-k", name="t", concurrency=1, repetitions=4)
     slow = sim_endpoint(simulator, "sim-fast+tokens=40+tps=40+ttft=50")
-    probes = vantage("probes")
+    probes = probe_vantage("probes")
     lease = {"TOKSPEED_RUN_LEASE_S": "1", "TOKSPEED_BROKER_VISIBILITY_TIMEOUT_S": "2"}
 
     with worker(name="w-first", queues=[probes.queue], broker_url=REDIS_URL, **lease) as first:
@@ -151,7 +141,7 @@ def test_it_resumes_a_run_after_its_worker_is_killed(simulator, redis_broker) ->
     assert 1 <= len(before) < 4
 
     with worker(name="w-second", queues=[probes.queue], broker_url=REDIS_URL, **lease) as second:
-        [run] = wait_ended([run], timeout=60, workers=[second])
+        [run] = wait_ended([run.id], timeout=60, procs=[second])
 
     samples = list(run.samples.all())
     assert [s.index for s in samples] == [0, 1, 2, 3]  # exactly repetitions × concurrency
@@ -163,8 +153,8 @@ def test_it_resumes_a_run_after_its_worker_is_killed(simulator, redis_broker) ->
 def test_it_works_the_same_on_the_filesystem_broker(simulator, tmp_path: Path) -> None:
     work = Workload.objects.create(slug="t-f", name="t", concurrency=1, repetitions=3)
     fast = sim_endpoint(simulator, "sim-fast+tokens=20+ttft=30")
-    local = vantage("local")
-    schedule(local, work, [fast])
+    local = probe_vantage("local")
+    due_schedule(local, work, [fast])
     options = filesystem_options(tmp_path)
 
     with (
@@ -177,29 +167,13 @@ def test_it_works_the_same_on_the_filesystem_broker(simulator, tmp_path: Path) -
         ) as fs_worker,
     ):
         dispatch.tick()
-        [scheduled] = wait_ended(list(Run.objects.all()), timeout=60, workers=[fs_worker])
+        [scheduled] = wait_ended(all_runs(), timeout=60, procs=[fs_worker])
         out = io.StringIO()
-        call_command(
-            "run_now",
-            endpoint=[fast.slug],
-            workload="t-f",
-            vantage="local",
-            wait=True,
-            timeout=60,
-            stdout=out,
-        )
+        run_now_and_wait(fast, out)
         broken = sim_endpoint(simulator, "sim-fast+tokens=20+fault=500")
         failed_out = io.StringIO()
         with pytest.raises(CommandError, match="1 of 1 run.s. failed, were skipped or had errors"):
-            call_command(
-                "run_now",
-                endpoint=[broken.slug],
-                workload="t-f",
-                vantage="local",
-                wait=True,
-                timeout=60,
-                stdout=failed_out,
-            )
+            run_now_and_wait(broken, failed_out)
 
     # --wait shows samples done / expected while it waits, and says how a failed run went.
     assert "3/3 samples" in out.getvalue()
