@@ -200,12 +200,15 @@ def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
         weekend = median(y[runs.weekend] - level - tod[runs.bucket[runs.weekend]])
     model = Baseline(level, time_of_day, weekend, {}, 0.0, 0.0, len(runs), float(runs.t[-1]))
     resid = y - model.expected(runs)
-    overall = max(_robust_sd(resid), MIN_SCALE)
+    # Residuals from levels fitted on the same runs are closer to them than new runs will be:
+    # each bucket's fitted level costs about a run's worth of spread, which matters while the
+    # baseline is young (12 runs over three or four levels: a fifth of the variance).
+    overall = max(_robust_sd(resid) * _unbias(len(resid), max(len(time_of_day), 1)), MIN_SCALE)
     scale, counts = {}, {}
     for b in np.unique(runs.bucket):
         r = resid[runs.bucket == b]
         counts[int(b)] = len(r)
-        own = _robust_sd(r)
+        own = _robust_sd(r) * _unbias(len(r), 1)
         scale[int(b)] = max(
             math.sqrt((len(r) * own**2 + SHRINK_RUNS * overall**2) / (len(r) + SHRINK_RUNS)),
             MIN_SCALE,
@@ -218,12 +221,17 @@ def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
             # Sample autocorrelations of a short series are biased toward zero by about
             # (1 + 4ρ)/n; a drifting provider would otherwise look calmer than it is.
             n = len(resid)
-            lag1 = float((centred[1:] @ centred[:-1]) / denominator)
-            lag2 = float((centred[2:] @ centred[:-2]) / denominator)
-            rho = float(np.clip(lag1 + (1 + 4 * max(lag1, 0)) / n, 0.0, 0.9))
-            lag2 = lag2 + (1 + 4 * max(lag2, 0)) / n
-            # Lag 2 over lag 1: how slowly the correlation decays (at least as AR(1) would).
-            phi = float(np.clip(lag2 / rho, rho, 0.95)) if rho > 0.05 else rho
+            lags = []
+            for k in range(1, 5):
+                r = float((centred[k:] @ centred[:-k]) / denominator)
+                lags.append(r + (1 + 4 * max(r, 0)) / n)
+            rho = float(np.clip(lags[0], 0.0, 0.9))
+            # How slowly the correlation decays (at least as AR(1) would): lags 2–4 over lags
+            # 1–3, as r_(j+1) = φ r_j under the model; steadier than lag 2 over lag 1 alone,
+            # which a drifting series' noise often read as a fast decay.
+            phi = rho
+            if rho > 0.05 and sum(lags[:3]) > rho:
+                phi = float(np.clip(sum(lags[1:]) / sum(lags[:3]), rho, 0.95))
     return replace(
         model,
         scale=scale,
@@ -234,6 +242,11 @@ def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
         counts=counts,
         start=float(runs.t[0]),
     )
+
+
+def _unbias(n: int, fitted: int) -> float:
+    """The factor that undoes the shrinkage of n residuals' spread by `fitted` levels."""
+    return math.sqrt(n / (n - fitted)) if n > fitted + 1 else 1.0
 
 
 def _robust_sd(x: np.ndarray) -> float:

@@ -87,6 +87,25 @@ def test_it_fits_time_of_day_and_weekend_levels_and_the_noise_of_each_slot() -> 
     assert Baseline.from_dict(model.as_dict()) == model
 
 
+def test_it_does_not_take_a_young_series_for_quieter_than_it_is() -> None:
+    # Four days of runs: three slots, each level fitted on the slot's own four runs. Their
+    # residuals sit closer to those levels than the next runs will; read naively they show
+    # about a fifth less variance than there is, and a young series alerts on its noise.
+    end = MONDAY + timedelta(days=3, hours=18)
+    times = [s.timestamp() for s in slots(4, end=end)]
+    rng = np.random.default_rng(5)
+    sigma = 0.05
+    overall, per_slot = [], []
+    for _ in range(400):
+        runs = Runs.of(times, math.log(70) + rng.normal(0, sigma, len(times)))
+        model = fit(runs, min_bucket_runs=4, min_week_runs=6)
+        assert len(model.time_of_day) == 3 and min(model.counts.values()) == 4
+        overall.append(model.overall_scale**2)
+        per_slot.extend(scale**2 for scale in model.scale.values())
+    assert np.mean(overall) / sigma**2 == pytest.approx(1, abs=0.1)
+    assert np.mean(per_slot) / sigma**2 == pytest.approx(1, abs=0.1)
+
+
 def test_it_inflates_the_variance_of_a_mean_for_autocorrelation() -> None:
     assert mean_inflation(1, 0.8) == 1.0
     assert mean_inflation(2, 0.5) == pytest.approx(1 + 2 * 0.5 * 0.5)
