@@ -18,14 +18,13 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import kombu.pools
 from celery import current_app
 from django.db import connection
-from django.utils import timezone
 
 from benchmarks.models import Run, Schedule, Vantage, Workload
 from providers.models import Endpoint, Provider
@@ -33,6 +32,9 @@ from providers.models import Endpoint, Provider
 REPO = Path(__file__).resolve().parents[1]
 READY_TIMEOUT_S = 60.0
 FILESYSTEM_URL = "filesystem://localhost//"
+# When the helpers' endpoints and schedules say they were made: a fixed instant long before any
+# clock a test runs at (so a schedule's latest slot is always due, whatever the hour or date).
+LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
 
 
 def filesystem_options(folder: Path) -> dict[str, Any]:
@@ -219,7 +221,7 @@ def wait_for(predicate: Any, *, timeout: float, message: str, interval: float = 
 
 
 def sim_endpoint(simulator, model: str) -> Endpoint:
-    """A simulated endpoint serving `model`, created a day ago (so no schedule finds it new)."""
+    """A simulated endpoint serving `model`, made LONG_AGO (so no schedule finds it new)."""
     provider, _ = Provider.objects.get_or_create(
         slug="sim",
         defaults={
@@ -232,7 +234,7 @@ def sim_endpoint(simulator, model: str) -> Endpoint:
     made = Endpoint.objects.create(
         provider=provider, slug=f"e{Endpoint.objects.count()}", model=model
     )
-    Endpoint.objects.filter(id=made.id).update(created_at=timezone.now() - timedelta(days=1))
+    Endpoint.objects.filter(id=made.id).update(created_at=LONG_AGO)
     return made
 
 
@@ -243,11 +245,11 @@ def probe_vantage(slug: str | None = None) -> Vantage:
 
 
 def due_schedule(vantage: Vantage, workload: Workload, endpoints: list[Endpoint]) -> Schedule:
-    """A schedule every minute over `endpoints`, created a day ago (so its latest slot is due)."""
+    """A schedule every minute over `endpoints`, made LONG_AGO (so its latest slot is due)."""
     made = Schedule.objects.create(name=vantage.slug, vantage=vantage, interval_minutes=1)
     made.workloads.set([workload])
     made.endpoints.set(endpoints)
-    Schedule.objects.filter(id=made.id).update(created_at=timezone.now() - timedelta(days=1))
+    Schedule.objects.filter(id=made.id).update(created_at=LONG_AGO)
     return made
 
 
