@@ -72,6 +72,8 @@ class SeriesTest:
     baseline: Baseline | None = None
     frozen: bool = False  # tested against an open alert's frozen baseline
     settled: float | None = None  # the last day's shift as "back to normal" reads it
+    # Against a frozen baseline: how much worse the recent runs may still be, at most
+    recovery: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,9 @@ class Judgement:
     severity: str  # "major" above config.major_effect, else "minor"
     reason: str
     arm: str | None = None  # the arm that found the regression
+    # Clear, and surely back: the upper bound of the recent level within half the effect
+    # too (SeriesTest.recovery). An open alert resolves only on such evaluations.
+    recovered: bool = True
 
 
 def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
@@ -225,6 +230,20 @@ def assess_series(
         arms.append(make_arm(TREND_ARM, c, trend_resid, trend_runs, baseline))
     arms = tuple(arms)
     first = arms[0]  # the 24 h arm
+    recovery = None
+    if frozen is not None and len(long) >= 2:
+        # "Back to normal" needs evidence that the level is back, not a lack of evidence that
+        # it is still worse: the upper bound (estimate + recovery_z × its standard error) of
+        # the last k runs' mean, for the k that bounds it lowest (k ≥ 2, up to the whole long
+        # window since the baseline), must be back within half the effect too. A lasting
+        # step of the minimum effect reads within half of it on one day in eight by chance.
+        bounds = []
+        for k in range(2, len(long) + 1):
+            tail = np.zeros(len(long), bool)
+            tail[-k:] = True
+            tail_arm = mean_arm("recovery", tail)
+            bounds.append(tail_arm.shift + config.recovery_z * tail_arm.sd)
+        recovery = rule.worse_fraction(min(bounds))
     settled = settled_shift(resid[in_day], baseline.scales(long)[in_day], first.shift)
     z = float(special.ndtri(0.5 + config.ci_level / 2))
     expected_now = float(np.exp(median(baseline.expected(day))))
@@ -245,6 +264,7 @@ def assess_series(
         baseline=baseline,
         frozen=frozen is not None,
         settled=rule.worse_fraction(settled),
+        recovery=recovery,
     )
 
 
@@ -347,7 +367,11 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
         )
         if test.settled < half and not slot_bad:
             reason = f"last {DAY_ARM}: shift {test.settled:.1%} < {half:.1%}"
-            out.append(Judgement(Verdict.CLEAR, q_min, severity_of(test.shift, config), reason))
+            recovered = test.recovery is None or test.recovery < half
+            if not recovered:
+                reason += f", but still up to {test.recovery:.1%} worse"
+            severity = severity_of(test.shift, config)
+            out.append(Judgement(Verdict.CLEAR, q_min, severity, reason, recovered=recovered))
         elif positive:
             arm, q = min(positive, key=lambda pair: pair[1])
             shift = max(test.shift, rule.worse_fraction(arm.shift))

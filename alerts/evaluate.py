@@ -166,7 +166,9 @@ class Round:
             streak = Streak(
                 item.state.positives, item.state.clears, item.alert is not None, item.state.muted
             )
-            streak, item.transition = advance(streak, judgement.verdict, self.config)
+            streak, item.transition = advance(
+                streak, judgement.verdict, self.config, recovered=judgement.recovered
+            )
             item.state.positives, item.state.clears = streak.positives, streak.clears
             item.state.muted = streak.muted
             item.state.last_shift = test.shift

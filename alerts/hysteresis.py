@@ -33,12 +33,14 @@ class Streak:
 
 
 def advance(
-    streak: Streak, verdict: Verdict, config: DetectorConfig
+    streak: Streak, verdict: Verdict, config: DetectorConfig, *, recovered: bool = True
 ) -> tuple[Streak, Transition | None]:
     """The streak after one more evaluation, and the transition it causes (if any).
 
     An evaluation without enough data changes nothing; an in-between result (HOLD) breaks both
-    streaks, so "consecutive" means consecutive evaluations that had data.
+    streaks, so "consecutive" means consecutive evaluations that had data. An open alert
+    resolves after `resolve_after` clear evaluations, on one that is `recovered` (the recent
+    level surely back, Judgement.recovered): a lasting regression reads "clear" by chance.
     """
     if verdict == Verdict.NO_DATA:
         return streak, None
@@ -53,6 +55,6 @@ def advance(
             return replace(streak, is_open=True), Transition.OPEN
         return streak, None
     streak = replace(streak, clears=streak.clears + 1, positives=0, muted=False)
-    if streak.is_open and streak.clears >= config.resolve_after:
+    if streak.is_open and streak.clears >= config.resolve_after and recovered:
         return replace(streak, is_open=False), Transition.RESOLVE
     return streak, None

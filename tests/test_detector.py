@@ -275,6 +275,36 @@ def test_it_is_back_to_normal_once_a_short_dip_has_passed_but_not_while_it_recur
     assert judgement.verdict == Verdict.POSITIVE and judgement.arm.startswith("slot")
 
 
+def test_it_says_back_to_normal_only_when_the_level_is_surely_back() -> None:
+    onset = MONDAY + timedelta(days=16, hours=1)
+    end = onset + timedelta(days=3)
+    frozen = fit(series(onset, lambda s: 70.0, wobble=2.0)[0], min_bucket_runs=4, min_week_runs=6)
+    open_twice_clear = Streak(clears=1, is_open=True)
+
+    def verdict_on(level):
+        runs, now = series(end, level, wobble=2.0)
+        test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=frozen)
+        [judgement] = judge([test], CONFIG)
+        transition = advance(
+            open_twice_clear, judgement.verdict, CONFIG, recovered=judgement.recovered
+        )[1]
+        return judgement, transition
+
+    # 10 % slower for two days, then a day that reads only 3 % slower: within half the
+    # effect, "clear", but the runs cannot tell that from the same regression still there.
+    lucky_day = end - timedelta(hours=24)
+    lasting, transition = verdict_on(
+        lambda s: 70.0 if s < onset else (68.0 if s > lucky_day else 63.0)
+    )
+    assert lasting.verdict == Verdict.CLEAR and not lasting.recovered, lasting
+    assert "still up to" in lasting.reason and transition is None  # stays open
+    # Back at 70 for the last two days: surely back, it resolves.
+    back_since = onset + timedelta(hours=16)
+    back, transition = verdict_on(lambda s: 63.0 if onset <= s < back_since else 70.0)
+    assert back.verdict == Verdict.CLEAR and back.recovered, back
+    assert transition == Transition.RESOLVE
+
+
 def test_it_counts_the_first_run_of_a_step_at_once_and_discounts_a_spike_once_contradicted():
     end = MONDAY + timedelta(days=20, hours=18)
     baseline = fit(
