@@ -39,8 +39,9 @@ def advance(
 
     An evaluation without enough data changes nothing; an in-between result (HOLD) breaks both
     streaks, so "consecutive" means consecutive evaluations that had data. An open alert
-    resolves after `resolve_after` clear evaluations, on one that is `recovered` (the recent
-    level surely back, Judgement.recovered): a lasting regression reads "clear" by chance.
+    resolves after `resolve_after` clear evaluations in a row that are also `recovered` (the
+    recent level surely back, Judgement.recovered): a lasting regression reads "clear" by
+    chance, and a clear one that is not surely back does not count toward resolving.
     """
     if verdict == Verdict.NO_DATA:
         return streak, None
@@ -54,7 +55,8 @@ def advance(
         if not streak.is_open and not streak.muted and streak.positives >= config.open_after:
             return replace(streak, is_open=True), Transition.OPEN
         return streak, None
-    streak = replace(streak, clears=streak.clears + 1, positives=0, muted=False)
-    if streak.is_open and streak.clears >= config.resolve_after and recovered:
+    clears = streak.clears + 1 if recovered else 0
+    streak = replace(streak, clears=clears, positives=0, muted=False)
+    if streak.is_open and streak.clears >= config.resolve_after:
         return replace(streak, is_open=False), Transition.RESOLVE
     return streak, None
