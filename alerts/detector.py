@@ -186,12 +186,16 @@ def assess_series(
         coefficients = mean_coefficients(runs, baseline)
         return make_arm(name, coefficients, resid[mask], runs, baseline, lag=lag)
 
+    def latest(k: int) -> np.ndarray:
+        """Mask of the window's last k runs."""
+        mask = np.zeros(len(long), bool)
+        mask[-k:] = True
+        return mask
+
     arms.append(mean_arm(DAY_ARM, in_day))
     if in_day.sum() > 2:
         # The last two runs: a step seen twice in a row, a run sooner than the day's mean.
-        last = np.zeros(len(long), bool)
-        last[-2:] = True
-        arms.append(mean_arm(LAST_ARM, last))
+        arms.append(mean_arm(LAST_ARM, latest(2)))
     # Since the change: the last k runs (k = 4..6, a day and a half to two days at three runs
     # a day), the k whose mean is most surely worse, its p-value multiplied by the number of
     # k tried. A step seen in four or five runs is surer than the day's three alone.
@@ -199,9 +203,7 @@ def assess_series(
     if tails:
         best = None
         for k in tails:
-            tail = np.zeros(len(long), bool)
-            tail[-k:] = True
-            candidate = mean_arm(SINCE_ARM, tail)
+            candidate = mean_arm(SINCE_ARM, latest(k))
             if best is None or candidate.p_value < best.p_value:
                 best = candidate
         arms.append(replace(best, p_value=min(1.0, best.p_value * len(tails))))
@@ -237,13 +239,8 @@ def assess_series(
         # the last k runs' mean, for the k that bounds it lowest (k ≥ 2, up to the whole long
         # window since the baseline), must be back within half the effect too. A lasting
         # step of the minimum effect reads within half of it on one day in eight by chance.
-        bounds = []
-        for k in range(2, len(long) + 1):
-            tail = np.zeros(len(long), bool)
-            tail[-k:] = True
-            tail_arm = mean_arm("recovery", tail)
-            bounds.append(tail_arm.shift + config.recovery_z * tail_arm.sd)
-        recovery = rule.worse_fraction(min(bounds))
+        tails = (mean_arm("recovery", latest(k)) for k in range(2, len(long) + 1))
+        recovery = rule.worse_fraction(min(a.shift + config.recovery_z * a.sd for a in tails))
     settled = settled_shift(resid[in_day], baseline.scales(long)[in_day], first.shift)
     z = float(special.ndtri(0.5 + config.ci_level / 2))
     expected_now = float(np.exp(median(baseline.expected(day))))
