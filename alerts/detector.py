@@ -72,8 +72,10 @@ class SeriesTest:
     baseline: Baseline | None = None
     frozen: bool = False  # tested against an open alert's frozen baseline
     settled: float | None = None  # the last day's shift as "back to normal" reads it
-    # Against a frozen baseline: how much worse the recent runs may still be, at most
-    recovery: float | None = None
+    # Against an open alert's frozen baseline: whether the recent runs are surely back rather
+    # than still worse by the alert's effect (a fraction); None when there is no alert
+    recovered: bool | None = None
+    alert_effect: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +114,12 @@ class Judgement:
     severity: str  # "major" above config.major_effect, else "minor"
     reason: str
     arm: str | None = None  # the arm that found the regression
-    # Clear, and surely back: the upper bound of the recent level within half the effect
-    # too (SeriesTest.recovery). An open alert resolves only on such evaluations.
+    # Positive: the effect this evaluation is sure of (its arm's estimate less one standard
+    # error, worse-oriented log units); an alert opened on it keeps it as assess_series'
+    # alert_effect.
+    effect: float | None = None
+    # Clear, and surely back (SeriesTest.recovered). An open alert resolves only on such
+    # evaluations.
     recovered: bool = True
 
 
@@ -142,12 +148,14 @@ def assess_series(
     rule: MetricRule,
     config: DetectorConfig,
     frozen: Baseline | None = None,
+    alert_effect: float | None = None,
 ) -> SeriesTest:
     """Test whether the series is worse now than its baseline; never raises on thin data.
 
     history: the series' runs up to `now` (Unix s), at least back to the baseline window's
     start. The baseline is fitted on the `baseline_days` before the long window unless
-    `frozen` (an open alert's baseline, or an accepted level) is given.
+    `frozen` (an open alert's baseline, or an accepted level) is given; `alert_effect` is the
+    open alert's Judgement.effect (what "back to normal" must be told apart from).
     """
     long_start = now - config.long_hours * HOUR_S
     day = history.between(now - config.recent_hours * HOUR_S, now)
@@ -232,15 +240,21 @@ def assess_series(
         arms.append(make_arm(TREND_ARM, c, trend_resid, trend_runs, baseline))
     arms = tuple(arms)
     first = arms[0]  # the 24 h arm
-    recovery = None
+    recovered, effect = None, None
     if frozen is not None and len(long) >= 2:
         # "Back to normal" needs evidence that the level is back, not a lack of evidence that
-        # it is still worse: the upper bound (estimate + recovery_z × its standard error) of
-        # the last k runs' mean, for the k that bounds it lowest (k ≥ 2, up to the whole long
-        # window since the baseline), must be back within half the effect too. A lasting
-        # step of the minimum effect reads within half of it on one day in eight by chance.
-        tails = (mean_arm("recovery", latest(k)) for k in range(2, len(long) + 1))
-        recovery = rule.worse_fraction(min(a.shift + config.recovery_z * a.sd for a in tails))
+        # it is still worse: for some k ≥ 2 (up to the whole long window since the baseline),
+        # the mean m of the last k runs must be `recovery_odds` times likelier if the series is
+        # back at the baseline (0) than if it is still worse by the alert's effect s. For a
+        # normal mean with standard error sd that is m < s/2 − ln(odds)·sd²/s: a −40 % dip
+        # is told apart from its recovery in two or three runs, a −10 % step in about six.
+        # (The last day of a lasting −10 % step reads within half of it one day in eight.)
+        effect = max(alert_effect or 0.0, rule.log_shift(rule.min_effect))
+        margin = math.log(config.recovery_odds) / effect
+        recovered = any(
+            a.shift + margin * a.sd**2 < effect / 2
+            for a in (mean_arm("recovery", latest(k)) for k in range(2, len(long) + 1))
+        )
     settled = settled_shift(resid[in_day], baseline.scales(long)[in_day], first.shift)
     z = float(special.ndtri(0.5 + config.ci_level / 2))
     expected_now = float(np.exp(median(baseline.expected(day))))
@@ -261,7 +275,8 @@ def assess_series(
         baseline=baseline,
         frozen=frozen is not None,
         settled=rule.worse_fraction(settled),
-        recovery=recovery,
+        recovered=recovered,
+        alert_effect=None if effect is None else rule.worse_fraction(effect),
     )
 
 
@@ -364,9 +379,9 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
         )
         if test.settled < half and not slot_bad:
             reason = f"last {DAY_ARM}: shift {test.settled:.1%} < {half:.1%}"
-            recovered = test.recovery is None or test.recovery < half
+            recovered = test.recovered is not False
             if not recovered:
-                reason += f", but still up to {test.recovery:.1%} worse"
+                reason += f", but not yet surely back from {test.alert_effect:.1%} worse"
             severity = severity_of(test.shift, config)
             out.append(Judgement(Verdict.CLEAR, q_min, severity, reason, recovered=recovered))
         elif positive:
@@ -374,7 +389,8 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
             shift = max(test.shift, rule.worse_fraction(arm.shift))
             severity = severity_of(shift, config)
             reason = f"regression ({arm.name})"
-            out.append(Judgement(Verdict.POSITIVE, q, severity, reason, arm.name))
+            effect = arm.shift - arm.sd
+            out.append(Judgement(Verdict.POSITIVE, q, severity, reason, arm.name, effect))
         else:
             arm, _, failed = verdicts[0]
             reason = f"{arm.name}: " + "; ".join(failed)

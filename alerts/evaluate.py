@@ -83,6 +83,7 @@ class SpeedSeries:
     rule: MetricRule
     alert: Alert | None = None  # the series' active alert, locked
     frozen: Baseline | None = None
+    alert_effect: float | None = None  # the open alert's opened_effect
     blind: bool = False  # a new segment too young for its own baseline
     test: SeriesTest | None = None
     judgement: Judgement | None = None
@@ -147,6 +148,7 @@ class Round:
             item.alert = alert = active_alert(**self.series(metric))
             if alert is not None and alert.frozen_baseline:
                 item.frozen = Baseline.from_dict(alert.frozen_baseline)
+                item.alert_effect = alert.opened_effect
             elif alert is None:
                 self.accepted_level(item)
             items.append(item)
@@ -157,6 +159,7 @@ class Round:
                 rule=i.rule,
                 config=self.config,
                 frozen=i.frozen,
+                alert_effect=i.alert_effect,
             )
             for i in items
         ]
@@ -265,6 +268,7 @@ class Round:
                 first_bad_at=datetime.fromisoformat(first_bad) if first_bad else None,
                 client_version=self.run.client_version,
                 frozen_baseline=item.test.baseline.as_dict(),
+                opened_effect=item.judgement.effect,
             )
             self.outcome.opened.append(alert.id)
         elif alert is None or verdict == Verdict.NO_DATA:

@@ -92,6 +92,13 @@ class Alert(models.Model):
         "tested against until the series is back, so a lasting regression never resolves by "
         "being absorbed into a sliding baseline.",
     )
+    opened_effect = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="The change the alert was sure of when it opened (worse-oriented log shift: "
+        "its arm's estimate less one standard error); it resolves only when the recent runs "
+        "are surely back rather than still this much worse.",
+    )
 
     class Meta:
         ordering = ["-opened_at", "-id"]

@@ -89,7 +89,9 @@ class DetectorConfig:
     major_effect: float = 0.25  # severity major above this shift
     open_after: int = 2
     resolve_after: int = 2
-    recovery_z: float = 1.0  # standard errors above the estimate that must be back to resolve
+    # How much likelier "back at the baseline" must be than "still worse by the alert's
+    # effect", on the recent runs, for an open alert to resolve
+    recovery_odds: float = 1000.0
     rules: dict[str, MetricRule] = field(default_factory=speed_rules)
 
     @classmethod
@@ -119,6 +121,6 @@ class DetectorConfig:
             major_effect=settings.ALERTS_MAJOR_EFFECT,
             open_after=settings.ALERTS_OPEN_AFTER,
             resolve_after=settings.ALERTS_RESOLVE_AFTER,
-            recovery_z=settings.ALERTS_RECOVERY_Z,
+            recovery_odds=settings.ALERTS_RECOVERY_ODDS,
             rules=rules,
         )

@@ -68,6 +68,7 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
     ]
     streaks = [Streak(), Streak()]
     frozen = [None, None]
+    effects = [None, None]
     tracks = [Track(), Track()]
     previous = None
     for hour, now in zip(pair.hours, seconds, strict=True):
@@ -75,8 +76,8 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
             continue
         began = time.perf_counter()
         tests = [
-            assess_series(h, now=now, rule=config.rules[m], config=config, frozen=f)
-            for h, m, f in zip(histories, METRICS, frozen, strict=True)
+            assess_series(h, now=now, rule=config.rules[m], config=config, frozen=f, alert_effect=e)
+            for h, m, f, e in zip(histories, METRICS, frozen, effects, strict=True)
         ]
         judgements = judge(tests, config)
         timer.seconds += time.perf_counter() - began
@@ -89,9 +90,10 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
                 tracks[k].watched_h += hour - previous
             if transition == Transition.OPEN:
                 frozen[k] = tests[k].baseline
+                effects[k] = judgement.effect
                 tracks[k].events.append((hour, "open"))
             elif transition == Transition.RESOLVE:
-                frozen[k] = None
+                frozen[k], effects[k] = None, None
                 tracks[k].events.append((hour, "resolve"))
         previous = hour
     return tracks
@@ -123,6 +125,16 @@ def scenarios(rng: np.random.Generator, family: Family, *, days: int):
         truth={"at": at},
     )
     yield "step-small", small, at - 24, days * 24.0  # to the end: does it stay open?
+    back = at + 5 * 24  # the same small step, over after five days: does "back to normal" come?
+    passing = make_pair(
+        rng,
+        family,
+        days=days,
+        decode_signal=lambda h: np.where((h >= at) & (h < back), 0.10, 0.0),
+        ttft_signal=lambda h: np.where((h >= at) & (h < back), 0.15, 0.0),
+        truth={"at": at, "end": back},
+    )
+    yield "step-over", passing, at - 24, back + 7 * 24
     block = int(rng.integers(0, 3))  # the 8-hour block of one of the day's three runs
     slot = make_pair(
         rng,
@@ -169,7 +181,7 @@ def score(results, *, deadline: dict) -> dict:
             if scenario == "null":
                 acc[half][f"fa {metric} {family.name}"].append((len(opens), track.watched_h))
                 continue
-            signalled = scenario in ("step-big", "step-small") or metric == DECODE
+            signalled = scenario in ("step-big", "step-small", "step-over") or metric == DECODE
             if not signalled:
                 continue
             first = _first(track.events, "open", at)
@@ -179,6 +191,11 @@ def score(results, *, deadline: dict) -> dict:
             if scenario in ("step-big", "step-small") and first is not None:
                 acc[half][f"persist-resolve {scenario}"].append(
                     _first(track.events, "resolve", first) is not None
+                )
+            if scenario == "step-over" and first is not None and first < pair.truth["end"]:
+                resolved = _first(track.events, "resolve", pair.truth["end"])
+                acc[half]["over-resolve"].append(
+                    None if resolved is None else resolved - pair.truth["end"]
                 )
             if scenario == "slot":
                 acc[half]["slot"].append(delay)
@@ -268,6 +285,11 @@ def table(acc, families, *, timings: dict) -> list[tuple[str, str, str, str]]:
                 *both(lambda a, s=scenario: persist(a, s)),
             )
         )
+
+    def over(a):
+        return _within(a["over-resolve"], 72)
+
+    rows.append(("lasting −10 %/+15 % steps over after 5 days: resolved", "", *both(over)))
 
     def dip(a):
         opens, res = a["dip-opens"], a["dip-resolve"]

@@ -4,6 +4,7 @@ marking invalid, flapping, probe trouble and outages. The clock is pinned to eac
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -91,6 +92,9 @@ def test_it_opens_an_alert_after_two_consecutive_positive_evaluations(series, se
     assert [e.kind for e in alert.events.all()] == ["opened"]
     assert alert.first_bad_at == T0 + timedelta(hours=25)
     assert alert.frozen_baseline["n"] == len(baseline_runs)  # what it will be judged against
+    # The change it is sure of (log units, less a standard error): what "back to normal" must
+    # be told apart from.
+    assert math.log(1 / 0.9) < alert.opened_effect < math.log(1 / 0.7)
 
 
 def test_it_keeps_one_active_alert_per_series(series) -> None:

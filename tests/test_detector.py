@@ -275,32 +275,51 @@ def test_it_is_back_to_normal_once_a_short_dip_has_passed_but_not_while_it_recur
     assert judgement.verdict == Verdict.POSITIVE and judgement.arm.startswith("slot")
 
 
-def test_it_says_back_to_normal_only_when_the_level_is_surely_back() -> None:
+def test_it_says_back_to_normal_only_when_the_runs_are_surely_back_from_the_alerts_effect():
     onset = MONDAY + timedelta(days=16, hours=1)
     end = onset + timedelta(days=3)
     frozen = fit(series(onset, lambda s: 70.0, wobble=2.0)[0], min_bucket_runs=4, min_week_runs=6)
     open_twice_clear = Streak(clears=1, is_open=True)
 
-    def verdict_on(level):
+    def verdict_on(level, *, alert_effect):
         runs, now = series(end, level, wobble=2.0)
-        test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=frozen)
+        test = assess_series(
+            runs,
+            now=now,
+            rule=DECODE_RULE,
+            config=CONFIG,
+            frozen=frozen,
+            alert_effect=DECODE_RULE.log_shift(alert_effect),
+        )
         [judgement] = judge([test], CONFIG)
         transition = advance(
             open_twice_clear, judgement.verdict, CONFIG, recovered=judgement.recovered
         )[1]
         return judgement, transition
 
-    # 10 % slower for two days, then a day that reads only 3 % slower: within half the
-    # effect, "clear", but the runs cannot tell that from the same regression still there.
+    # An alert on a 10 % slowdown; two days of it, then a day that reads only 3 % slower:
+    # within half the effect, "clear", but the runs cannot tell that from the same regression
+    # still there, and the alert stays open.
     lucky_day = end - timedelta(hours=24)
     lasting, transition = verdict_on(
-        lambda s: 70.0 if s < onset else (68.0 if s > lucky_day else 63.0)
+        lambda s: 70.0 if s < onset else (68.0 if s > lucky_day else 63.0), alert_effect=0.10
     )
     assert lasting.verdict == Verdict.CLEAR and not lasting.recovered, lasting
-    assert "still up to" in lasting.reason and transition is None  # stays open
-    # Back at 70 for the last two days: surely back, it resolves.
+    assert "not yet surely back from 10.0% worse" in lasting.reason and transition is None
+    # Back at 70 for the last day (three runs): still too few to tell a 10 % step from none...
+    back_since = end - timedelta(hours=20)
+    back_a_day = lambda s: 63.0 if onset <= s < back_since else 70.0  # noqa: E731
+    small, transition = verdict_on(back_a_day, alert_effect=0.10)
+    assert small.verdict == Verdict.CLEAR and not small.recovered and transition is None
+    # ...but plenty to tell the same runs from a 40 % slowdown still there: that alert resolves.
+    large, transition = verdict_on(back_a_day, alert_effect=0.40)
+    assert large.verdict == Verdict.CLEAR and large.recovered, large
+    assert transition == Transition.RESOLVE
+    # Back at 70 for the last two days: surely back from 10 % too.
     back_since = onset + timedelta(hours=16)
-    back, transition = verdict_on(lambda s: 63.0 if onset <= s < back_since else 70.0)
+    back, transition = verdict_on(
+        lambda s: 63.0 if onset <= s < back_since else 70.0, alert_effect=0.10
+    )
     assert back.verdict == Verdict.CLEAR and back.recovered, back
     assert transition == Transition.RESOLVE
 

@@ -418,8 +418,9 @@ ALERTS_TTFT_FLOOR_MS = envfloat("ALERTS_TTFT_FLOOR_MS", 10.0)
 ALERTS_MAJOR_EFFECT = envfloat("ALERTS_MAJOR_EFFECT", 0.25)  # severity major above this
 ALERTS_OPEN_AFTER = envint("ALERTS_OPEN_AFTER", 2)  # positive evaluations, no clear one between
 ALERTS_RESOLVE_AFTER = envint("ALERTS_RESOLVE_AFTER", 2)  # consecutive clear evaluations
-# Resolving also needs the recent level's upper bound (estimate + this many SEs) back
-ALERTS_RECOVERY_Z = envfloat("ALERTS_RECOVERY_Z", 1.0)
+# Resolving also needs the recent runs this many times likelier back at the baseline than still
+# worse by the alert's effect
+ALERTS_RECOVERY_ODDS = envfloat("ALERTS_RECOVERY_ODDS", 1000.0)
 # Availability: an outage opens at ≥ this share of error samples over the last OUTAGE_RUNS runs,
 # and resolves under half of it.
 ALERTS_OUTAGE_ERROR_SHARE = envfloat("ALERTS_OUTAGE_ERROR_SHARE", 0.5)
