@@ -231,6 +231,9 @@ class Round:
             "arm": item.judgement.arm,
             "frozen": item.test.frozen,
             "blind": item.blind,
+            "verdict": str(item.judgement.verdict),
+            "recovered": item.judgement.recovered,
+            "alert_effect": item.test.alert_effect,
         }
         if detailed:
             extra["peers"] = peers(self.run, rule, item.data.bounds)

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from .actions import ACTIONS, allowed_actions
-from .models import Alert
+from .models import ACTIVE, Alert
 from .wording import WORSE, headline, p_value, percent, quantity, series_words, when
 
 
@@ -103,6 +103,16 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
             f"arms of the series evaluated together)",
         ),
     ]
+    if alert.status in ACTIVE and snap.get("verdict") == "clear" and snap.get("recovered") is False:
+        shown.facts.append(
+            (
+                "Not resolved yet",
+                f"the last {snap.get('recent_hours', 24)} h are back within half the minimum "
+                "effect, but there are too few runs yet to tell that from still "
+                f"{percent(snap.get('alert_effect'))} {worse} (what the alert was sure of when "
+                "it opened); it resolves after two evaluations in a row that can",
+            )
+        )
     if snap.get("blind"):
         shown.facts.append(
             (

@@ -342,3 +342,30 @@ def test_it_says_could_not_connect_for_an_unreachable_provider(series) -> None:
     alert = Alert.objects.get()
     assert alert.kind == Kind.OUTAGE and alert.error_categories == {"unreachable": 5}
     assert "of requests failed (could not connect)" in alert.subject
+
+
+def test_it_says_why_an_alert_that_looks_over_is_still_open(series, client, admin_user) -> None:
+    # Noisy runs (20 % per request): a 13 % slowdown for three days opens an alert; back at the
+    # old level, the first day back reads "clear" long before the runs can tell it from the
+    # slowdown still there.
+    history(series, noise=0.2, seed=4)
+    hours = [25 + 8 * k for k in range(9)]
+    later(series, hours, decode=DECODE * 0.87, noise=0.2, seed=5)
+    alert = Alert.objects.get()
+    client.force_login(admin_user)
+    back = [hours[-1] + 8 * k for k in range(1, 13)]
+    pages = []
+    for hour in back:
+        [outcome] = later(series, [hour], decode=DECODE, noise=0.2, seed=hour)
+        if outcome.resolved:
+            break
+        pages.append((outcome.verdicts["decode_tps"], client.get(f"/alerts/{alert.id}/")))
+    else:
+        pytest.fail("never resolved after four days back")
+    waiting = [page for verdict, page in pages if "not yet surely back" in verdict]
+    assert waiting, [verdict for verdict, _ in pages]
+    text = waiting[0].content.decode()
+    assert "Not resolved yet" in text and "slower (what the alert was sure of" in text
+    alert.refresh_from_db()
+    assert alert.status == Status.RESOLVED
+    assert "Not resolved yet" not in client.get(f"/alerts/{alert.id}/").content.decode()
