@@ -25,6 +25,7 @@ class Arm:
     # The estimate without the run that contributes most to it: a shift that one run carries
     # (a short dip, one bad minute at the provider) is not a regression, however sure its p.
     without_worst: float = 0.0
+    bucket: int | None = None  # a slot arm's time-of-day bucket
 
 
 def p_value(shift: float, sd: float, df: int) -> float:

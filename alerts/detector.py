@@ -52,6 +52,24 @@ SINCE_ARM = "since the change"
 
 
 @dataclass(frozen=True, slots=True)
+class Opened:
+    """What an alert opened on: the change it was sure of (worse-oriented log shift: its
+    arm's estimate less one standard error) and, when a slot arm found it, that slot's
+    time-of-day bucket. "Back to normal" must be told apart from it (assess_series)."""
+
+    effect: float
+    bucket: int | None = None
+
+    def as_dict(self) -> dict:
+        return {"effect": self.effect, "bucket": self.bucket}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Opened:
+        bucket = data.get("bucket")
+        return cls(float(data["effect"]), None if bucket is None else int(bucket))
+
+
+@dataclass(frozen=True, slots=True)
 class SeriesTest:
     """The result of testing one series. Shifts are worse-oriented fractions (0.3 = 30 % worse);
     n_baseline / n_recent count runs; the shift and interval are the 24 h arm's (the one that
@@ -72,8 +90,9 @@ class SeriesTest:
     baseline: Baseline | None = None
     frozen: bool = False  # tested against an open alert's frozen baseline
     settled: float | None = None  # the last day's shift as "back to normal" reads it
-    # Against an open alert's frozen baseline: whether the recent runs are surely back rather
-    # than still worse by the alert's effect (a fraction); None when there is no alert
+    # Against an open alert's frozen baseline: whether the recent runs (of its slot, for a
+    # one-slot slowdown) are surely back rather than still worse by the alert's effect (a
+    # fraction); None when there is no alert
     recovered: bool | None = None
     alert_effect: float | None = None
 
@@ -114,10 +133,8 @@ class Judgement:
     severity: str  # "major" above config.major_effect, else "minor"
     reason: str
     arm: str | None = None  # the arm that found the regression
-    # Positive: the effect this evaluation is sure of (its arm's estimate less one standard
-    # error, worse-oriented log units); an alert opened on it keeps it as assess_series'
-    # alert_effect.
-    effect: float | None = None
+    # Positive: what an alert opened now would be sure of (assess_series' `opened`)
+    opened: Opened | None = None
     # Clear, and surely back (SeriesTest.recovered). An open alert resolves only on such
     # evaluations.
     recovered: bool = True
@@ -148,14 +165,14 @@ def assess_series(
     rule: MetricRule,
     config: DetectorConfig,
     frozen: Baseline | None = None,
-    alert_effect: float | None = None,
+    opened: Opened | None = None,
 ) -> SeriesTest:
     """Test whether the series is worse now than its baseline; never raises on thin data.
 
     history: the series' runs up to `now` (Unix s), at least back to the baseline window's
     start. The baseline is fitted on the `baseline_days` before the long window unless
-    `frozen` (an open alert's baseline, or an accepted level) is given; `alert_effect` is the
-    open alert's Judgement.effect (what "back to normal" must be told apart from).
+    `frozen` (an open alert's baseline, or an accepted level) is given; `opened` is what the
+    open alert opened on (Judgement.opened: what "back to normal" must be told apart from).
     """
     long_start = now - config.long_hours * HOUR_S
     day = history.between(now - config.recent_hours * HOUR_S, now)
@@ -225,7 +242,7 @@ def assess_series(
             mine = long.bucket == bucket
             if mine.sum() >= config.min_slot_runs and mine.sum() < len(long):
                 name = f"{SLOT_ARM} {BUCKETS.get(int(bucket), bucket)}"
-                slot_arms.append(mean_arm(name, mine, lag=3))
+                slot_arms.append(replace(mean_arm(name, mine, lag=3), bucket=int(bucket)))
         arms.extend(replace(a, p_value=min(1.0, a.p_value * len(slot_arms))) for a in slot_arms)
     trend_start = now - config.trend_hours * HOUR_S
     if frozen is not None:
@@ -249,12 +266,23 @@ def assess_series(
         # normal mean with standard error sd that is m < s/2 − ln(odds)·sd²/s: a −40 % dip
         # is told apart from its recovery in two or three runs, a −10 % step in about six.
         # (The last day of a lasting −10 % step reads within half of it one day in eight.)
-        effect = max(alert_effect or 0.0, rule.log_shift(rule.min_effect))
+        # A slowdown found in one slot is judged on that slot's runs, a day apart.
+        effect = rule.log_shift(rule.min_effect)
+        mine, lag = np.ones(len(long), bool), 1
+        if opened is not None:
+            effect = max(opened.effect, effect)
+            if opened.bucket is not None:
+                mine, lag = long.bucket == opened.bucket, 3
         margin = math.log(config.recovery_odds) / effect
-        recovered = any(
-            a.shift + margin * a.sd**2 < effect / 2
-            for a in (mean_arm("recovery", latest(k)) for k in range(2, len(long) + 1))
-        )
+        order = np.flatnonzero(mine)
+        recovered = False
+        for k in range(2, len(order) + 1):
+            recent = np.zeros(len(long), bool)
+            recent[order[-k:]] = True
+            candidate = mean_arm("recovery", recent, lag=lag)
+            if candidate.shift + margin * candidate.sd**2 < effect / 2:
+                recovered = True
+                break
     settled = settled_shift(resid[in_day], baseline.scales(long)[in_day], first.shift)
     z = float(special.ndtri(0.5 + config.ci_level / 2))
     expected_now = float(np.exp(median(baseline.expected(day))))
@@ -389,8 +417,8 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
             shift = max(test.shift, rule.worse_fraction(arm.shift))
             severity = severity_of(shift, config)
             reason = f"regression ({arm.name})"
-            effect = arm.shift - arm.sd
-            out.append(Judgement(Verdict.POSITIVE, q, severity, reason, arm.name, effect))
+            opened = Opened(arm.shift - arm.sd, arm.bucket)
+            out.append(Judgement(Verdict.POSITIVE, q, severity, reason, arm.name, opened))
         else:
             arm, _, failed = verdicts[0]
             reason = f"{arm.name}: " + "; ".join(failed)

@@ -27,7 +27,15 @@ from benchmarks.models import Run
 
 from . import availability, guards, series
 from .baseline import Baseline
-from .detector import Judgement, SeriesTest, Verdict, assess_series, describe, judge
+from .detector import (
+    Judgement,
+    Opened,
+    SeriesTest,
+    Verdict,
+    assess_series,
+    describe,
+    judge,
+)
 from .hysteresis import Streak, Transition, advance
 from .models import Alert, Evaluation, Kind, Metric, ProbeState, SeriesState, Severity
 from .report import error_rates, peers, speed_snapshot
@@ -83,7 +91,7 @@ class SpeedSeries:
     rule: MetricRule
     alert: Alert | None = None  # the series' active alert, locked
     frozen: Baseline | None = None
-    alert_effect: float | None = None  # the open alert's opened_effect
+    opened: Opened | None = None  # what the open alert opened on
     blind: bool = False  # a new segment too young for its own baseline
     test: SeriesTest | None = None
     judgement: Judgement | None = None
@@ -148,7 +156,7 @@ class Round:
             item.alert = alert = active_alert(**self.series(metric))
             if alert is not None and alert.frozen_baseline:
                 item.frozen = Baseline.from_dict(alert.frozen_baseline)
-                item.alert_effect = alert.opened_effect
+                item.opened = Opened.from_dict(alert.opened_on) if alert.opened_on else None
             elif alert is None:
                 self.accepted_level(item)
             items.append(item)
@@ -159,7 +167,7 @@ class Round:
                 rule=i.rule,
                 config=self.config,
                 frozen=i.frozen,
-                alert_effect=i.alert_effect,
+                opened=i.opened,
             )
             for i in items
         ]
@@ -271,7 +279,7 @@ class Round:
                 first_bad_at=datetime.fromisoformat(first_bad) if first_bad else None,
                 client_version=self.run.client_version,
                 frozen_baseline=item.test.baseline.as_dict(),
-                opened_effect=item.judgement.effect,
+                opened_on=item.judgement.opened.as_dict(),
             )
             self.outcome.opened.append(alert.id)
         elif alert is None or verdict == Verdict.NO_DATA:

@@ -92,12 +92,12 @@ class Alert(models.Model):
         "tested against until the series is back, so a lasting regression never resolves by "
         "being absorbed into a sliding baseline.",
     )
-    opened_effect = models.FloatField(
+    opened_on = models.JSONField(
         null=True,
         blank=True,
-        help_text="The change the alert was sure of when it opened (worse-oriented log shift: "
-        "its arm's estimate less one standard error); it resolves only when the recent runs "
-        "are surely back rather than still this much worse.",
+        help_text="What the alert opened on (alerts.detector.Opened): the change it was sure of "
+        "and, for a one-slot slowdown, its time-of-day bucket; it resolves only when the recent "
+        "runs are surely back rather than still this much worse.",
     )
 
     class Meta:

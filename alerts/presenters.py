@@ -12,6 +12,8 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.urls import reverse
 
+from benchmarks.buckets import BUCKETS
+
 from .actions import ACTIONS, allowed_actions
 from .models import ACTIVE, Alert
 from .wording import WORSE, headline, p_value, percent, quantity, series_words, when
@@ -69,6 +71,12 @@ def present(alert: Alert, kind: str, snapshot: dict) -> Presented:
     return shown
 
 
+def _slot(alert: Alert) -> str:
+    """ " in the 18–24 UTC slot" for an alert opened on a one-slot slowdown, else ""."""
+    bucket = (alert.opened_on or {}).get("bucket")
+    return "" if bucket is None else f" in the {BUCKETS.get(int(bucket), bucket)} slot"
+
+
 def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
     metric = alert.metric
     worse = WORSE[metric]
@@ -109,8 +117,8 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
                 "Not resolved yet",
                 f"the last {snap.get('recent_hours', 24)} h are back within half the minimum "
                 "effect, but there are too few runs yet to tell that from still "
-                f"{percent(snap.get('alert_effect'))} {worse} (what the alert was sure of when "
-                "it opened); it resolves after two evaluations in a row that can",
+                f"{percent(snap.get('alert_effect'))} {worse}{_slot(alert)} (what the alert was "
+                "sure of when it opened); it resolves after two evaluations in a row that can",
             )
         )
     if snap.get("blind"):

@@ -85,12 +85,12 @@ def open_alert(
     first_bad_at: datetime | None,
     client_version: str = "",
     frozen_baseline: dict | None = None,
-    opened_effect: float | None = None,
+    opened_on: dict | None = None,
 ) -> Alert:
     alert = Alert(
         kind=kind,
         frozen_baseline=frozen_baseline,
-        opened_effect=opened_effect,
+        opened_on=opened_on,
         severity=severity,
         digest_only=digest_only,
         first_bad_at=first_bad_at,

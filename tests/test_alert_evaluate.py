@@ -94,7 +94,8 @@ def test_it_opens_an_alert_after_two_consecutive_positive_evaluations(series, se
     assert alert.frozen_baseline["n"] == len(baseline_runs)  # what it will be judged against
     # The change it is sure of (log units, less a standard error): what "back to normal" must
     # be told apart from.
-    assert math.log(1 / 0.9) < alert.opened_effect < math.log(1 / 0.7)
+    assert math.log(1 / 0.9) < alert.opened_on["effect"] < math.log(1 / 0.7)
+    assert alert.opened_on["bucket"] is None  # every slot slower, not one
 
 
 def test_it_keeps_one_active_alert_per_series(series) -> None:
@@ -369,3 +370,31 @@ def test_it_says_why_an_alert_that_looks_over_is_still_open(series, client, admi
     alert.refresh_from_db()
     assert alert.status == Status.RESOLVED
     assert "Not resolved yet" not in client.get(f"/alerts/{alert.id}/").content.decode()
+
+
+def test_it_keeps_a_one_slot_slowdown_open_until_that_slot_is_back(series, client, admin_user):
+    history(series)
+    # From T0 + 24 h the 18:00 runs are 35 % slower, the others as before.
+    hours = [24 + 8 * k for k in range(1, 13)]
+    at_18 = lambda hour, slow: DECODE * (0.65 if slow and hour % 24 == 0 else 1.0)  # noqa: E731
+
+    def run_at(hour, *, slow):
+        [outcome] = later(series, [hour], decode=at_18(hour, slow), seed=hour)
+        return outcome
+
+    outcomes = [run_at(h, slow=True) for h in hours]
+    alert = Alert.objects.get()
+    assert alert.opened_on["bucket"] == 3 and not any(o.resolved for o in outcomes)
+    # The slot back: the pooled runs look normal at once, but one 18:00 run back is not yet
+    # two, and the alert page says what it waits for.
+    client.force_login(admin_user)
+    back = [hours[-1] + 8 * k for k in range(1, 10)]
+    texts, resolved_at = [], None
+    for hour in back:
+        if run_at(hour, slow=False).resolved:
+            resolved_at = hour
+            break
+        texts.append(client.get(f"/alerts/{alert.id}/").content.decode())
+    assert any("slower in the 18–24 UTC slot (what the alert was sure of" in t for t in texts)
+    slot_runs_back = sum(1 for h in back if h <= resolved_at and h % 24 == 0)
+    assert slot_runs_back >= 2

@@ -18,6 +18,7 @@ from alerts.detector import (
     SINCE_ARM,
     TREND_ARM,
     Arm,
+    Opened,
     SeriesTest,
     Verdict,
     assess_series,
@@ -289,7 +290,7 @@ def test_it_says_back_to_normal_only_when_the_runs_are_surely_back_from_the_aler
             rule=DECODE_RULE,
             config=CONFIG,
             frozen=frozen,
-            alert_effect=DECODE_RULE.log_shift(alert_effect),
+            opened=Opened(DECODE_RULE.log_shift(alert_effect)),
         )
         [judgement] = judge([test], CONFIG)
         transition = advance(
@@ -322,6 +323,29 @@ def test_it_says_back_to_normal_only_when_the_runs_are_surely_back_from_the_aler
     )
     assert back.verdict == Verdict.CLEAR and back.recovered, back
     assert transition == Transition.RESOLVE
+
+
+def test_it_judges_a_one_slot_slowdown_back_on_that_slots_runs() -> None:
+    onset = MONDAY + timedelta(days=16, hours=1)
+    end = onset + timedelta(days=4)
+    frozen = fit(series(onset, lambda s: 70.0)[0], min_bucket_runs=4, min_week_runs=6)
+    in_slot = Opened(DECODE_RULE.log_shift(0.25), bucket=3)  # the 18:00 runs, 30 % slower
+
+    def recovered(level, opened):
+        runs, now = series(end, level)
+        test = assess_series(
+            runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=frozen, opened=opened
+        )
+        return test.recovered
+
+    # Still slow at 18:00 only: the runs of all slots together are 10 % slower, far enough
+    # from 25 % to read as back; the slot's own runs say otherwise.
+    slow_at_18 = lambda s: 49.0 if s >= onset and s.hour == 18 else 70.0  # noqa: E731
+    assert recovered(slow_at_18, Opened(in_slot.effect)) is True
+    assert recovered(slow_at_18, in_slot) is False
+    # The slot back for its last two runs (two days): surely back.
+    back = end - timedelta(days=2)
+    assert recovered(lambda s: 49.0 if onset <= s < back and s.hour == 18 else 70.0, in_slot)
 
 
 def test_it_counts_the_first_run_of_a_step_at_once_and_discounts_a_spike_once_contradicted():
