@@ -24,7 +24,10 @@ still half the minimum effect (one run never carries an arm). The verdict is cle
 the last day is back within half the minimum effect of the baseline (its runs' weighted mean,
 or their mean without one spike run) and no positive slot arm is still worse by the full
 effect in its last two runs and without its worst run. One run far out of line with the rest of the
-72 h window is a spike that no arm carries (arms.spike).
+72 h window is a spike that no arm carries (arms.spike). Against an open alert, a clear
+verdict is also "recovered" only when the recent runs (of its slot, for a one-slot slowdown)
+are surely back from the change it opened on (Opened), not merely within half of the minimum
+effect today; the alert resolves only on recovered evaluations.
 """
 
 from __future__ import annotations

@@ -90,6 +90,14 @@ def headline(alert, kind: str, snapshot: dict | None = None) -> str:
         return f"{metric} of {name} is back to normal (shift now {percent(shift)})"
     if kind == "escalated":
         return f"{metric} of {name} got worse: now {percent(shift, 0)} {worse} (major)"
+    if snap.get("verdict") == "clear" and snap.get("recovered") is False:
+        return f"{metric} of {name} looks back ({percent(shift, 0)} {worse}), not resolved yet"
+    arm = snap.get("arm") or ""
+    in_slot = next((a["shift"] for a in snap.get("arms", []) if a["name"] == arm), None)
+    if arm.startswith("slot ") and in_slot is not None:
+        # Found in one time-of-day slot: the day's shift dilutes it three- or four-fold.
+        slot = arm.removeprefix("slot ")
+        return f"{metric} of {name} is {percent(in_slot, 0)} {worse} in the {slot} slot"
     return f"{metric} of {name} is {percent(shift, 0)} {worse}"
 
 
