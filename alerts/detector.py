@@ -276,7 +276,7 @@ def assess_series(
             effect = max(opened.effect, effect)
             if opened.bucket is not None:
                 mine, lag = long.bucket == opened.bucket, 3
-        margin = math.log(config.recovery_odds) / effect
+        margin = math.log(max(config.recovery_odds, 1.0)) / effect  # 1 or less: no margin
         order = np.flatnonzero(mine)
         recovered = False
         for k in range(2, len(order) + 1):
