@@ -77,6 +77,15 @@ def _slot(alert: Alert) -> str:
     return "" if bucket is None else f" in the {BUCKETS.get(int(bucket), bucket)} slot"
 
 
+def _of_arm(snap: dict) -> str:
+    """ " (the slot 18–24 UTC arm)": which arm the smallest p is, when no arm found a regression
+    now (a clear evaluation's smallest p may belong to an arm still holding runs that are over)."""
+    arms = snap.get("arms") or []
+    if snap.get("arm") or not arms:
+        return ""
+    return f" (the {min(arms, key=lambda a: a['p_value'])['name']} arm)"
+
+
 def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
     metric = alert.metric
     worse = WORSE[metric]
@@ -106,7 +115,7 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
         ),
         (
             "Test",
-            f"{found}smallest one-sided p = {p_value(snap.get('p_value'))}, q = "
+            f"{found}smallest one-sided p = {p_value(snap.get('p_value'))}{_of_arm(snap)}, q = "
             f"{p_value(snap.get('q_value'))} (Benjamini–Hochberg over {snap.get('family', 1)} "
             f"arms of the series evaluated together)",
         ),

@@ -403,5 +403,7 @@ def test_it_keeps_a_one_slot_slowdown_open_until_that_slot_is_back(series, clien
         texts.append(client.get(f"/alerts/{alert.id}/").content.decode())
     waiting = [t for t in texts if "slower in the 18–24 UTC slot (what the alert was sure of" in t]
     assert waiting and "looks back" in waiting[0] and "not resolved yet" in waiting[0]
+    # Its smallest p still belongs to the slot's arm, whose 72 h hold the slow runs: it says so.
+    assert "(the slot 18–24 UTC arm)" in waiting[0]
     slot_runs_back = sum(1 for h in back if h <= resolved_at and h % 24 == 0)
     assert slot_runs_back >= 2
