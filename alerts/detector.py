@@ -52,6 +52,7 @@ HOUR_S = 3600.0
 DAY_ARM, LONG_ARM, TREND_ARM, SLOT_ARM = "24h", "72h", "trend", "slot"
 LAST_ARM = "last 2 runs"
 SINCE_ARM = "since the change"
+SLOT_LAG = 3  # a slot's runs are a day apart: about three runs' lag
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,10 +215,11 @@ def assess_series(
         coefficients = mean_coefficients(runs, baseline)
         return make_arm(name, coefficients, resid[mask], runs, baseline, lag=lag)
 
-    def latest(k: int) -> np.ndarray:
-        """Mask of the window's last k runs."""
+    def latest(k: int, among: np.ndarray | None = None) -> np.ndarray:
+        """Mask of the window's last k runs (of those in `among`, when given)."""
+        order = np.arange(len(long)) if among is None else np.flatnonzero(among)
         mask = np.zeros(len(long), bool)
-        mask[-k:] = True
+        mask[order[-k:]] = True
         return mask
 
     arms.append(mean_arm(DAY_ARM, in_day))
@@ -245,7 +247,8 @@ def assess_series(
             mine = long.bucket == bucket
             if mine.sum() >= config.min_slot_runs and mine.sum() < len(long):
                 name = f"{SLOT_ARM} {BUCKETS.get(int(bucket), bucket)}"
-                slot_arms.append(replace(mean_arm(name, mine, lag=3), bucket=int(bucket)))
+                arm = mean_arm(name, mine, lag=SLOT_LAG)
+                slot_arms.append(replace(arm, bucket=int(bucket)))
         arms.extend(replace(a, p_value=min(1.0, a.p_value * len(slot_arms))) for a in slot_arms)
     trend_start = now - config.trend_hours * HOUR_S
     if frozen is not None:
@@ -275,17 +278,15 @@ def assess_series(
         if opened is not None:
             effect = max(opened.effect, effect)
             if opened.bucket is not None:
-                mine, lag = long.bucket == opened.bucket, 3
+                mine, lag = long.bucket == opened.bucket, SLOT_LAG
         margin = math.log(max(config.recovery_odds, 1.0)) / effect  # 1 or less: no margin
-        order = np.flatnonzero(mine)
-        recovered = False
-        for k in range(2, len(order) + 1):
-            recent = np.zeros(len(long), bool)
-            recent[order[-k:]] = True
-            candidate = mean_arm("recovery", recent, lag=lag)
-            if candidate.shift + margin * candidate.sd**2 < effect / 2:
-                recovered = True
-                break
+        recovered = any(
+            a.shift + margin * a.sd**2 < effect / 2
+            for a in (
+                mean_arm("recovery", latest(k, mine), lag=lag)
+                for k in range(2, int(mine.sum()) + 1)
+            )
+        )
     settled = settled_shift(resid[in_day], baseline.scales(long)[in_day], first.shift)
     z = float(special.ndtri(0.5 + config.ci_level / 2))
     expected_now = float(np.exp(median(baseline.expected(day))))
