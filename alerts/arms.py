@@ -37,9 +37,9 @@ def arm(name: str, c, resid, runs: Runs, baseline: Baseline, *, lag: int = 1) ->
     """The arm whose estimate is the linear combination c·resid (runs `lag` runs apart).
 
     Its variance has three parts: the runs' own noise (Σ c²σ², inflated for their
-    autocorrelation); the error of each bucket's expected value, shared by its runs (a median
-    of n runs has variance ≈ (π/2)σ²/n); and, where the series drifts, the error of the whole
-    baseline's level, which correlated runs pin down far less well than independent ones.
+    autocorrelation); the error of each bucket's expected value, shared by its runs (a mean of
+    n runs has variance σ²/n); and, where the series drifts, the error of the whole baseline's
+    level, which correlated runs pin down far less well than independent ones.
     Without the second, a slot arm of three runs against a bucket level fitted on fourteen is
     far too sure of itself; without the third, a drifting provider alerts on its drift.
     Degrees of freedom: the fewest baseline runs behind any bucket's scale involved (its own
@@ -56,7 +56,7 @@ def arm(name: str, c, resid, runs: Runs, baseline: Baseline, *, lag: int = 1) ->
             n_b = baseline.n  # compared with the overall level
         sigma_b = baseline.scale.get(int(bucket), baseline.overall_scale)
         weight = float(c[runs.bucket == bucket].sum())
-        variance += weight**2 * (math.pi / 2) * sigma_b**2 / max(n_b, 1)
+        variance += weight**2 * sigma_b**2 / max(n_b, 1)
         # A bucket's own scale is shrunk toward the pooled one by SHRINK_RUNS runs' worth.
         df = min(df, n_b + SHRINK_RUNS)
     drift = mean_inflation(baseline.n, baseline.rho, baseline.phi) - 1

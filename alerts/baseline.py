@@ -7,8 +7,9 @@ the baseline window:
 
     log value ≈ level + time_of_day[bucket] + weekend × is_weekend + noise
 
-(level + time_of_day[bucket]: the median weekday run of that bucket; weekend: the median
-weekend run against it; a bucket with too few runs uses the overall level),
+(level + time_of_day[bucket]: the mean weekday run of that bucket; weekend: the mean weekend
+run against it; a bucket with too few runs uses the overall level; means winsorized around
+the medians, as the arms average runs and skewed noise sets the mean apart from the median),
 with a noise scale per time-of-day bucket (some hours are noisier than others) and the lag-1
 autocorrelation of the run residuals (the provider's state drifts slowly), so each series is
 judged against its own history's noise, not against a threshold tuned on someone else's.
@@ -32,6 +33,7 @@ DAY_S = 86_400.0
 SHRINK_RUNS = 6.0
 TRIM = 0.2  # the share of a run's samples dropped at each end (see Runs.from_samples)
 MIN_SCALE = 0.005  # log units (0.5 %): no series is treated as quieter than this
+WINSOR_MADS = 8.0  # where a residual stops counting in full toward levels and scales
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,8 +181,8 @@ class Baseline:
 
 
 def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
-    """Fit the baseline model on runs (needs ≥ 2 runs); medians throughout, so one odd run or
-    one outage-slowed afternoon does not move it."""
+    """Fit the baseline model on runs (needs ≥ 2 runs): medians, then winsorized means, so one
+    odd run or one outage-slowed afternoon barely moves it."""
     y = runs.log_value
     fitted_week = bool(
         runs.weekend.sum() >= min_week_runs and (~runs.weekend).sum() >= min_week_runs
@@ -198,6 +200,25 @@ def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
     if fitted_week:
         tod = np.array([time_of_day.get(b, 0.0) for b in range(4)])
         weekend = median(y[runs.weekend] - level - tod[runs.bucket[runs.weekend]])
+    # The arms compare means of runs with these levels, so the levels are means too: under
+    # noise skewed toward worse (a slow replica, congested runs) the median run is better than
+    # the mean one, and every window's mean would read worse than a median baseline. Medians
+    # first, then each level moved by its runs' mean residual, winsorized at WINSOR_MADS robust
+    # scales so that one outage-slowed afternoon still barely moves it. (The overall level
+    # moves only for the runs of buckets too sparse for a level of their own.)
+    model = Baseline(level, time_of_day, weekend, {}, 0.0, 0.0, len(runs), float(runs.t[-1]))
+    resid = y - model.expected(runs)
+    bound = WINSOR_MADS * max(_mad_scale(resid), MIN_SCALE)
+    clipped = np.clip(resid, -bound, bound)
+    sparse = typical & ~np.isin(runs.bucket, list(time_of_day))
+    moved = float(clipped[sparse].mean()) if sparse.any() else 0.0
+    by_bucket = np.full(4, moved)
+    for b in time_of_day:
+        by_bucket[b] = float(clipped[typical & (runs.bucket == b)].mean())
+        time_of_day[b] += by_bucket[b] - moved
+    level += moved
+    if fitted_week:
+        weekend += float((clipped[runs.weekend] - by_bucket[runs.bucket[runs.weekend]]).mean())
     model = Baseline(level, time_of_day, weekend, {}, 0.0, 0.0, len(runs), float(runs.t[-1]))
     resid = y - model.expected(runs)
     # Residuals from levels fitted on the same runs are closer to them than new runs will be:
@@ -250,16 +271,16 @@ def _unbias(n: int, fitted: int) -> float:
 
 
 def _robust_sd(x: np.ndarray) -> float:
-    """Standard deviation after winsorizing at ±4 robust SDs: heavy tails count (they are the
-    series' real noise), a single absurd run does not dominate."""
+    """Standard deviation after winsorizing at ±WINSOR_MADS robust SDs: heavy or skewed tails
+    count (they are the series' real noise, and a mean of runs feels all of it), a single
+    absurd run does not dominate."""
     if len(x) < 2:
         return 0.0
     centre = float(median(x))
     mad = _mad_scale(x)
     if mad == 0:
         return float(np.std(x))
-    clipped = np.clip(x, centre - 4 * mad, centre + 4 * mad)
-    return float(np.sqrt(np.mean((clipped - centre) ** 2)))
+    return float(np.std(np.clip(x, centre - WINSOR_MADS * mad, centre + WINSOR_MADS * mad)))
 
 
 def mean_inflation(m: int, rho: float, phi: float | None = None) -> float:

@@ -359,7 +359,8 @@ def severity_of(shift: float, config: DetectorConfig) -> str:
 
 def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config) -> list[str]:
     fraction = rule.worse_fraction(arm.shift)
-    gate = config.effect_gate * rule.min_effect
+    share = config.effect_gate if arm.bucket is None else config.slot_effect_gate
+    gate = share * rule.min_effect
     failed = []
     if arm.p_value >= config.p_value:
         failed.append(f"p = {arm.p_value:.2g} ≥ {config.p_value:g}")

@@ -95,7 +95,7 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
     found = f"found by the {arm} arm; " if arm else ""
     shown.facts += [
         (
-            "Baseline median",
+            "Baseline mean",
             f"{quantity(snap.get('baseline_median'), metric)} at the same times of day and week"
             f"{frozen} ({snap.get('n_baseline', 0)} runs over "
             f"{snap.get('baseline_span_days') or snap.get('baseline_days', 28)} days "

@@ -85,13 +85,17 @@ class DetectorConfig:
     p_value: float = 0.0005  # one-sided, per arm
     fdr_q: float = 0.05  # Benjamini–Hochberg across every arm of the series evaluated together
     effect_gate: float = 0.8  # an arm's estimate must reach this share of the minimum effect
+    # The same for an arm of one time-of-day slot: three runs against one slot's level are
+    # the arms most often fooled by two unlucky runs, so a slowdown confined to one time of
+    # day must be half as large again as the minimum effect
+    slot_effect_gate: float = 1.5
     ci_level: float = 0.90  # two-sided level of the interval shown with the shift
     major_effect: float = 0.25  # severity major above this shift
     open_after: int = 2
     resolve_after: int = 2
     # How much likelier "back at the baseline" must be than "still worse by the alert's
     # effect", on the recent runs, for an open alert to resolve
-    recovery_odds: float = 1000.0
+    recovery_odds: float = 3000.0
     rules: dict[str, MetricRule] = field(default_factory=speed_rules)
 
     @classmethod
@@ -117,6 +121,7 @@ class DetectorConfig:
             p_value=settings.ALERTS_P_VALUE,
             fdr_q=settings.ALERTS_FDR_Q,
             effect_gate=settings.ALERTS_EFFECT_GATE,
+            slot_effect_gate=settings.ALERTS_SLOT_EFFECT_GATE,
             ci_level=settings.ALERTS_CI_LEVEL,
             major_effect=settings.ALERTS_MAJOR_EFFECT,
             open_after=settings.ALERTS_OPEN_AFTER,

@@ -10,9 +10,10 @@ a random first time, 5 samples per run, 60 days. What a family varies:
   requests 3× slower, a σ that differs by slot (8 / 15 / 25 %);
 - noise shared by the samples of a run (σ = 0.06 of the 0.15), independent or drifting
   (AR(1), φ = 0.8);
-- skewed noise (held out, added after the defaults were chosen): two backends behind one
-  endpoint, 30 % of requests on one 40 % slower; or 5 % of runs meeting a congested provider,
-  every request of the run 25 % worse;
+- skewed noise: two backends behind one endpoint, 30 % of requests on one 40 % slower; or 5 %
+  of runs meeting a congested provider, every request of the run 25 % worse (both held out,
+  added after the defaults were chosen); and for tuning, one replica in seven 60 % slower, or
+  8 % of runs throttled 18 % under weekly cycles and shared noise;
 - runs that start up to 20 minutes late, 2 % of runs missing;
 - the base level: decode 40–800 tok/s; TTFT 150 ms – 3 s (or 150–600 ms: fast endpoints).
 """
@@ -41,6 +42,11 @@ class Family:
     slot_noise: bool = False
     shared: str = "none"  # none | iid | ar1
     late: bool = False
+    # Skewed noise: the share of requests on the slow backend and how much slower it is
+    # (noise "backends"); the share of runs meeting a congested provider and how much worse
+    # every request of such a run is (noise "bursts").
+    slow: tuple[float, float] = (0.3, 1.4)
+    burst: tuple[float, float] = (0.05, 1.25)
     ttft_range: tuple[float, float] = (150.0, 3000.0)
     tune: bool = True
     notes: str = ""
@@ -78,6 +84,25 @@ FAMILIES = [
     # above stay as they were): noise skewed toward worse.
     Family("sine·two-backends", noise="backends", tune=False),
     Family("sine·congested-runs", noise="bursts", tune=False),
+    # Tuning families of skewed noise, added after those (last, for the same reason) with
+    # other shapes and sizes than the held-out two: one replica in seven 60 % slower, and 8 %
+    # of runs throttled 18 % under weekly cycles and shared noise.
+    Family(
+        "peak·slow-replica",
+        shape="peak",
+        noise="backends",
+        slow=(0.15, 1.6),
+        tune=True,
+    ),
+    Family(
+        "sine·week·throttled-runs·shared-iid",
+        week="sine",
+        week_amp=(0.0, 0.10),
+        noise="bursts",
+        burst=(0.08, 1.18),
+        shared="iid",
+        tune=True,
+    ),
 ]
 
 
@@ -139,10 +164,12 @@ def _noise(rng, family: Family, hours: np.ndarray, worse_sign: float) -> np.ndar
         per_sample += worse_sign * np.log(3) * (rng.uniform(size=(n, SAMPLES)) < 0.01)
     if family.noise == "backends":
         # Half the spread within a backend; 30 % of requests reach one 40 % slower.
-        slow = rng.uniform(size=(n, SAMPLES)) < 0.3
-        per_sample = per_sample / 2 + worse_sign * np.log(1.4) * slow
+        share, factor = family.slow
+        slow = rng.uniform(size=(n, SAMPLES)) < share
+        per_sample = per_sample / 2 + worse_sign * np.log(factor) * slow
     if family.noise == "bursts":
-        per_sample += worse_sign * np.log(1.25) * (rng.uniform(size=n) < 0.05)[:, None]
+        share, factor = family.burst
+        per_sample += worse_sign * np.log(factor) * (rng.uniform(size=n) < share)[:, None]
     if family.shared == "iid":
         per_sample += rng.normal(0, SHARED, n)[:, None]
     elif family.shared == "ar1":

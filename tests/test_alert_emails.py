@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from email import policy
 from email.message import Message
 from pathlib import Path
-from statistics import median
+from statistics import geometric_mean, median
 
 import pytest
 from aiosmtpd.controller import Controller
@@ -191,7 +191,7 @@ def run_values(series: dict, metric: str, start: datetime, end: datetime, keep=N
 
 def baseline_and_recent(series: dict, metric: str, end: datetime):
     """What the baseline expects for the last day's runs (all in the 18–24 UTC bucket, on a
-    weekday): the median weekday 18:00 run of the baseline window before the 72 h window; the
+    weekday): the mean weekday 18:00 run of the baseline window before the 72 h window; the
     median run of the last 24 h; how many runs the baseline and the last day hold; and the
     whole days from the baseline's first run to its last."""
     long_start = end - timedelta(hours=72)
@@ -205,7 +205,7 @@ def baseline_and_recent(series: dict, metric: str, end: datetime):
         endpoint=series["endpoint"], slot__gt=start, slot__lte=long_start
     ).values_list("slot", flat=True)
     span = math.ceil((max(slots) - min(slots)) / timedelta(days=1))
-    return median(like), median(recent), len(base), len(recent), span
+    return geometric_mean(like), median(recent), len(base), len(recent), span
 
 
 @pytest.mark.django_db
@@ -245,7 +245,7 @@ def test_it_emails_each_recipient_once_per_round_with_the_numbers(smtp, django_u
     end = T0 + timedelta(hours=27)
     base, recent, n_base, n_recent, span = baseline_and_recent(series, "decode_tps", end)
     shown_base = re.search(
-        r"Baseline median: ([\d.]+) tok/s at the same times of day and week \((\d+) runs over "
+        r"Baseline mean:\s+([\d.]+) tok/s at the same times of day and week \((\d+) runs over "
         r"(\d+) days up to 0?8 Mar 2026 21:00 UTC\)",
         text,
     )
@@ -253,7 +253,7 @@ def test_it_emails_each_recipient_once_per_round_with_the_numbers(smtp, django_u
     assert float(shown_base[1]) == pytest.approx(base, abs=0.051) and int(shown_base[2]) == n_base
     assert int(shown_base[3]) == span  # what the baseline really covers: a young series
     assert (
-        f"Recent median:   {recent:.1f} tok/s (24 h up to 11 Mar 2026 21:00 UTC, "
+        f"Recent median:  {recent:.1f} tok/s (24 h up to 11 Mar 2026 21:00 UTC, "
         f"{n_recent} runs)" in text
     )
     _, recent_ttft, *_ = baseline_and_recent(series, "ttft_ms", end)

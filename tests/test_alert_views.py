@@ -104,7 +104,7 @@ def test_it_shows_an_alert_with_its_numbers_tables_and_actions(client, user, reg
     client.force_login(user)
     text = client.get(f"/alerts/{regression.id}/").content.decode()
     assert regression.subject in text
-    assert "Baseline median" in text and f"{regression.baseline_median:.1f} tok/s" in text
+    assert "Baseline mean" in text and f"{regression.baseline_median:.1f} tok/s" in text
     assert regression.baseline_median == pytest.approx(70, rel=0.03)
     assert "partly blind" not in text  # only after "accept as new baseline"
     assert "By time of day" in text and "18–24 UTC" in text

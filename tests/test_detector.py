@@ -5,6 +5,7 @@ Benjamini–Hochberg across arms, the frozen baseline, and the hysteresis."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -107,6 +108,26 @@ def test_it_does_not_take_a_young_series_for_quieter_than_it_is() -> None:
     assert np.mean(per_slot) / sigma**2 == pytest.approx(1, abs=0.1)
 
 
+def test_it_levels_a_skewed_series_at_its_mean_run_and_counts_its_tail_in_the_noise() -> None:
+    # One run in five meets a slow replica, 20 % slower: the median run is a fast one. The
+    # arms average runs, so a level at the median would make every window read 4 % worse
+    # than its baseline, and a scale read from the fast runs alone would be far too sure.
+    end = MONDAY + timedelta(days=31, hours=18)
+    times = [s.timestamp() for s in slots(32, end=end)]
+    index = np.arange(len(times))
+    logs = math.log(70) + 0.5 * WOBBLE[index % len(WOBBLE)] + math.log(0.8) * (index % 5 == 3)
+    runs = Runs.of(times, logs)
+    model = fit(runs, min_bucket_runs=4, min_week_runs=6)
+    assert model.expected(runs).mean() == pytest.approx(logs.mean(), abs=0.005)
+    assert logs.mean() < np.median(logs) - 0.03  # the mean and the median run do differ
+    assert model.overall_scale == pytest.approx(np.std(logs), rel=0.15)
+    # One outage-slowed run (a third of the speed) barely moves the levels.
+    outage = logs.copy()
+    outage[40] = math.log(70 / 3)
+    moved = fit(Runs.of(times, outage), min_bucket_runs=4, min_week_runs=6)
+    assert np.abs(moved.expected(runs) - model.expected(runs)).max() < 0.02
+
+
 def test_it_inflates_the_variance_of_a_mean_for_autocorrelation() -> None:
     assert mean_inflation(1, 0.8) == 1.0
     assert mean_inflation(2, 0.5) == pytest.approx(1 + 2 * 0.5 * 0.5)
@@ -200,6 +221,27 @@ def test_it_catches_a_slowdown_in_one_slot_only_with_that_slots_arm() -> None:
     assert rules_fraction(arms["slot 18–24 UTC"].shift) == pytest.approx(0.30, abs=0.03)
     # Pooled, the same runs are a third as bad: the 72 h arm sees about a 11 % shift.
     assert rules_fraction(arms[LONG_ARM].shift) == pytest.approx(1 - 0.7 ** (1 / 3), abs=0.03)
+
+
+def test_it_needs_a_slowdown_in_one_slot_only_to_be_half_as_large_again() -> None:
+    # Three runs of one slot against that slot's level are the arms most often fooled by two
+    # unlucky runs: a slowdown confined to one time of day alerts from 15 % (1.5 × the
+    # minimum effect), not from 8 %. 12 % in the evening only is sure, and not enough.
+    end = MONDAY + timedelta(days=20, hours=18)
+    onset = end - timedelta(hours=70)
+
+    def level(s: datetime) -> float:
+        return 70 * 0.88 if s >= onset and s.hour == 18 else 70.0
+
+    runs, now = series(end, level, wobble=0.25)
+    test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)
+    slot = {arm.name: arm for arm in test.arms}["slot 18–24 UTC"]
+    assert rules_fraction(slot.shift) == pytest.approx(0.12, abs=0.01)
+    assert slot.p_value < CONFIG.p_value
+    [judgement] = judge([test], CONFIG)
+    assert judgement.verdict != Verdict.POSITIVE
+    [looser] = judge([test], replace(CONFIG, slot_effect_gate=0.8))
+    assert looser.verdict == Verdict.POSITIVE and looser.arm == "slot 18–24 UTC"
 
 
 def test_it_reads_a_straight_drift_at_its_current_level() -> None:

@@ -404,11 +404,13 @@ ALERTS_MIN_BUCKET_RUNS = envint("ALERTS_MIN_BUCKET_RUNS", 4)
 ALERTS_MIN_WEEK_RUNS = envint("ALERTS_MIN_WEEK_RUNS", 6)
 ALERTS_MIN_SLOT_RUNS = envint("ALERTS_MIN_SLOT_RUNS", 2)
 # An arm is positive at one-sided p < P_VALUE, Benjamini–Hochberg q < FDR_Q across every arm of
-# the series evaluated together, an estimate ≥ EFFECT_GATE × the minimum effect and the floor.
+# the series evaluated together, an estimate ≥ EFFECT_GATE × the minimum effect (SLOT_EFFECT_GATE ×
+# for an arm of one time-of-day slot) and the floor.
 # CI_LEVEL is the two-sided level of the interval shown with the shift.
 ALERTS_P_VALUE = envfloat("ALERTS_P_VALUE", 0.0005)
 ALERTS_FDR_Q = envfloat("ALERTS_FDR_Q", 0.05)
 ALERTS_EFFECT_GATE = envfloat("ALERTS_EFFECT_GATE", 0.8)
+ALERTS_SLOT_EFFECT_GATE = envfloat("ALERTS_SLOT_EFFECT_GATE", 1.5)  # × min effect, one slot
 ALERTS_CI_LEVEL = envfloat("ALERTS_CI_LEVEL", 0.90)
 ALERTS_DECODE_MIN_EFFECT = envfloat("ALERTS_DECODE_MIN_EFFECT", 0.10)  # 10 % slower
 ALERTS_TTFT_MIN_EFFECT = envfloat("ALERTS_TTFT_MIN_EFFECT", 0.15)  # 15 % higher
@@ -420,7 +422,7 @@ ALERTS_OPEN_AFTER = envint("ALERTS_OPEN_AFTER", 2)  # positive evaluations, no c
 ALERTS_RESOLVE_AFTER = envint("ALERTS_RESOLVE_AFTER", 2)  # consecutive clear evaluations
 # Resolving also needs the recent runs this many times likelier back at the baseline than still
 # worse by the alert's effect
-ALERTS_RECOVERY_ODDS = envfloat("ALERTS_RECOVERY_ODDS", 1000.0)
+ALERTS_RECOVERY_ODDS = envfloat("ALERTS_RECOVERY_ODDS", 3000.0)
 # Availability: an outage opens at ≥ this share of error samples over the last OUTAGE_RUNS runs,
 # and resolves under half of it.
 ALERTS_OUTAGE_ERROR_SHARE = envfloat("ALERTS_OUTAGE_ERROR_SHARE", 0.5)
