@@ -19,7 +19,8 @@ the baseline's own noise (per-bucket scale, lag-1 autocorrelation):
 Every arm's one-sided p-value (Student t on the baseline's degrees of freedom) enters one
 Benjamini–Hochberg family with every arm of every series evaluated together, so adding arms
 does not add false alerts for free. An arm is positive when its p and q pass and its estimate
-reaches `effect_gate` × the minimum effect and the absolute floor, and without its worst run
+reaches `effect_gate` × the minimum effect (`slot_effect_gate` × for a slot arm, whose three runs
+are the likeliest to be two unlucky ones) and the absolute floor, and without its worst run
 still half the minimum effect (one run never carries an arm). The verdict is clear only when
 the last day is back within half the minimum effect of the baseline (its runs' weighted mean,
 or their mean without one spike run) and no positive slot arm is still worse by the full
