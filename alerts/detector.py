@@ -407,7 +407,7 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
         # by the minimum effect, as is its mean without its worst run, is never overruled (one
         # bad run is a dip that is over, two are a pattern).
         slot_bad = any(
-            arm.name.startswith(SLOT_ARM)
+            arm.bucket is not None
             and rule.worse_fraction(min(arm.latest, arm.without_worst)) >= rule.min_effect
             for arm, _ in positive
         )
