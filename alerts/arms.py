@@ -37,9 +37,10 @@ def arm(name: str, c, resid, runs: Runs, baseline: Baseline, *, lag: int = 1) ->
     """The arm whose estimate is the linear combination c·resid (runs `lag` runs apart).
 
     Its variance has three parts: the runs' own noise (Σ c²σ², inflated for their
-    autocorrelation); the error of each bucket's expected value, shared by its runs (a mean of
-    n runs has variance σ²/n); and, where the series drifts, the error of the whole baseline's
-    level, which correlated runs pin down far less well than independent ones.
+    autocorrelation); the error of each bucket's (and day of the week's) expected value,
+    shared by its runs (a mean of n runs has variance σ²/n); and, where the series drifts, the
+    error of the whole baseline's level, which correlated runs pin down far less well than
+    independent ones.
     Without the second, a slot arm of three runs against a bucket level fitted on fourteen is
     far too sure of itself; without the third, a drifting provider alerts on its drift.
     Degrees of freedom: the fewest baseline runs behind any bucket's scale involved (its own
@@ -59,6 +60,8 @@ def arm(name: str, c, resid, runs: Runs, baseline: Baseline, *, lag: int = 1) ->
         variance += weight**2 * sigma_b**2 / max(n_b, 1)
         # A bucket's own scale is shrunk toward the pooled one by SHRINK_RUNS runs' worth.
         df = min(df, n_b + SHRINK_RUNS)
+    for day, error in baseline.day_var.items():
+        variance += float(c[runs.day == day].sum()) ** 2 * error
     drift = mean_inflation(baseline.n, baseline.rho, baseline.phi) - 1
     variance += float(c.sum()) ** 2 * baseline.overall_scale**2 / baseline.n * drift
     contributions = c * resid

@@ -5,10 +5,11 @@ they are not independent: a series is reduced to one value per run, the 20 % tri
 of its samples' log values. A baseline is a small robust model of those run values, fitted on
 the baseline window:
 
-    log value ≈ level + time_of_day[bucket] + weekend × is_weekend + noise
+    log value ≈ level + time_of_day[bucket] + weekend × is_weekend + day[day of week] + noise
 
 (level + time_of_day[bucket]: the mean weekday run of that bucket; weekend: the mean weekend
-run against it; a bucket with too few runs uses the overall level; means winsorized around
+run against it; day: a weekly cycle beyond the weekend, shrunk toward none, once every day of
+the week has enough runs; a bucket with too few runs uses the overall level; means winsorized around
 the medians, as the arms average runs and skewed noise sets the mean apart from the median),
 with a noise scale per time-of-day bucket (some hours are noisier than others) and the lag-1
 autocorrelation of the run residuals (the provider's state drifts slowly), so each series is
@@ -39,12 +40,12 @@ WINSOR_MADS = 8.0  # where a residual stops counting in full toward levels and s
 @dataclass(frozen=True, slots=True)
 class Runs:
     """One value per run, sorted by time: t (run slot, Unix seconds), log of the median sample
-    value, time-of-day bucket, and whether the slot falls on a Saturday or Sunday (UTC)."""
+    value, time-of-day bucket, and the day of the week of the slot (UTC, 0 = Monday)."""
 
     t: np.ndarray
     log_value: np.ndarray
     bucket: np.ndarray
-    weekend: np.ndarray
+    day: np.ndarray
 
     @classmethod
     def of(cls, t, log_value) -> Runs:
@@ -53,9 +54,8 @@ class Runs:
         order = np.argsort(t, kind="stable")
         t, log_value = t[order], log_value[order]
         bucket = ((t % DAY_S) // (BUCKET_HOURS * 3600)).astype(int)
-        # 1970-01-01 was a Thursday: day index 2 and 3 after it are Saturday and Sunday.
-        weekend = ((t // DAY_S) % 7 >= 2) & ((t // DAY_S) % 7 <= 3)
-        return cls(t, log_value, bucket, weekend)
+        day = ((t // DAY_S + 3) % 7).astype(int)  # 1970-01-01 was a Thursday (3)
+        return cls(t, log_value, bucket, day)
 
     @classmethod
     def from_samples(cls, values, times) -> Runs:
@@ -82,16 +82,21 @@ class Runs:
         sums = np.bincount(run[kept], weights=logs[kept], minlength=len(starts))
         return cls.of(times[starts], sums / np.bincount(run[kept], minlength=len(starts)))
 
+    @property
+    def weekend(self) -> np.ndarray:
+        """Whether each run's slot falls on a Saturday or Sunday (UTC)."""
+        return self.day >= 5
+
     def __len__(self) -> int:
         return len(self.t)
 
     def where(self, mask) -> Runs:
-        return Runs(self.t[mask], self.log_value[mask], self.bucket[mask], self.weekend[mask])
+        return Runs(self.t[mask], self.log_value[mask], self.bucket[mask], self.day[mask])
 
     def between(self, start: float, end: float) -> Runs:
         """Runs with start < t ≤ end."""
         lo, hi = np.searchsorted(self.t, [start, end], side="right")
-        return Runs(self.t[lo:hi], self.log_value[lo:hi], self.bucket[lo:hi], self.weekend[lo:hi])
+        return Runs(self.t[lo:hi], self.log_value[lo:hi], self.bucket[lo:hi], self.day[lo:hi])
 
 
 def median(x: np.ndarray) -> float:
@@ -126,8 +131,13 @@ class Baseline:
     phi: float = 0.0  # decay of the autocorrelation beyond lag 1 (see mean_inflation)
     start: float | None = None  # time (Unix s) of its first run
     counts: dict[int, int] = field(default_factory=dict)  # baseline runs per bucket
+    # Day-of-week effects (0 = Monday) on top of the weekend one, shrunk toward none, and the
+    # variance of each estimate: a weekly cycle that the weekend alone does not describe.
+    day: dict[int, float] = field(default_factory=dict)
+    day_var: dict[int, float] = field(default_factory=dict)
     _tod: np.ndarray = field(init=False, repr=False, compare=False)
     _scale: np.ndarray = field(init=False, repr=False, compare=False)
+    _day: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Lookup tables by bucket, built once: the detector reads them a dozen times a call.
@@ -135,9 +145,15 @@ class Baseline:
         object.__setattr__(self, "_tod", np.array(tod))
         scale = [self.scale.get(b, self.overall_scale) for b in range(4)]
         object.__setattr__(self, "_scale", np.array(scale))
+        object.__setattr__(self, "_day", np.array([self.day.get(d, 0.0) for d in range(7)]))
 
     def expected(self, runs: Runs) -> np.ndarray:
-        return self.level + self._tod[runs.bucket] + self.weekend * runs.weekend
+        return (
+            self.level
+            + self._tod[runs.bucket]
+            + self.weekend * (runs.day >= 5)
+            + self._day[runs.day]
+        )
 
     def scales(self, runs: Runs) -> np.ndarray:
         return self._scale[runs.bucket]
@@ -160,6 +176,8 @@ class Baseline:
             "phi": self.phi,
             "start": self.start,
             "counts": {str(k): v for k, v in self.counts.items()},
+            "day": {str(k): v for k, v in self.day.items()},
+            "day_var": {str(k): v for k, v in self.day_var.items()},
         }
 
     @classmethod
@@ -177,6 +195,8 @@ class Baseline:
             phi=float(data.get("phi", data["rho"])),
             start=None if data.get("start") is None else float(data["start"]),
             counts={int(k): int(v) for k, v in data.get("counts", {}).items()},
+            day={int(k): float(v) for k, v in data.get("day", {}).items()},
+            day_var={int(k): float(v) for k, v in data.get("day_var", {}).items()},
         )
 
 
@@ -221,6 +241,10 @@ def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
         weekend += float((clipped[runs.weekend] - by_bucket[runs.bucket[runs.weekend]]).mean())
     model = Baseline(level, time_of_day, weekend, {}, 0.0, 0.0, len(runs), float(runs.t[-1]))
     resid = y - model.expected(runs)
+    if fitted_week:
+        day, day_var = _day_effects(np.clip(resid, -bound, bound), runs.day, min_week_runs)
+        model = replace(model, day=day, day_var=day_var)
+        resid = y - model.expected(runs)
     # Residuals from levels fitted on the same runs are closer to them than new runs will be:
     # each bucket's fitted level costs about a run's worth of spread, which matters while the
     # baseline is young (12 runs over three or four levels: a fifth of the variance).
@@ -262,6 +286,31 @@ def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
         fitted_week=fitted_week,
         counts=counts,
         start=float(runs.t[0]),
+    )
+
+
+def _day_effects(
+    resid: np.ndarray, day: np.ndarray, min_runs: int
+) -> tuple[dict[int, float], dict[int, float]]:
+    """Day-of-week effects on residuals that already have the weekend taken out, and the
+    variance left in each estimate; none unless every day of the week has `min_runs` runs.
+
+    Each day's mean residual is shrunk toward none by how much of the days' spread their own
+    noise (the runs' scatter within days) explains: a weekly cycle is kept, days that differ
+    by chance are mostly not (empirical Bayes, the positive part)."""
+    counts = np.bincount(day, minlength=7)
+    if counts.min() < min_runs:
+        return {}, {}
+    means = np.bincount(day, weights=resid, minlength=7) / counts
+    within = np.bincount(day, weights=(resid - means[day]) ** 2, minlength=7).sum()
+    noise = within / max(len(resid) - 7, 1) / counts  # of each day's mean
+    between = float(np.mean(means**2 - noise))  # the real days' spread
+    if between <= 0.0:
+        return {}, {}
+    keep = between / (between + noise)
+    return (
+        {d: float(means[d] * keep[d]) for d in range(7)},
+        {d: float(noise[d] * keep[d]) for d in range(7)},
     )
 
 

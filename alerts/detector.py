@@ -28,7 +28,9 @@ effect in its last two runs and without its worst run. One run far out of line w
 72 h window is a spike that no arm carries (arms.spike). Against an open alert, a clear
 verdict is also "recovered" only when the recent runs (of its slot, for a one-slot slowdown)
 are surely back from the change it opened on (Opened), not merely within half of the minimum
-effect today; the alert resolves only on recovered evaluations.
+effect today; the alert resolves only on recovered evaluations. A positive verdict is also
+"fresh" only when the newest run is itself worse by half the minimum effect (or a slot arm found
+it); only fresh positives count toward opening an alert (hysteresis.advance).
 """
 
 from __future__ import annotations
@@ -100,6 +102,7 @@ class SeriesTest:
     # fraction); None when there is no alert
     recovered: bool | None = None
     alert_effect: float | None = None
+    latest: float | None = None  # the newest run's residual (worse-oriented log)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +146,9 @@ class Judgement:
     # Clear, and surely back (SeriesTest.recovered). An open alert resolves only on such
     # evaluations.
     recovered: bool = True
+    # Positive, and the newest run is itself worse by half the minimum effect (or a slot arm
+    # found it): only such positives count toward opening (hysteresis.advance)
+    fresh: bool = True
 
 
 def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
@@ -310,6 +316,7 @@ def assess_series(
         settled=rule.worse_fraction(settled),
         recovered=recovered,
         alert_effect=None if effect is None else rule.worse_fraction(effect),
+        latest=float(resid[-1]),
     )
 
 
@@ -338,13 +345,14 @@ def describe(
     start = max(now - config.long_hours * HOUR_S, baseline.end)
     long = history.between(start, now)
     rows = []
-    weekend_share = float(long.weekend.mean()) if len(long) else 0.0
+    # The week's part of the window's expected values (weekend and day-of-week effects)
+    week = (
+        float(np.mean([baseline.weekend * (d >= 5) + baseline.day.get(d, 0.0) for d in long.day]))
+        if len(long)
+        else 0.0
+    )
     for bucket in sorted(set(baseline.counts) | set(long.bucket.tolist())):
-        expected = math.exp(
-            baseline.level
-            + baseline.time_of_day.get(bucket, 0.0)
-            + baseline.weekend * weekend_share
-        )
+        expected = math.exp(baseline.level + baseline.time_of_day.get(bucket, 0.0) + week)
         mine = long.log_value[long.bucket == bucket]
         recent = float(np.exp(median(mine))) if len(mine) else None
         change = rule.change(expected, recent) if recent else None
@@ -424,7 +432,14 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
             severity = severity_of(shift, config)
             reason = f"regression ({arm.name})"
             opened = Opened(arm.shift - arm.sd, arm.bucket)
-            out.append(Judgement(Verdict.POSITIVE, q, severity, reason, arm.name, opened))
+            # Seen twice means in two runs: a pooled arm's positive counts toward opening only
+            # when the newest run is itself worse by half the minimum effect, not when the
+            # arm re-reads two unlucky runs that the newest one does not back (a slot arm's
+            # newest run is usually another slot's, so its positives always count).
+            fresh = arm.bucket is not None or rule.worse_fraction(test.latest) >= half
+            out.append(
+                Judgement(Verdict.POSITIVE, q, severity, reason, arm.name, opened, fresh=fresh)
+            )
         else:
             arm, _, failed = verdicts[0]
             reason = f"{arm.name}: " + "; ".join(failed)

@@ -178,7 +178,11 @@ class Round:
                 item.state.positives, item.state.clears, item.alert is not None, item.state.muted
             )
             streak, item.transition = advance(
-                streak, judgement.verdict, self.config, recovered=judgement.recovered
+                streak,
+                judgement.verdict,
+                self.config,
+                recovered=judgement.recovered,
+                fresh=judgement.fresh,
             )
             item.state.positives, item.state.clears = streak.positives, streak.clears
             item.state.muted = streak.muted

@@ -33,19 +33,26 @@ class Streak:
 
 
 def advance(
-    streak: Streak, verdict: Verdict, config: DetectorConfig, *, recovered: bool = True
+    streak: Streak,
+    verdict: Verdict,
+    config: DetectorConfig,
+    *,
+    recovered: bool = True,
+    fresh: bool = True,
 ) -> tuple[Streak, Transition | None]:
     """The streak after one more evaluation, and the transition it causes (if any).
 
     An evaluation without enough data changes nothing; an in-between result (HOLD) breaks both
-    streaks, so "consecutive" means consecutive evaluations that had data. An open alert
+    streaks, so "consecutive" means consecutive evaluations that had data. A positive that the
+    newest run does not back (`fresh` false, Judgement.fresh) counts as a HOLD: it re-reads
+    the runs that made the last positive, it does not see the regression again. An open alert
     resolves after `resolve_after` clear evaluations in a row that are also `recovered` (the
     recent level surely back, Judgement.recovered): a lasting regression reads "clear" by
     chance, and a clear one that is not surely back does not count toward resolving.
     """
     if verdict == Verdict.NO_DATA:
         return streak, None
-    if verdict == Verdict.HOLD:
+    if verdict == Verdict.HOLD or (verdict == Verdict.POSITIVE and not fresh):
         # In between neither confirms nor refutes: positives so far still count toward opening
         # (a step that is positive, then just short of the bar, then positive again is the
         # same step seen twice), clears do not count toward resolving.

@@ -84,7 +84,11 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
         timer.calls += len(tests)
         for k, judgement in enumerate(judgements):
             streaks[k], transition = advance(
-                streaks[k], judgement.verdict, config, recovered=judgement.recovered
+                streaks[k],
+                judgement.verdict,
+                config,
+                recovered=judgement.recovered,
+                fresh=judgement.fresh,
             )
             if tests[k].enough and previous is not None:
                 tracks[k].watched_h += hour - previous

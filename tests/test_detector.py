@@ -206,6 +206,39 @@ def test_it_does_not_call_a_monday_slower_because_the_baseline_holds_fast_weeken
     assert pooled.shift > modelled.shift + 0.015  # the pooled median leans to the weekend
 
 
+def test_it_learns_a_weekly_cycle_beyond_the_weekend_and_compares_like_days() -> None:
+    # Wednesdays and Thursdays 10 % slower (a mid-week busy spell), weekends as weekdays: the
+    # weekend alone cannot describe it, so without day-of-week effects every Thursday reads
+    # slower than the baseline's average day.
+    def level(s: datetime) -> float:
+        return 70 * (0.9 if s.weekday() in (2, 3) else 1)
+
+    now_at = MONDAY + timedelta(days=31, hours=18)  # a Thursday evening
+    runs, now = series(now_at, level, days=34)
+    test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)
+    model = test.baseline
+    thursday, monday = (Runs.of([(now_at - timedelta(days=d)).timestamp()], [0.0]) for d in (0, 3))
+    ratio = math.exp(model.expected(thursday)[0] - model.expected(monday)[0])
+    assert ratio == pytest.approx(0.9, abs=0.015)
+    assert abs(test.shift) < 0.03 and judge([test], CONFIG)[0].verdict == Verdict.CLEAR
+    assert Baseline.from_dict(model.as_dict()) == model
+    unmodelled = DetectorConfig(min_week_runs=10_000)  # never estimate the week
+    pooled = assess_series(runs, now=now, rule=DECODE_RULE, config=unmodelled)
+    assert pooled.shift > 0.06
+
+
+def test_it_keeps_no_weekly_cycle_where_days_differ_only_by_chance() -> None:
+    # 5 % noise and no weekly cycle: each day's mean residual over four weeks is off by about
+    # 1.4 % by chance; shrunk by how much of the days' spread that explains, next to nothing
+    # is left, so a young weekday effect does not move the bar at random.
+    end = MONDAY + timedelta(days=28, hours=18)
+    times = [s.timestamp() for s in slots(28, end=end)]
+    for seed in range(5):
+        noise = np.random.default_rng(seed).normal(0, 0.05, len(times))
+        model = fit(Runs.of(times, math.log(70) + noise), min_bucket_runs=4, min_week_runs=6)
+        assert all(abs(effect) < 0.01 for effect in model.day.values())
+
+
 def test_it_catches_a_slowdown_in_one_slot_only_with_that_slots_arm() -> None:
     end = MONDAY + timedelta(days=20, hours=18)
     onset = end - timedelta(hours=70)
@@ -421,6 +454,24 @@ def test_it_never_opens_on_one_bad_run_however_sure_its_p() -> None:
     runs, now = series(end, lambda s: 42.0 if s >= end - timedelta(hours=8) else 70.0)
     [judgement] = judge([assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)], CONFIG)
     assert judgement.verdict == Verdict.POSITIVE
+
+
+def test_it_counts_a_positive_toward_opening_only_when_the_newest_run_agrees() -> None:
+    end = MONDAY + timedelta(days=20, hours=18)
+    # Two slow runs, then one as usual: the day is still surely worse, but the newest run
+    # says nothing new (under skewed noise, two unlucky runs in a row read exactly so).
+    runs, now = series(end, lambda s: 42.0 if end - timedelta(hours=16) <= s < end else 70.0)
+    [stale] = judge([assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)], CONFIG)
+    assert stale.verdict == Verdict.POSITIVE and not stale.fresh
+    runs, now = series(end, lambda s: 42.0 if s >= end - timedelta(hours=16) else 70.0)
+    [fresh] = judge([assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)], CONFIG)
+    assert fresh.verdict == Verdict.POSITIVE and fresh.fresh
+    # Seen twice means in two runs: a positive that the newest run does not back keeps the
+    # count without adding to it.
+    streak, transition = advance(Streak(), Verdict.POSITIVE, CONFIG)
+    streak, transition = advance(streak, Verdict.POSITIVE, CONFIG, fresh=False)
+    assert transition is None and streak.positives == 1
+    assert advance(streak, Verdict.POSITIVE, CONFIG)[1] == Transition.OPEN
 
 
 def test_it_describes_each_time_of_day_bucket_and_when_the_change_began() -> None:
