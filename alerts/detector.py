@@ -102,7 +102,7 @@ class SeriesTest:
     # fraction); None when there is no alert
     recovered: bool | None = None
     alert_effect: float | None = None
-    latest: float | None = None  # the newest run's residual (worse-oriented log)
+    latest: float | None = None  # how much worse the newest run is than expected (a fraction)
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,7 +316,7 @@ def assess_series(
         settled=rule.worse_fraction(settled),
         recovered=recovered,
         alert_effect=None if effect is None else rule.worse_fraction(effect),
-        latest=float(resid[-1]),
+        latest=rule.worse_fraction(float(resid[-1])),
     )
 
 
@@ -436,7 +436,9 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
             # when the newest run is itself worse by half the minimum effect, not when the
             # arm re-reads two unlucky runs that the newest one does not back (a slot arm's
             # newest run is usually another slot's, so its positives always count).
-            fresh = arm.bucket is not None or rule.worse_fraction(test.latest) >= half
+            fresh = arm.bucket is not None or test.latest >= half
+            if not fresh:
+                reason += f", not seen again in the newest run ({test.latest:.1%})"
             out.append(
                 Judgement(Verdict.POSITIVE, q, severity, reason, arm.name, opened, fresh=fresh)
             )

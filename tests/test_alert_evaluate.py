@@ -99,6 +99,20 @@ def test_it_opens_an_alert_after_two_consecutive_positive_evaluations(series, se
     assert alert.opened_on["bucket"] is None  # every slot slower, not one
 
 
+def test_it_opens_only_when_a_newer_run_sees_the_regression_again(series) -> None:
+    # Two slow runs, then one as usual: the day is still surely slower, but that positive only
+    # re-reads the two slow runs, so it is not the second sighting an alert needs.
+    history(series)
+    _, second = later(series, [25, 26], decode=DECODE * 0.6)
+    assert second.verdicts["decode_tps"].startswith("positive") and not second.opened
+    [third] = later(series, [27], decode=DECODE)
+    assert third.verdicts["decode_tps"].startswith("positive")
+    assert "not seen again in the newest run" in third.verdicts["decode_tps"]
+    assert not third.opened and not Alert.objects.exists()
+    [fourth] = later(series, [28], decode=DECODE * 0.6, seed=2)
+    assert fourth.opened == [Alert.objects.get().id]
+
+
 def test_it_keeps_one_active_alert_per_series(series) -> None:
     Alert.objects.create(kind=Kind.REGRESSION, metric="decode_tps", **series)
     with pytest.raises(IntegrityError), transaction.atomic():

@@ -463,6 +463,7 @@ def test_it_counts_a_positive_toward_opening_only_when_the_newest_run_agrees() -
     runs, now = series(end, lambda s: 42.0 if end - timedelta(hours=16) <= s < end else 70.0)
     [stale] = judge([assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)], CONFIG)
     assert stale.verdict == Verdict.POSITIVE and not stale.fresh
+    assert "not seen again in the newest run" in stale.reason
     runs, now = series(end, lambda s: 42.0 if s >= end - timedelta(hours=16) else 70.0)
     [fresh] = judge([assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)], CONFIG)
     assert fresh.verdict == Verdict.POSITIVE and fresh.fresh
