@@ -148,12 +148,11 @@ class Baseline:
         object.__setattr__(self, "_day", np.array([self.day.get(d, 0.0) for d in range(7)]))
 
     def expected(self, runs: Runs) -> np.ndarray:
-        return (
-            self.level
-            + self._tod[runs.bucket]
-            + self.weekend * (runs.day >= 5)
-            + self._day[runs.day]
-        )
+        return self.level + self._tod[runs.bucket] + self.weekly(runs)
+
+    def weekly(self, runs: Runs) -> np.ndarray:
+        """The week's part of each run's expected value: weekend and day-of-week effects."""
+        return self.weekend * runs.weekend + self._day[runs.day]
 
     def scales(self, runs: Runs) -> np.ndarray:
         return self._scale[runs.bucket]

@@ -345,12 +345,7 @@ def describe(
     start = max(now - config.long_hours * HOUR_S, baseline.end)
     long = history.between(start, now)
     rows = []
-    # The week's part of the window's expected values (weekend and day-of-week effects)
-    week = (
-        float(np.mean([baseline.weekend * (d >= 5) + baseline.day.get(d, 0.0) for d in long.day]))
-        if len(long)
-        else 0.0
-    )
+    week = float(baseline.weekly(long).mean()) if len(long) else 0.0
     for bucket in sorted(set(baseline.counts) | set(long.bucket.tolist())):
         expected = math.exp(baseline.level + baseline.time_of_day.get(bucket, 0.0) + week)
         mine = long.log_value[long.bucket == bucket]
