@@ -234,11 +234,10 @@ def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
     by_bucket = np.full(4, moved)
     for b in time_of_day:
         by_bucket[b] = float(clipped[typical & (runs.bucket == b)].mean())
-        time_of_day[b] += by_bucket[b] - moved
-    level += moved
     if fitted_week:
         weekend += float((clipped[runs.weekend] - by_bucket[runs.bucket[runs.weekend]]).mean())
-    model = Baseline(level, time_of_day, weekend, {}, 0.0, 0.0, len(runs), float(runs.t[-1]))
+    means = {b: v + by_bucket[b] - moved for b, v in time_of_day.items()}
+    model = replace(model, level=level + moved, time_of_day=means, weekend=weekend)
     resid = y - model.expected(runs)
     if fitted_week:
         day, day_var = _day_effects(np.clip(resid, -bound, bound), runs.day, min_week_runs)
