@@ -82,6 +82,31 @@ def arm(name: str, c, resid, runs: Runs, baseline: Baseline, *, lag: int = 1) ->
     )
 
 
+def suffix_means(runs: Runs, resid: np.ndarray, baseline: Baseline, *, lag: int = 1):
+    """The inverse-variance weighted mean of the last k runs and its standard error, for every
+    k at once (index k − 1): what `arm` with mean_coefficients gives for each window that ends
+    at the newest run, from cumulative sums (an hourly series has 72 such windows in 72 h)."""
+    w = (1 / baseline.scales(runs) ** 2)[::-1]
+    total = np.cumsum(w)
+    shift = np.cumsum(w * resid[::-1]) / total
+    k = np.arange(1, len(w) + 1)
+    rho = baseline.rho * baseline.phi ** (lag - 1)
+    variance = mean_inflation(k, rho, baseline.phi**lag) / total  # Σ c²σ² = 1 / Σ w
+    buckets, days = runs.bucket[::-1], runs.day[::-1]
+    for bucket in np.unique(buckets):
+        n_b = baseline.counts.get(int(bucket), 0)
+        if int(bucket) not in baseline.time_of_day:
+            n_b = baseline.n
+        sigma_b = baseline.scale.get(int(bucket), baseline.overall_scale)
+        weight = np.cumsum(np.where(buckets == bucket, w, 0.0)) / total
+        variance += weight**2 * sigma_b**2 / max(n_b, 1)
+    for day, error in baseline.day_var.items():
+        variance += (np.cumsum(np.where(days == day, w, 0.0)) / total) ** 2 * error
+    drift = mean_inflation(baseline.n, baseline.rho, baseline.phi) - 1
+    variance += baseline.overall_scale**2 / baseline.n * drift
+    return shift, np.sqrt(variance)
+
+
 def mean_coefficients(runs: Runs, baseline: Baseline):
     """Inverse-variance weights (noisier slots count less), summing to 1."""
     w = 1 / baseline.scales(runs) ** 2

@@ -330,12 +330,21 @@ def _robust_sd(x: np.ndarray) -> float:
     return float(np.std(np.clip(x, centre - WINSOR_MADS * mad, centre + WINSOR_MADS * mad)))
 
 
-def mean_inflation(m: int, rho: float, phi: float | None = None) -> float:
+def mean_inflation(m, rho: float, phi: float | None = None):
     """Var(mean of m consecutive residuals) / (σ²/m) = 1 + 2 Σ_j (1 − j/m) r_j, with the
     autocorrelation r_j = ρ φ^(j−1) (φ = ρ: plain AR(1); φ > ρ: a slowly drifting shared part
-    under independent noise, whose correlation starts low and decays slowly)."""
+    under independent noise, whose correlation starts low and decays slowly). m may be an
+    array (the inflation of every window length at once); the sum is in closed form, as an
+    hourly series' windows are long."""
     phi = rho if phi is None else phi
-    if m <= 1 or rho <= 0:
-        return 1.0
-    j = np.arange(1, m)
-    return float(1 + 2 * np.sum((1 - j / m) * rho * phi ** (j - 1)))
+    m_arr = np.maximum(np.asarray(m, dtype=float), 1.0)
+    if rho <= 0:
+        out = np.ones_like(m_arr)
+    elif phi >= 1.0 - 1e-9:  # r_j = ρ for every lag
+        out = 1 + rho * (m_arr - 1)
+    else:
+        # Σ_{j<m} φ^(j−1) and Σ_{j<m} j φ^(j−1), geometric series
+        head = (1 - phi ** (m_arr - 1)) / (1 - phi)
+        weighted = (1 - m_arr * phi ** (m_arr - 1) + (m_arr - 1) * phi**m_arr) / (1 - phi) ** 2
+        out = 1 + 2 * rho * (head - weighted / m_arr)
+    return float(out) if np.ndim(m) == 0 else out

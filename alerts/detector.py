@@ -45,7 +45,7 @@ from scipy import special
 
 from benchmarks.buckets import BUCKETS
 
-from .arms import Arm, mean_coefficients, spike, trend_coefficients
+from .arms import Arm, mean_coefficients, spike, suffix_means, trend_coefficients
 from .arms import arm as make_arm
 from .arms import settled as settled_shift
 from .baseline import Baseline, Runs, fit, median
@@ -103,6 +103,7 @@ class SeriesTest:
     recovered: bool | None = None
     alert_effect: float | None = None
     latest: float | None = None  # how much worse the newest run is than expected (a fraction)
+    baseline_days: float | None = None  # too little baseline: the days its runs span
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +190,7 @@ def assess_series(
     day = history.between(now - config.recent_hours * HOUR_S, now)
     if frozen is None:
         window = history.between(long_start - config.baseline_days * 86_400.0, long_start)
-        enough_base = len(window) >= config.min_baseline
+        enough_base = config.enough_baseline(window.t)
         baseline = (
             fit(
                 window,
@@ -204,7 +205,12 @@ def assess_series(
         long_start = max(long_start, frozen.end)  # never test the baseline's own runs
     n_base = baseline.n if baseline is not None else len(window)
     if baseline is None or len(day) < config.min_recent:
-        return SeriesTest(rule.metric, n_base, len(day), enough=False)
+        span = (
+            float(window.t[-1] - window.t[0]) / 86_400.0
+            if baseline is None and len(window)
+            else None
+        )
+        return SeriesTest(rule.metric, n_base, len(day), enough=False, baseline_days=span)
     sign = _sign(rule)
     arms = []
     long = history.between(long_start, now)
@@ -268,7 +274,16 @@ def assess_series(
     if c is not None:
         trend_resid = sign * (trend_runs.log_value - baseline.expected(trend_runs))
         arms.append(make_arm(TREND_ARM, c, trend_resid, trend_runs, baseline))
-    arms = tuple(arms)
+    # Every evaluation is another chance of a false positive: the p-value is set for
+    # `config.runs_per_day` evaluations a day, and a series run (and evaluated) more often has
+    # its arms' p-values multiplied by how many times more (Bonferroni over time), so an
+    # hourly schedule keeps the same false alerts a month. Its runs pay for it: a day of 24
+    # runs measures a shift far more surely than a day of three.
+    # (Runs a day: from the median spacing of the long window's runs, which a missed or late
+    # run barely moves.)
+    spacing = median(np.diff(long.t)) if len(long) > 2 else 0.0
+    looks = max(1.0, 24 * HOUR_S / spacing / config.runs_per_day) if spacing > 0 else 1.0
+    arms = tuple(replace(a, p_value=min(1.0, a.p_value * looks)) for a in arms)
     first = arms[0]  # the 24 h arm
     recovered, effect = None, None
     if frozen is not None and len(long) >= 2:
@@ -287,13 +302,12 @@ def assess_series(
             if opened.bucket is not None:
                 mine, lag = long.bucket == opened.bucket, SLOT_LAG
         margin = math.log(max(config.recovery_odds, 1.0)) / effect  # 1 or less: no margin
-        recovered = any(
-            a.shift + margin * a.sd**2 < effect / 2
-            for a in (
-                mean_arm("recovery", latest(k, mine), lag=lag)
-                for k in range(2, int(mine.sum()) + 1)
-            )
-        )
+        # The last k runs of `mine` for every k ≥ 2, a spike among them left out (so the last
+        # two, one of them a spike, are one run's evidence).
+        chosen = mine & usable
+        shortest = 2 - int((mine & ~usable)[np.flatnonzero(mine)[-2:]].any())
+        shifts, sds = suffix_means(long.where(chosen), resid[chosen], baseline, lag=lag)
+        recovered = bool(np.any((shifts + margin * sds**2 < effect / 2)[shortest - 1 :]))
     settled = settled_shift(resid[in_day], baseline.scales(long)[in_day], first.shift)
     z = float(special.ndtri(0.5 + config.ci_level / 2))
     expected_now = float(np.exp(median(baseline.expected(day))))
@@ -393,6 +407,11 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
     for i, test in enumerate(tests):
         if not test.enough:
             reason = f"{test.n_recent} recent / {test.n_baseline} baseline runs: too few"
+            if test.n_baseline >= config.min_baseline and test.baseline_days is not None:
+                reason = (
+                    f"{test.n_baseline} baseline runs over {test.baseline_days:.1f} days: "
+                    f"too short (they need {config.min_baseline_days:g} days)"
+                )
             out.append(Judgement(Verdict.NO_DATA, None, "minor", reason))
             continue
         rule = config.rules[test.metric]

@@ -202,7 +202,7 @@ class Round:
         own = item.data.history.between(
             bounds.baseline_start.timestamp(), bounds.long_start.timestamp()
         )
-        if len(own) >= self.config.min_baseline:
+        if self.config.enough_baseline(own.t):
             return  # the new segment has a baseline of its own
         segment = series.current_segment(item.data.key, self.run.slot)
         accepted = segment.alert if segment is not None else None

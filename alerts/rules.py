@@ -79,10 +79,16 @@ class DetectorConfig:
     baseline_days: int = 28  # ending where the long window begins
     min_recent: int = 2  # runs in the last 24 h
     min_baseline: int = 12  # runs in the baseline (4 days at 3 runs a day)
+    # ...from its first run to its last at least this long: twelve runs of an hourly series
+    # are half a day, which shows neither every time of day nor one day against another
+    min_baseline_days: float = 3.0
     min_bucket_baseline: int = 4  # runs of a time-of-day bucket to estimate its own level
     min_week_runs: int = 6  # weekend and weekday runs each, to estimate the weekend effect
     min_slot_runs: int = 2  # runs of one bucket in the long window for a per-slot arm
-    p_value: float = 0.0005  # one-sided, per arm
+    p_value: float = 0.0005  # one-sided, per arm, at `runs_per_day` evaluations a day
+    # The schedule the p-value is set for; a series with more runs a day (in the long window)
+    # multiplies its arms' p-values by how many times more: more evaluations, more chances
+    runs_per_day: float = 3.0
     fdr_q: float = 0.05  # Benjamini–Hochberg across every arm of the series evaluated together
     effect_gate: float = 0.8  # an arm's estimate must reach this share of the minimum effect
     # The same for an arm of one time-of-day slot: three runs against one slot's level are
@@ -97,6 +103,12 @@ class DetectorConfig:
     # effect", on the recent runs, for an open alert to resolve
     recovery_odds: float = 3000.0
     rules: dict[str, MetricRule] = field(default_factory=speed_rules)
+
+    def enough_baseline(self, times) -> bool:
+        """Whether runs at these times (Unix s, sorted) are enough to fit a baseline on."""
+        if len(times) < max(self.min_baseline, 2):
+            return False
+        return times[-1] - times[0] >= self.min_baseline_days * 86_400
 
     @classmethod
     def from_settings(cls) -> DetectorConfig:
@@ -115,6 +127,7 @@ class DetectorConfig:
             trend_hours=settings.ALERTS_TREND_HOURS,
             min_recent=settings.ALERTS_MIN_RECENT_RUNS,
             min_baseline=settings.ALERTS_MIN_BASELINE_RUNS,
+            min_baseline_days=settings.ALERTS_MIN_BASELINE_DAYS,
             min_bucket_baseline=settings.ALERTS_MIN_BUCKET_RUNS,
             min_week_runs=settings.ALERTS_MIN_WEEK_RUNS,
             min_slot_runs=settings.ALERTS_MIN_SLOT_RUNS,

@@ -130,6 +130,7 @@ class BlindSpell:
 
     runs: int  # baseline runs the new segment has so far
     needed: int
+    days: float  # ...spread over at least this many days
     until: datetime
     large: float
 
@@ -151,13 +152,20 @@ def blind_spell(alert: Alert, *, now: datetime) -> BlindSpell | None:
         .values_list("slot", flat=True)
     )
     long_start = now - timedelta(hours=config.long_hours)
-    have = sum(segment.starts_at <= s <= long_start for s in slots)
-    if have >= config.min_baseline:
+    own = [s.timestamp() for s in slots if segment.starts_at <= s <= long_start]
+    if config.enough_baseline(own):
         return None
     gaps = [(b - a).total_seconds() for a, b in zip(slots, slots[1:], strict=False)]
     gap = timedelta(seconds=median(gaps) if gaps else 8 * 3600)
-    until = segment.starts_at + gap * config.min_baseline + timedelta(hours=config.long_hours)
-    return BlindSpell(have, config.min_baseline, max(until, now), config.major_effect)
+    history = max(gap * config.min_baseline, timedelta(days=config.min_baseline_days))
+    until = segment.starts_at + history + timedelta(hours=config.long_hours)
+    return BlindSpell(
+        len(own),
+        config.min_baseline,
+        config.min_baseline_days,
+        max(until, now),
+        config.major_effect,
+    )
 
 
 @dataclass(frozen=True)
@@ -176,18 +184,20 @@ def baseline_wait(now: datetime) -> BaselineWait | None:
     """None once any series has enough baseline runs for the detector; else the wait.
 
     The detector's baseline ends where its longest recent window (ALERTS_LONG_HOURS) starts and
-    needs ALERTS_MIN_BASELINE_RUNS finished runs there, so the wait is that window plus the days
-    that many runs take at the pace of the busiest series in the last day.
+    needs ALERTS_MIN_BASELINE_RUNS finished runs there, spread over ALERTS_MIN_BASELINE_DAYS, so
+    the wait is that window plus the days that many runs take at the pace of the busiest series
+    in the last day (or those days, if longer).
     """
     recent = timedelta(hours=settings.ALERTS_LONG_HOURS)
     needed = settings.ALERTS_MIN_BASELINE_RUNS
+    spread = timedelta(days=settings.ALERTS_MIN_BASELINE_DAYS)
     finished = Run.objects.filter(status__in=Run.FINISHED, ok_count__gt=0)
     per_series = ("endpoint", "workload", "vantage")
     ready = (
         finished.filter(slot__lt=now - recent)
         .values(*per_series)
-        .annotate(n=Count("id"))
-        .filter(n__gte=needed)
+        .annotate(n=Count("id"), span=Max("slot") - Min("slot"))
+        .filter(n__gte=needed, span__gte=spread)
     )
     if ready.exists():
         return None
@@ -196,6 +206,8 @@ def baseline_wait(now: datetime) -> BaselineWait | None:
     pace = last_day.annotate(n=Count("id")).aggregate(top=Max("n"))["top"]
     if first is None or now - first < timedelta(days=1):
         pace = DEFAULT_RUNS_PER_DAY  # less than a day of runs says nothing about the pace yet
-    baseline_days = math.ceil(needed / (pace or DEFAULT_RUNS_PER_DAY))
+    baseline_days = max(
+        math.ceil(needed / (pace or DEFAULT_RUNS_PER_DAY)), math.ceil(spread / timedelta(days=1))
+    )
     days = math.ceil(recent / timedelta(days=1)) + baseline_days
     return BaselineWait(days_needed=days, first_alerts_from=(first or now) + timedelta(days=days))

@@ -10,6 +10,7 @@ figures side by side. With DATABASE_URL set it also times a whole evaluation aft
 
     python bench/detector.py [--pairs 30] [--days 60] [--seed 1] [--half both|tune|held]
                              [--set p_value=0.001 ...] [--family NAME] [--scenario null]
+                             [--runs-per-day 24]
 """
 
 from __future__ import annotations
@@ -325,6 +326,9 @@ def main() -> None:
     parser.add_argument("--no-db", action="store_true", help="skip the whole-evaluation timing")
     parser.add_argument("--family", help="only families whose name contains this")
     parser.add_argument("--scenario", help="only this scenario (null, step-big, …)")
+    parser.add_argument(
+        "--runs-per-day", type=int, default=3, help="the schedule's runs a day (3: every 8 h)"
+    )
     args = parser.parse_args()
     config = DetectorConfig.from_settings()
     for item in args.set:
@@ -333,6 +337,7 @@ def main() -> None:
         config = dataclasses.replace(config, **{name: type(current)(value)})
     families = [f for f in FAMILIES if args.half == "both" or f.tune == (args.half == "tune")]
     families = [f for f in families if not args.family or args.family in f.name]
+    families = [dataclasses.replace(f, runs_per_day=args.runs_per_day) for f in families]
     rng = np.random.default_rng(args.seed)
     timer = Timer()
     results = []
@@ -352,11 +357,12 @@ def main() -> None:
     if not args.no_db:
         from evaluation_time import time_evaluations
 
-        timings["whole"] = time_evaluations()
+        timings["whole"] = time_evaluations(runs_per_day=args.runs_per_day)
     rows = table(score(results, deadline={}), families, timings=timings)
     print(
         f"detector bench: {args.pairs} pairs per family and scenario, {args.days} days, "
-        f"{len(families)} families, seed {args.seed}, {elapsed:.0f} s"
+        f"{len(families)} families, {args.runs_per_day} runs a day, seed {args.seed}, "
+        f"{elapsed:.0f} s"
     )
     print(
         "config: "

@@ -49,6 +49,7 @@ class Family:
     burst: tuple[float, float] = (0.05, 1.25)
     ttft_range: tuple[float, float] = (150.0, 3000.0)
     tune: bool = True
+    runs_per_day: int = SLOTS_PER_DAY  # evenly spaced (bench/detector.py --runs-per-day)
     notes: str = ""
 
 
@@ -117,11 +118,12 @@ class Pair:
 
 
 def slots(rng: np.random.Generator, days: int, family: Family) -> np.ndarray:
-    """Run times (h since EPOCH_S): 3 a day from a random first time; late and missing runs
-    for the families that have them."""
+    """Run times (h since EPOCH_S): 3 a day (or the family's runs_per_day) from a random first
+    time; late and missing runs for the families that have them."""
     late = family.late
-    first = rng.uniform(0, 24 / SLOTS_PER_DAY)
-    hours = (np.arange(days)[:, None] * 24 + first + np.arange(SLOTS_PER_DAY) * 8).ravel()
+    gap = 24 / family.runs_per_day
+    first = rng.uniform(0, gap)
+    hours = (np.arange(days)[:, None] * 24 + first + np.arange(family.runs_per_day) * gap).ravel()
     if late:
         hours = hours + rng.uniform(0, 20 / 60, len(hours))
         hours = hours[rng.uniform(size=len(hours)) >= 0.02]

@@ -2,12 +2,12 @@
 
 Creates a throwaway database (Django's test-database machinery, named `bench_<NAME>`), stores
 a full baseline window of history (ALERTS_BASELINE_DAYS plus the 72 h window and a day) for one
-endpoint × workload × vantage (3 runs a day, 5 samples each) plus
+endpoint × workload × vantage (3 runs a day, or --runs-per-day, 5 samples each) plus
 four more endpoints serving the same model (so the alert email's peer table has work to do),
 then evaluates RUNS further runs one by one, the first few of them slower (so alerts open and
 snapshots are written too), and reports the median and worst time per evaluation.
 
-    DATABASE_URL=postgres://… python bench/evaluation_time.py [--runs 30]
+    DATABASE_URL=postgres://… python bench/evaluation_time.py [--runs 30] [--runs-per-day 3]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from django.db import connection  # noqa: E402
 T0 = datetime(2026, 3, 10, 18, 0, tzinfo=UTC)
 
 
-def _populate():
+def _populate(hours: tuple[int, ...]):
     from alerts.testing import daily_slots, store_history
     from benchmarks.models import Vantage, Workload
     from providers.models import Endpoint, Provider
@@ -52,7 +52,7 @@ def _populate():
             endpoint=endpoint,
             workload=workload,
             vantage=vantage,
-            slots=daily_slots(end=T0, days=settings.ALERTS_BASELINE_DAYS + 4),
+            slots=daily_slots(end=T0, days=settings.ALERTS_BASELINE_DAYS + 4, hours=hours),
             decode=lambda s: 70.0,
             ttft=lambda s: 600.0,
             noise=0.15,
@@ -61,8 +61,9 @@ def _populate():
     return {"endpoint": endpoints[0], "workload": workload, "vantage": vantage}
 
 
-def time_evaluations(runs: int = 30) -> str:
-    """'median X ms, worst Y ms (N evaluations)' for whole evaluations after a run."""
+def time_evaluations(runs: int = 30, runs_per_day: int = 3) -> str:
+    """'median X ms, worst Y ms (N evaluations)' for whole evaluations after a run, on a
+    schedule of `runs_per_day` evenly spaced runs (a divisor of 24)."""
     from alerts.evaluate import evaluate_after_run
     from alerts.testing import store_history
 
@@ -71,10 +72,11 @@ def time_evaluations(runs: int = 30) -> str:
     connection.settings_dict["TEST"]["NAME"] = f"bench_{connection.settings_dict['NAME']}"
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
-        series = _populate()
+        gap = 24 // runs_per_day
+        series = _populate(tuple(sorted((T0.hour + k * gap) % 24 for k in range(runs_per_day))))
         seconds = []
         for k in range(runs):
-            slot = T0 + timedelta(hours=8 * (k + 1))
+            slot = T0 + timedelta(hours=gap * (k + 1))
             factor = 0.7 if k < runs // 3 else 1.0  # open, hold, then resolve
             [run] = store_history(
                 **series,
@@ -96,4 +98,6 @@ def time_evaluations(runs: int = 30) -> str:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=30)
-    print("whole evaluation after a run:", time_evaluations(parser.parse_args().runs))
+    parser.add_argument("--runs-per-day", type=int, default=3, choices=(1, 2, 3, 4, 6, 8, 12, 24))
+    args = parser.parse_args()
+    print("whole evaluation after a run:", time_evaluations(args.runs, args.runs_per_day))

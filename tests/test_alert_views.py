@@ -269,6 +269,22 @@ def test_it_says_when_alerts_become_possible_before_any_baseline(client, user, s
     assert "No baseline yet" not in html and "Nothing is regressing right now" in html
 
 
+def test_it_waits_for_a_baseline_spread_over_three_days_when_runs_are_hourly(
+    client, user, series
+) -> None:
+    client.force_login(user)
+    # Five days of hourly runs: 48 of them before the 72 h window, enough runs but in two days.
+    every_hour = tuple(range(24))
+    slots = daily_slots(end=T0, days=5, hours=every_hour)
+    store_history(**series, slots=slots, decode=lambda s: 70.0, ttft=lambda s: 600.0)
+    with time_machine.travel(T0 + timedelta(minutes=30), tick=False):
+        html = client.get(reverse("alerts:list")).content.decode()
+    # 3 days of the longest recent window + 3 days of baseline (12 runs take half a day).
+    expected = min(slots) + timedelta(days=6)
+    assert "No baseline yet" in html and "Baselines need 6 days of runs" in html
+    assert f"first alerts possible from {expected.day} {expected:%b %Y}" in html
+
+
 def test_it_marks_endpoints_not_measured_in_the_subscription_picker(client, user, series):
     off = Provider.objects.create(
         slug="groq", name="Groq", protocol="openai_chat", base_url="https://groq.example/v1",

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from alerts.arms import arm, mean_coefficients, suffix_means
 from alerts.baseline import Baseline, Runs, fit, mean_inflation
 from alerts.detector import (
     DAY_ARM,
@@ -318,6 +319,64 @@ def test_it_says_nothing_on_too_few_runs() -> None:
     test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)
     assert not test.enough and judge([test], CONFIG)[0].verdict == Verdict.NO_DATA
     assert "runs: too few" in judge([test], CONFIG)[0].reason
+
+
+def hourly(days: float, *, end: datetime, level, seed: int = 1) -> tuple[Runs, float]:
+    """Runs every hour up to `end` with log value log(level(slot)) plus noise of 5 %; and now."""
+    times = [end - timedelta(hours=h) for h in range(int(days * 24))][::-1]
+    noise = np.random.default_rng(seed).normal(0, 0.05, len(times))
+    return Runs.of([s.timestamp() for s in times], [math.log(level(s)) for s in times] + noise), (
+        end.timestamp()
+    )
+
+
+def test_it_needs_a_baseline_spread_over_days_not_only_enough_runs() -> None:
+    end = MONDAY + timedelta(days=20, hours=18)
+    # Hourly runs for 5 days: 48 of them before the 72 h window, in two days.
+    runs, now = hourly(5, end=end, level=lambda s: 70.0)
+    test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)
+    [judgement] = judge([test], CONFIG)
+    assert judgement.verdict == Verdict.NO_DATA
+    assert judgement.reason == "48 baseline runs over 2.0 days: too short (they need 3 days)"
+    runs, now = hourly(6.2, end=end, level=lambda s: 70.0)  # three days and a bit
+    assert assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG).enough
+
+
+def test_it_asks_more_of_each_evaluation_of_a_series_that_runs_more_often() -> None:
+    end = MONDAY + timedelta(days=20, hours=18)
+    runs, now = hourly(12, end=end, level=step(end - timedelta(hours=8), 70.0, 63.0))
+    test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)
+    # Evaluated 24 times a day, eight times as often as the 3 a day its p-value is set for:
+    # every arm's p-value is eight times what it would be on a schedule of 24 runs a day.
+    as_set = assess_series(runs, now=now, rule=DECODE_RULE, config=replace(CONFIG, runs_per_day=24))
+    for each, plain in zip(test.arms, as_set.arms, strict=True):
+        assert each.p_value == pytest.approx(min(1.0, 8 * plain.p_value)), each.name
+    # Its runs pay for it: eight hours after a −10 % step the runs since it show it.
+    [judgement] = judge([test], CONFIG)
+    assert judgement.verdict == Verdict.POSITIVE and judgement.arm == SINCE_ARM
+
+
+def test_it_reads_every_window_that_ends_now_at_once_as_the_arms_do() -> None:
+    end = MONDAY + timedelta(days=34, hours=18)
+    rng = np.random.default_rng(4)
+    times = slots(35, end=end)
+    drift = np.zeros(len(times))
+    for i in range(1, len(times)):
+        drift[i] = 0.7 * drift[i - 1] + rng.normal(0, 0.04)
+    cycle = [0.06 * math.sin(2 * math.pi * (s.weekday() + s.hour / 24) / 7) for s in times]
+    runs = Runs.of([s.timestamp() for s in times], math.log(70) + drift + np.array(cycle))
+    baseline = fit(
+        runs.between(0, end.timestamp() - 3 * 86_400), min_bucket_runs=4, min_week_runs=6
+    )
+    assert baseline.rho > 0.3 and baseline.day_var  # correlated runs and a weekly cycle
+    last = runs.between(end.timestamp() - 3 * 86_400, end.timestamp())
+    resid = baseline.expected(last) - last.log_value  # decode: slower is worse
+    shifts, sds = suffix_means(last, resid, baseline, lag=3)
+    assert len(shifts) == len(last) == 9
+    for k in range(1, 10):
+        window = last.where(np.arange(9) >= 9 - k)
+        one = arm("k", mean_coefficients(window, baseline), resid[-k:], window, baseline, lag=3)
+        assert (shifts[k - 1], sds[k - 1]) == pytest.approx((one.shift, one.sd)), k
 
 
 def test_it_keeps_a_lasting_step_open_against_the_frozen_baseline() -> None:

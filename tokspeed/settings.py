@@ -400,6 +400,9 @@ ALERTS_TREND_HOURS = envint("ALERTS_TREND_HOURS", 168)
 ALERTS_BASELINE_DAYS = envint("ALERTS_BASELINE_DAYS", 28)
 ALERTS_MIN_RECENT_RUNS = envint("ALERTS_MIN_RECENT_RUNS", 2)
 ALERTS_MIN_BASELINE_RUNS = envint("ALERTS_MIN_BASELINE_RUNS", 12)
+# ...spread over at least this many days (first to last run): an hourly series has its 12 runs
+# in half a day, which shows neither every time of day nor how one day differs from the next.
+ALERTS_MIN_BASELINE_DAYS = envfloat("ALERTS_MIN_BASELINE_DAYS", 3.0)
 ALERTS_MIN_BUCKET_RUNS = envint("ALERTS_MIN_BUCKET_RUNS", 4)
 ALERTS_MIN_WEEK_RUNS = envint("ALERTS_MIN_WEEK_RUNS", 6)
 ALERTS_MIN_SLOT_RUNS = envint("ALERTS_MIN_SLOT_RUNS", 2)
