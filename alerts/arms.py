@@ -23,7 +23,8 @@ class Arm:
     p_value: float
     latest: float = 0.0  # the better of its last two runs' residuals (log, worse-oriented)
     # The estimate without the run that contributes most to it: a shift that one run carries
-    # (a short dip, one bad minute at the provider) is not a regression, however sure its p.
+    # (a short dip, one bad minute at the provider) is not a regression, however sure its p;
+    # an arm of one run has nothing left without it (0).
     without_worst: float = 0.0
     bucket: int | None = None  # a slot arm's time-of-day bucket
 
@@ -68,7 +69,7 @@ def arm(name: str, c, resid, runs: Runs, baseline: Baseline, *, lag: int = 1) ->
     shift = float(contributions.sum())
     sd = math.sqrt(variance)
     worst = int(np.argmax(contributions))
-    without_worst = shift
+    without_worst = 0.0  # one run alone: nothing is left without it
     if len(resid) > 1 and c[worst] < 1:
         without_worst = (shift - float(contributions[worst])) / (1 - float(c[worst]))
     return Arm(
@@ -113,10 +114,15 @@ def mean_coefficients(runs: Runs, baseline: Baseline):
     return w / w.sum()
 
 
+TREND_MIN_RUNS = 12
+
+
 def trend_coefficients(runs: Runs, baseline: Baseline, now: float):
     """Weighted least squares line through the residuals: c such that c·resid is its value at
-    `now`; None when the runs do not span enough time to fit one."""
-    if len(runs) < 6 or np.ptp(runs.t) <= 0:
+    `now`; None when the runs are too few or do not span enough time to fit one. (A line read
+    at its end leans on its last run: through 7 runs, a week of a daily schedule, that run
+    weighs 0.46 and one bad run carries it; through TREND_MIN_RUNS, under 0.3.)"""
+    if len(runs) < TREND_MIN_RUNS or np.ptp(runs.t) <= 0:
         return None
     w = 1 / baseline.scales(runs) ** 2
     x = (runs.t - now) / 86_400.0  # days before now (≤ 0)

@@ -188,6 +188,9 @@ def assess_series(
     """
     long_start = now - config.long_hours * HOUR_S
     day = history.between(now - config.recent_hours * HOUR_S, now)
+    # Enough recent runs: `min_recent` in the long window, one of them in the last day (a
+    # schedule of one run a day has one run in any day, and is tested on its last three).
+    in_long = len(history.between(long_start, now))
     if frozen is None:
         window = history.between(long_start - config.baseline_days * 86_400.0, long_start)
         enough_base = config.enough_baseline(window.t)
@@ -204,7 +207,7 @@ def assess_series(
         baseline = frozen
         long_start = max(long_start, frozen.end)  # never test the baseline's own runs
     n_base = baseline.n if baseline is not None else len(window)
-    if baseline is None or len(day) < config.min_recent:
+    if baseline is None or not len(day) or in_long < config.min_recent:
         span = (
             float(window.t[-1] - window.t[0]) / 86_400.0
             if baseline is None and len(window)

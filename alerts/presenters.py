@@ -16,7 +16,7 @@ from benchmarks.buckets import BUCKETS
 
 from .actions import ACTIONS, allowed_actions
 from .models import ACTIVE, Alert
-from .wording import WORSE, headline, p_value, percent, quantity, series_words, when
+from .wording import WORSE, headline, p_value, percent, quantity, runs, series_words, when
 
 
 def absolute(path: str) -> str:
@@ -97,14 +97,14 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
         (
             "Baseline mean",
             f"{quantity(snap.get('baseline_median'), metric)} at the same times of day and week"
-            f"{frozen} ({snap.get('n_baseline', 0)} runs over "
+            f"{frozen} ({runs(snap.get('n_baseline', 0))} over "
             f"{snap.get('baseline_span_days') or snap.get('baseline_days', 28)} days "
             f"up to {_time(snap.get('long_start') or snap.get('recent_start'))})",
         ),
         (
             "Recent median",
             f"{quantity(snap.get('recent_median'), metric)} ({snap.get('recent_hours', 24)} h "
-            f"up to {_time(snap.get('end'))}, {snap.get('n_recent', 0)} runs)",
+            f"up to {_time(snap.get('end'))}, {runs(snap.get('n_recent', 0))})",
         ),
         (
             "Shift",

@@ -77,7 +77,7 @@ class DetectorConfig:
     long_hours: int = 72  # the small-shift arm and the per-slot arms: the last three days
     trend_hours: int = 168  # the drift arm: a straight line through the last week
     baseline_days: int = 28  # ending where the long window begins
-    min_recent: int = 2  # runs in the last 24 h
+    min_recent: int = 2  # runs in the long window, one of them in the last 24 h
     min_baseline: int = 12  # runs in the baseline (4 days at 3 runs a day)
     # ...from its first run to its last at least this long: twelve runs of an hourly series
     # are half a day, which shows neither every time of day nor one day against another

@@ -37,6 +37,11 @@ def quantity(value: float | None, metric: str) -> str:
     return f"{value:,.1f} {unit}" if value < 1000 else f"{value:,.0f} {unit}"
 
 
+def runs(n: int) -> str:
+    """'1 run', '3 runs'."""
+    return f"{n} run" + ("" if n == 1 else "s")
+
+
 def p_value(value: float | None) -> str:
     if value is None:
         return "–"

@@ -286,10 +286,13 @@ def test_it_reads_a_straight_drift_at_its_current_level() -> None:
         days = max((s - start).total_seconds() / 86_400, 0)
         return 70 * math.exp(-0.02 * days)  # 2 % a day, log-linear
 
-    runs, now = series(end, level, wobble=0.0)
+    # Six runs a day: against a frozen baseline the line runs through the last 72 h only, and
+    # needs 12 runs (a line read at its end leans on its last run).
+    times = [end - timedelta(hours=4 * k) for k in range(6 * 21)][::-1]
+    runs = Runs.of([s.timestamp() for s in times], [math.log(level(s)) for s in times])
     model = fit(runs.between(0, start.timestamp()), min_bucket_runs=4, min_week_runs=6)
     assert math.exp(model.level) == pytest.approx(70)
-    test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=model)
+    test = assess_series(runs, now=end.timestamp(), rule=DECODE_RULE, config=CONFIG, frozen=model)
     arms = {arm.name: arm for arm in test.arms}
     # A line through residuals that lie on a line is that line: six days of 2 % now, while
     # the last three days' average trails at 4.5 days' worth.
@@ -340,6 +343,28 @@ def test_it_needs_a_baseline_spread_over_days_not_only_enough_runs() -> None:
     assert judgement.reason == "48 baseline runs over 2.0 days: too short (they need 3 days)"
     runs, now = hourly(6.2, end=end, level=lambda s: 70.0)  # three days and a bit
     assert assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG).enough
+
+
+def daily(days: int, *, end: datetime, level, seed: int = 2) -> tuple[Runs, float]:
+    """One run a day at `end`'s time, with noise of 5 %; and now."""
+    times = [end - timedelta(days=d) for d in range(days)][::-1]
+    noise = np.random.default_rng(seed).normal(0, 0.05, len(times))
+    logs = [math.log(level(s)) for s in times] + noise
+    return Runs.of([s.timestamp() for s in times], logs), end.timestamp()
+
+
+def test_it_tests_a_series_that_runs_once_a_day_on_its_last_days_never_on_one_run() -> None:
+    end = MONDAY + timedelta(days=40, hours=10)
+    # Three slow days in a row: one run in the last day, three in the 72 h window.
+    runs, now = daily(40, end=end, level=step(end - timedelta(days=2), 70.0, 52.5))
+    test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)
+    assert test.enough and test.n_recent == 1
+    [judgement] = judge([test], CONFIG)
+    assert judgement.verdict == Verdict.POSITIVE and judgement.arm == LONG_ARM
+    # One slow day is one run: however sure, it never carries an arm.
+    runs, now = daily(40, end=end, level=step(end, 70.0, 52.5))
+    [judgement] = judge([assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)], CONFIG)
+    assert judgement.verdict == Verdict.HOLD and "one run carries it" in judgement.reason
 
 
 def test_it_asks_more_of_each_evaluation_of_a_series_that_runs_more_often() -> None:
