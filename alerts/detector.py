@@ -62,18 +62,25 @@ SLOT_LAG = 3  # a slot's runs are a day apart: about three runs' lag
 class Opened:
     """What an alert opened on: the change it was sure of (worse-oriented log shift: its
     arm's estimate less one standard error) and, when a slot arm found it, that slot's
-    time-of-day bucket. "Back to normal" must be told apart from it (assess_series)."""
+    time-of-day bucket. "Back to normal" must be told apart from it (assess_series), on the
+    runs after `at` (Unix s, the newest run when it opened): the runs before the change are
+    the baseline's level, and a window that reached back to them would read as back."""
 
     effect: float
     bucket: int | None = None
+    at: float | None = None
 
     def as_dict(self) -> dict:
-        return {"effect": self.effect, "bucket": self.bucket}
+        return {"effect": self.effect, "bucket": self.bucket, "at": self.at}
 
     @classmethod
     def from_dict(cls, data: dict) -> Opened:
-        bucket = data.get("bucket")
-        return cls(float(data["effect"]), None if bucket is None else int(bucket))
+        bucket, at = data.get("bucket"), data.get("at")
+        return cls(
+            float(data["effect"]),
+            None if bucket is None else int(bucket),
+            None if at is None else float(at),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +111,7 @@ class SeriesTest:
     alert_effect: float | None = None
     latest: float | None = None  # how much worse the newest run is than expected (a fraction)
     baseline_days: float | None = None  # too little baseline: the days its runs span
+    now: float | None = None  # when it was tested (Unix s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,7 +299,7 @@ def assess_series(
     recovered, effect = None, None
     if frozen is not None and len(long) >= 2:
         # "Back to normal" needs evidence that the level is back, not a lack of evidence that
-        # it is still worse: for some k ≥ 2 (up to the whole long window since the baseline),
+        # it is still worse: for some k ≥ 2 (up to every run since it opened, in the long window),
         # the mean m of the last k runs must be `recovery_odds` times likelier if the series is
         # back at the baseline (0) than if it is still worse by the alert's effect s. For a
         # normal mean with standard error sd that is m < s/2 − ln(odds)·sd²/s: a −40 % dip
@@ -304,6 +312,8 @@ def assess_series(
             effect = max(opened.effect, effect)
             if opened.bucket is not None:
                 mine, lag = long.bucket == opened.bucket, SLOT_LAG
+            if opened.at is not None:
+                mine = mine & (long.t > opened.at)
         margin = math.log(max(config.recovery_odds, 1.0)) / effect  # 1 or less: no margin
         # The last k runs of `mine` for every k ≥ 2, a spike among them left out (so the last
         # two, one of them a spike, are one run's evidence).
@@ -334,6 +344,7 @@ def assess_series(
         recovered=recovered,
         alert_effect=None if effect is None else rule.worse_fraction(effect),
         latest=rule.worse_fraction(float(resid[-1])),
+        now=now,
     )
 
 
@@ -390,8 +401,8 @@ def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config
     if fraction < gate:
         failed.append(f"shift {fraction:.1%} < {gate:.0%}")
     # One run must not carry an arm: without its worst run, the estimate still reaches half
-    # the minimum effect (the trend arm fits a line through a week, one run barely moves it).
-    if arm.name != TREND_ARM and rule.worse_fraction(arm.without_worst) < rule.min_effect / 2:
+    # the minimum effect (the trend arm too: a line read at its end leans on its last run).
+    if rule.worse_fraction(arm.without_worst) < rule.min_effect / 2:
         failed.append(f"one run carries it ({rule.worse_fraction(arm.without_worst):.1%} without)")
     absolute = (test.baseline_median or 0.0) * fraction
     if absolute < rule.floor:
@@ -448,7 +459,7 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
             shift = max(test.shift, rule.worse_fraction(arm.shift))
             severity = severity_of(shift, config)
             reason = f"regression ({arm.name})"
-            opened = Opened(arm.shift - arm.sd, arm.bucket)
+            opened = Opened(arm.shift - arm.sd, arm.bucket, test.now)
             # Seen twice means in two runs: a pooled arm's positive counts toward opening only
             # when the newest run is itself worse by half the minimum effect, not when the
             # arm re-reads two unlucky runs that the newest one does not back (a slot arm's
