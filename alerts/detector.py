@@ -45,7 +45,14 @@ from scipy import special
 
 from benchmarks.buckets import BUCKETS
 
-from .arms import Arm, mean_coefficients, spike, suffix_means, trend_coefficients
+from .arms import (
+    TREND_MIN_RUNS,
+    Arm,
+    mean_coefficients,
+    spike,
+    suffix_means,
+    trend_coefficients,
+)
 from .arms import arm as make_arm
 from .arms import settled as settled_shift
 from .baseline import Baseline, Runs, fit, median
@@ -56,6 +63,17 @@ DAY_ARM, LONG_ARM, TREND_ARM, SLOT_ARM = "24h", "72h", "trend", "slot"
 LAST_ARM = "last 2 runs"
 SINCE_ARM = "since the change"
 SLOT_LAG = 3  # a slot's runs are a day apart: about three runs' lag
+
+
+def _reach(history: Runs, now: float, hours: float, runs: int) -> float:
+    """Where a window ending at `now` starts: `hours` back, or further back to hold `runs`
+    runs on a sparse schedule (the long window's `long_min_runs`, the trend's TREND_MIN_RUNS;
+    series.long_window_start finds the same start in the database)."""
+    start = now - hours * HOUR_S
+    oldest = int(np.searchsorted(history.t, now, side="right")) - runs
+    if oldest >= 0:
+        start = min(start, float(history.t[oldest]) - 1.0)  # windows are start < t ≤ now
+    return start
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,11 +212,11 @@ def assess_series(
     `frozen` (an open alert's baseline, or an accepted level) is given; `opened` is what the
     open alert opened on (Judgement.opened: what "back to normal" must be told apart from).
     """
-    long_start = now - config.long_hours * HOUR_S
     day = history.between(now - config.recent_hours * HOUR_S, now)
     # Enough recent runs: `min_recent` in the long window, one of them in the last day (a
-    # schedule of one run a day has one run in any day, and is tested on its last three).
-    in_long = len(history.between(long_start, now))
+    # schedule of one run a day has one run in any day).
+    in_long = len(history.between(now - config.long_hours * HOUR_S, now))
+    long_start = _reach(history, now, config.long_hours, config.long_min_runs)
     if frozen is None:
         window = history.between(long_start - config.baseline_days * 86_400.0, long_start)
         enough_base = config.enough_baseline(window.t)
@@ -247,8 +265,10 @@ def assess_series(
         return mask
 
     arms.append(mean_arm(DAY_ARM, in_day))
-    if in_day.sum() > 2:
-        # The last two runs: a step seen twice in a row, a run sooner than the day's mean.
+    if in_day.sum() != 2 and len(long) >= 2:
+        # The last two runs: a step seen twice in a row, a run sooner than the day's mean (or,
+        # on a daily schedule, a day later than the day's one run); the day's own two runs
+        # when it has two.
         arms.append(mean_arm(LAST_ARM, latest(2)))
     # Since the change: the last k runs (k = 4..6, a day and a half to two days at three runs
     # a day), the k whose mean is most surely worse, its p-value multiplied by the number of
@@ -274,7 +294,7 @@ def assess_series(
                 arm = mean_arm(name, mine, lag=SLOT_LAG)
                 slot_arms.append(replace(arm, bucket=int(bucket)))
         arms.extend(replace(a, p_value=min(1.0, a.p_value * len(slot_arms))) for a in slot_arms)
-    trend_start = now - config.trend_hours * HOUR_S
+    trend_start = _reach(history, now, config.trend_hours, TREND_MIN_RUNS)
     if frozen is not None:
         trend_start = max(trend_start, long_start)
     trend_runs = history.between(trend_start, now)

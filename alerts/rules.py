@@ -75,6 +75,9 @@ class DetectorConfig:
 
     recent_hours: int = 24  # the short arm: the last day
     long_hours: int = 72  # the small-shift arm and the per-slot arms: the last three days
+    # ...reaching further back to hold this many runs (a daily schedule has three in 72 h, too
+    # few for a small shift ever to show)
+    long_min_runs: int = 6
     trend_hours: int = 168  # the drift arm: a straight line through the last week
     baseline_days: int = 28  # ending where the long window begins
     min_recent: int = 2  # runs in the long window, one of them in the last 24 h

@@ -80,9 +80,21 @@ def segment_start(key: SeriesKey, at: datetime) -> datetime | None:
     return segment.starts_at if segment is not None else None
 
 
-def bounds_for(run: Run, key: SeriesKey, config: DetectorConfig) -> Bounds:
+def long_window_start(run: Run, config: DetectorConfig) -> datetime:
+    """Where the long window starts: `long_hours` before the run, or further back to hold
+    `long_min_runs` runs on a sparse schedule (as detector.assess_series reaches)."""
+    start = run.slot - timedelta(hours=config.long_hours)
+    oldest = (
+        comparable_runs(run)
+        .filter(slot__lte=run.slot)
+        .order_by("-slot")
+        .values_list("slot", flat=True)[config.long_min_runs - 1 : config.long_min_runs]
+    )
+    return min([start, *(slot - timedelta(seconds=1) for slot in oldest)])
+
+
+def bounds_for(run: Run, key: SeriesKey, config: DetectorConfig, long_start: datetime) -> Bounds:
     recent_start = run.slot - timedelta(hours=config.recent_hours)
-    long_start = run.slot - timedelta(hours=config.long_hours)
     baseline_start = long_start - timedelta(days=config.baseline_days)
     start = segment_start(key, run.slot)
     if start is not None and start > baseline_start:
@@ -115,7 +127,8 @@ def load(run: Run, metrics: Sequence[str], config: DetectorConfig) -> dict[str, 
     metric: one query for all of them (they share the runs; only an accepted new baseline of
     one metric starts its window later, and its rows are dropped here)."""
     keys = {metric: SeriesKey.of(run, metric) for metric in metrics}
-    bounds = {metric: bounds_for(run, key, config) for metric, key in keys.items()}
+    long_start = long_window_start(run, config)
+    bounds = {metric: bounds_for(run, key, config, long_start) for metric, key in keys.items()}
     start = min(b.baseline_start for b in bounds.values())
     runs = comparable_runs(run).filter(slot__gt=start, slot__lte=run.slot)
     rows = list(

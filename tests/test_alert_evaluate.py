@@ -115,6 +115,23 @@ def test_it_opens_only_when_a_newer_run_sees_the_regression_again(series) -> Non
     assert fourth.opened == [Alert.objects.get().id]
 
 
+def test_it_alerts_on_a_schedule_of_one_run_a_day(series) -> None:
+    # One run a day at 18:00 for six weeks, then 30 % slower: the day holds one run, the 72 h
+    # window three; the long window reaches back to hold six.
+    store_history(
+        **series, slots=daily_slots(end=T0, days=42, hours=(18,)),
+        decode=lambda s: DECODE, ttft=lambda s: TTFT,
+    )  # fmt: skip
+    outcomes = later(series, [24, 48, 72], decode=DECODE * 0.7)
+    verdicts = [o.verdicts["decode_tps"] for o in outcomes]
+    assert verdicts[0] == "hold: 24h: one run carries it (0.0% without)", verdicts
+    assert all(v.startswith("positive") for v in verdicts[1:]), verdicts
+    alert = Alert.objects.get()
+    assert outcomes[2].opened == [alert.id] and alert.shift == pytest.approx(0.30, abs=0.06)
+    # Its baseline is the 28 days before the six runs of the long window: 28 runs.
+    assert alert.n_baseline == 28 and alert.frozen_baseline["n"] == 28
+
+
 def test_it_keeps_one_active_alert_per_series(series) -> None:
     Alert.objects.create(kind=Kind.REGRESSION, metric="decode_tps", **series)
     with pytest.raises(IntegrityError), transaction.atomic():
