@@ -206,8 +206,9 @@ def baseline_wait(now: datetime) -> BaselineWait | None:
     pace = last_day.annotate(n=Count("id")).aggregate(top=Max("n"))["top"]
     if first is None or now - first < timedelta(days=1):
         pace = DEFAULT_RUNS_PER_DAY  # less than a day of runs says nothing about the pace yet
-    baseline_days = max(
-        math.ceil(needed / (pace or DEFAULT_RUNS_PER_DAY)), math.ceil(spread / timedelta(days=1))
-    )
-    days = math.ceil(recent / timedelta(days=1)) + baseline_days
+    pace = pace or DEFAULT_RUNS_PER_DAY
+    baseline_days = max(math.ceil(needed / pace), math.ceil(spread / timedelta(days=1)))
+    # The long window holds at least `long_min_runs` runs: six days of a daily schedule.
+    long_runs = DetectorConfig.from_settings().long_min_runs
+    days = max(math.ceil(recent / timedelta(days=1)), math.ceil(long_runs / pace)) + baseline_days
     return BaselineWait(days_needed=days, first_alerts_from=(first or now) + timedelta(days=days))

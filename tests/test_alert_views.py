@@ -285,6 +285,20 @@ def test_it_waits_for_a_baseline_spread_over_three_days_when_runs_are_hourly(
     assert f"first alerts possible from {expected.day} {expected:%b %Y}" in html
 
 
+def test_it_waits_for_six_runs_of_long_window_and_twelve_of_baseline_on_a_daily_schedule(
+    client, user, series
+) -> None:
+    client.force_login(user)
+    slots = daily_slots(end=T0, days=2, hours=(18,))  # one run a day
+    store_history(**series, slots=slots, decode=lambda s: 70.0, ttft=lambda s: 600.0)
+    with time_machine.travel(T0 + timedelta(minutes=30), tick=False):
+        html = client.get(reverse("alerts:list")).content.decode()
+    # The long window holds six runs (six days) and the baseline twelve before it.
+    expected = min(slots) + timedelta(days=18)
+    assert "Baselines need 18 days of runs" in html
+    assert f"first alerts possible from {expected.day} {expected:%b %Y}" in html
+
+
 def test_it_marks_endpoints_not_measured_in_the_subscription_picker(client, user, series):
     off = Provider.objects.create(
         slug="groq", name="Groq", protocol="openai_chat", base_url="https://groq.example/v1",
