@@ -42,17 +42,17 @@ def peers(run: Run, rule: MetricRule, bounds: Bounds) -> list[dict]:
     for other in Endpoint.objects.exclude(id=run.endpoint_id).select_related("provider"):
         if not keys & model_keys(other):
             continue
-        rows = Run.objects.filter(
+        runs = Run.objects.filter(
             endpoint=other,
             workload_id=run.workload_id,
             vantage_id=run.vantage_id,
             status__in=ENDED,
-            slot__gt=bounds.baseline_start,
-            slot__lte=bounds.end,
             **{f"{column}__isnull": False},
-        ).values_list("slot", column)
-        base = [value for slot, value in rows if slot <= bounds.recent_start]
-        recent = [value for slot, value in rows if slot > bounds.recent_start]
+        ).values_list(column, flat=True)
+        # Two windows, values only: an hourly series' month of slots is thousands of
+        # datetimes to parse for nothing.
+        base = list(runs.filter(slot__gt=bounds.baseline_start, slot__lte=bounds.recent_start))
+        recent = list(runs.filter(slot__gt=bounds.recent_start, slot__lte=bounds.end))
         base_med = median(base) if base else None
         recent_med = median(recent) if recent else None
         out.append(

@@ -131,14 +131,17 @@ def load(run: Run, metrics: Sequence[str], config: DetectorConfig) -> dict[str, 
     bounds = {metric: bounds_for(run, key, config, long_start) for metric, key in keys.items()}
     start = min(b.baseline_start for b in bounds.values())
     runs = comparable_runs(run).filter(slot__gt=start, slot__lte=run.slot)
+    # Run ids with the samples and each run's slot once: an hourly series' month is thousands
+    # of samples, and a datetime per sample cost more than the detector.
+    slot_of = {pk: slot.timestamp() for pk, slot in runs.values_list("id", "slot")}
     rows = list(
         Sample.objects.filter(run__in=runs, error_category="")
         # The slot range again, on the sample's own copy: only those months' partitions are read.
         .filter(slot__gt=start, slot__lte=run.slot)
         .exclude(outcome__in=SPEEDLESS_OUTCOMES)
-        .values_list("run__slot", *metrics)
+        .values_list("run_id", *metrics)
     )
-    slots = np.array([slot.timestamp() for slot, *_ in rows], dtype=float)
+    slots = np.array([slot_of[pk] for pk, *_ in rows], dtype=float)
     out = {}
     for k, metric in enumerate(metrics, start=1):
         values = np.array([row[k] for row in rows], dtype=float)  # None (not measured) → nan
