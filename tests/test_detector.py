@@ -328,9 +328,8 @@ def hourly(days: float, *, end: datetime, level, seed: int = 1) -> tuple[Runs, f
     """Runs every hour up to `end` with log value log(level(slot)) plus noise of 5 %; and now."""
     times = [end - timedelta(hours=h) for h in range(int(days * 24))][::-1]
     noise = np.random.default_rng(seed).normal(0, 0.05, len(times))
-    return Runs.of([s.timestamp() for s in times], [math.log(level(s)) for s in times] + noise), (
-        end.timestamp()
-    )
+    logs = [math.log(level(s)) for s in times] + noise
+    return Runs.of([s.timestamp() for s in times], logs), end.timestamp()
 
 
 def test_it_needs_a_baseline_spread_over_days_not_only_enough_runs() -> None:
