@@ -80,25 +80,18 @@ def _reach(history: Runs, now: float, hours: float, runs: int) -> float:
 class Opened:
     """What an alert opened on: the change it was sure of (worse-oriented log shift: its
     arm's estimate less one standard error) and, when a slot arm found it, that slot's
-    time-of-day bucket. "Back to normal" must be told apart from it (assess_series), on the
-    runs after `at` (Unix s, the newest run when it opened): the runs before the change are
-    the baseline's level, and a window that reached back to them would read as back."""
+    time-of-day bucket. "Back to normal" must be told apart from it (assess_series)."""
 
     effect: float
     bucket: int | None = None
-    at: float | None = None
 
     def as_dict(self) -> dict:
-        return {"effect": self.effect, "bucket": self.bucket, "at": self.at}
+        return {"effect": self.effect, "bucket": self.bucket}
 
     @classmethod
     def from_dict(cls, data: dict) -> Opened:
-        bucket, at = data.get("bucket"), data.get("at")
-        return cls(
-            float(data["effect"]),
-            None if bucket is None else int(bucket),
-            None if at is None else float(at),
-        )
+        bucket = data.get("bucket")
+        return cls(float(data["effect"]), None if bucket is None else int(bucket))
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +122,6 @@ class SeriesTest:
     alert_effect: float | None = None
     latest: float | None = None  # how much worse the newest run is than expected (a fraction)
     baseline_days: float | None = None  # too little baseline: the days its runs span
-    now: float | None = None  # when it was tested (Unix s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,7 +311,7 @@ def assess_series(
     recovered, effect = None, None
     if frozen is not None and len(long) >= 2:
         # "Back to normal" needs evidence that the level is back, not a lack of evidence that
-        # it is still worse: for some k ≥ 2 (up to every run since it opened, in the long window),
+        # it is still worse: for some k ≥ 2 (up to the whole long window since the baseline),
         # the mean m of the last k runs must be `recovery_odds` times likelier if the series is
         # back at the baseline (0) than if it is still worse by the alert's effect s. For a
         # normal mean with standard error sd that is m < s/2 − ln(odds)·sd²/s: a −40 % dip
@@ -332,8 +324,6 @@ def assess_series(
             effect = max(opened.effect, effect)
             if opened.bucket is not None:
                 mine, lag = long.bucket == opened.bucket, SLOT_LAG
-            if opened.at is not None:
-                mine = mine & (long.t > opened.at)
         margin = math.log(max(config.recovery_odds, 1.0)) / effect  # 1 or less: no margin
         # The last k runs of `mine` for every k ≥ 2, a spike among them left out (so the last
         # two, one of them a spike, are one run's evidence).
@@ -364,7 +354,6 @@ def assess_series(
         recovered=recovered,
         alert_effect=None if effect is None else rule.worse_fraction(effect),
         latest=rule.worse_fraction(float(resid[-1])),
-        now=now,
     )
 
 
@@ -479,7 +468,7 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
             shift = max(test.shift, rule.worse_fraction(arm.shift))
             severity = severity_of(shift, config)
             reason = f"regression ({arm.name})"
-            opened = Opened(arm.shift - arm.sd, arm.bucket, test.now)
+            opened = Opened(arm.shift - arm.sd, arm.bucket)
             # Seen twice means in two runs: a pooled arm's positive counts toward opening only
             # when the newest run is itself worse by half the minimum effect, not when the
             # arm re-reads two unlucky runs that the newest one does not back (a slot arm's

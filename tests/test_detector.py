@@ -486,36 +486,6 @@ def test_it_says_back_to_normal_only_when_the_runs_are_surely_back_from_the_aler
     assert transition == Transition.RESOLVE
 
 
-def test_it_reads_back_to_normal_on_the_runs_since_the_alert_opened_not_those_before() -> None:
-    # 40 % slower at 02:00 and 10:00 on day 15 (the alert opened after the second), then no
-    # runs until one as usual at 18:00 on day 16: the last day reads clear on that one run.
-    opened_at = MONDAY + timedelta(days=15, hours=10)
-    end = MONDAY + timedelta(days=16, hours=18)
-    frozen = fit(
-        series(end - timedelta(days=3), lambda s: 70.0, wobble=1.0)[0],
-        min_bucket_runs=4,
-        min_week_runs=6,
-    )
-    level = lambda s: 42.0 if opened_at - timedelta(hours=9) < s <= opened_at else 70.0  # noqa: E731
-    runs, now = series(end, level, wobble=1.0)
-    runs = runs.where((runs.t <= opened_at.timestamp()) | (runs.t > now - 3600))
-    effect = DECODE_RULE.log_shift(0.40)
-
-    def judged(at: datetime | None):
-        opened = Opened(effect, at=None if at is None else at.timestamp())
-        test = assess_series(
-            runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=frozen, opened=opened
-        )
-        return judge([test], CONFIG)[0]
-
-    # One run since it opened cannot say it is surely back...
-    after = judged(opened_at)
-    assert after.verdict == Verdict.CLEAR and not after.recovered, after
-    # ...though with the three runs before the change the window would read as back.
-    assert judged(None).recovered
-    assert Opened.from_dict(Opened(effect, 3, 1.5).as_dict()) == Opened(effect, 3, 1.5)
-
-
 def test_it_judges_a_one_slot_slowdown_back_on_that_slots_runs() -> None:
     onset = MONDAY + timedelta(days=16, hours=1)
     end = onset + timedelta(days=4)
