@@ -35,39 +35,14 @@ def p_value(shift: float, sd: float, df: int) -> float:
 
 
 def arm(name: str, c, resid, runs: Runs, baseline: Baseline, *, lag: int = 1) -> Arm:
-    """The arm whose estimate is the linear combination c·resid (runs `lag` runs apart).
-
-    Its variance has three parts: the runs' own noise (Σ c²σ², inflated for their
-    autocorrelation); the error of each bucket's (and day of the week's) expected value,
-    shared by its runs (a mean of n runs has variance σ²/n); and, where the series drifts, the
-    error of the whole baseline's level, which correlated runs pin down far less well than
-    independent ones.
-    Without the second, a slot arm of three runs against a bucket level fitted on fourteen is
-    far too sure of itself; without the third, a drifting provider alerts on its drift.
-    Degrees of freedom: the fewest baseline runs behind any bucket's scale involved (its own
-    runs plus the pooled runs it is shrunk toward).
-    """
-    scales = baseline.scales(runs)
-    rho = baseline.rho * baseline.phi ** (lag - 1)
-    phi = baseline.phi**lag
-    variance = float(c**2 @ scales**2) * mean_inflation(len(resid), rho, phi)
-    df = baseline.n
-    for bucket in np.unique(runs.bucket):
-        n_b = baseline.counts.get(int(bucket), 0)
-        if int(bucket) not in baseline.time_of_day:
-            n_b = baseline.n  # compared with the overall level
-        sigma_b = baseline.scale.get(int(bucket), baseline.overall_scale)
-        weight = float(c[runs.bucket == bucket].sum())
-        variance += weight**2 * sigma_b**2 / max(n_b, 1)
-        # A bucket's own scale is shrunk toward the pooled one by SHRINK_RUNS runs' worth.
-        df = min(df, n_b + SHRINK_RUNS)
-    for day, error in baseline.day_var.items():
-        variance += float(c[runs.day == day].sum()) ** 2 * error
-    drift = mean_inflation(baseline.n, baseline.rho, baseline.phi) - 1
-    variance += float(c.sum()) ** 2 * baseline.overall_scale**2 / baseline.n * drift
+    """The arm whose estimate is the linear combination c·resid (runs `lag` runs apart), with
+    the standard error `variances` gives it. Degrees of freedom: the fewest baseline runs
+    behind any bucket's scale involved (its own runs plus the pooled runs it is shrunk
+    toward: SHRINK_RUNS runs' worth)."""
+    sd = math.sqrt(float(variances(c, runs, baseline, lag=lag, lengths=len(resid))[0]))
+    df = min([baseline.n, *(_level(baseline, int(b))[0] + SHRINK_RUNS for b in set(runs.bucket))])
     contributions = c * resid
     shift = float(contributions.sum())
-    sd = math.sqrt(variance)
     worst = int(np.argmax(contributions))
     without_worst = 0.0  # one run alone: nothing is left without it
     if len(resid) > 1 and c[worst] < 1:
@@ -83,29 +58,47 @@ def arm(name: str, c, resid, runs: Runs, baseline: Baseline, *, lag: int = 1) ->
     )
 
 
+def _level(baseline: Baseline, bucket: int) -> tuple[int, float]:
+    """The runs behind a bucket's expected value (the overall level's, when the bucket has no
+    level of its own) and the bucket's noise scale."""
+    n_b = baseline.counts.get(bucket, 0) if bucket in baseline.time_of_day else baseline.n
+    return n_b, baseline.scale.get(bucket, baseline.overall_scale)
+
+
+def variances(c, runs: Runs, baseline: Baseline, *, lag: int, lengths) -> np.ndarray:
+    """The variance of each row of coefficients c (one row, or m rows × the runs) applied to
+    the runs' residuals; `lengths`: how many runs each row averages.
+
+    Three parts: the runs' own noise (Σ c²σ², inflated for their autocorrelation); the error
+    of each bucket's (and day of the week's) expected value, shared by its runs (a mean of n
+    runs has variance σ²/n); and, where the series drifts, the error of the whole baseline's
+    level, which correlated runs pin down far less well than independent ones.
+    Without the second, a slot arm of three runs against a bucket level fitted on fourteen is
+    far too sure of itself; without the third, a drifting provider alerts on its drift.
+    """
+    c = np.atleast_2d(c)
+    rho = baseline.rho * baseline.phi ** (lag - 1)
+    inflation = mean_inflation(lengths, rho, baseline.phi**lag)
+    variance = (c**2 @ baseline.scales(runs) ** 2) * inflation
+    for bucket in np.unique(runs.bucket):
+        n_b, sigma_b = _level(baseline, int(bucket))
+        variance += c[:, runs.bucket == bucket].sum(axis=1) ** 2 * sigma_b**2 / max(n_b, 1)
+    for day, error in baseline.day_var.items():
+        variance += c[:, runs.day == day].sum(axis=1) ** 2 * error
+    drift = mean_inflation(baseline.n, baseline.rho, baseline.phi) - 1
+    return variance + c.sum(axis=1) ** 2 * baseline.overall_scale**2 / baseline.n * drift
+
+
 def suffix_means(runs: Runs, resid: np.ndarray, baseline: Baseline, *, lag: int = 1):
     """The inverse-variance weighted mean of the last k runs and its standard error, for every
     k at once (index k − 1): what `arm` with mean_coefficients gives for each window that ends
-    at the newest run, from cumulative sums (an hourly series has 72 such windows in 72 h)."""
-    w = (1 / baseline.scales(runs) ** 2)[::-1]
-    total = np.cumsum(w)
-    shift = np.cumsum(w * resid[::-1]) / total
-    k = np.arange(1, len(w) + 1)
-    rho = baseline.rho * baseline.phi ** (lag - 1)
-    variance = mean_inflation(k, rho, baseline.phi**lag) / total  # Σ c²σ² = 1 / Σ w
-    buckets, days = runs.bucket[::-1], runs.day[::-1]
-    for bucket in np.unique(buckets):
-        n_b = baseline.counts.get(int(bucket), 0)
-        if int(bucket) not in baseline.time_of_day:
-            n_b = baseline.n
-        sigma_b = baseline.scale.get(int(bucket), baseline.overall_scale)
-        weight = np.cumsum(np.where(buckets == bucket, w, 0.0)) / total
-        variance += weight**2 * sigma_b**2 / max(n_b, 1)
-    for day, error in baseline.day_var.items():
-        variance += (np.cumsum(np.where(days == day, w, 0.0)) / total) ** 2 * error
-    drift = mean_inflation(baseline.n, baseline.rho, baseline.phi) - 1
-    variance += baseline.overall_scale**2 / baseline.n * drift
-    return shift, np.sqrt(variance)
+    at the newest run (an hourly series has 72 such windows in 72 h)."""
+    n = len(runs)
+    k = np.arange(1, n + 1)
+    in_window = np.arange(n)[None, :] >= n - k[:, None]  # row k − 1: the last k runs
+    c = np.where(in_window, 1 / baseline.scales(runs) ** 2, 0.0)
+    c = c / np.maximum(c.sum(axis=1, keepdims=True), np.finfo(float).tiny)
+    return c @ resid, np.sqrt(variances(c, runs, baseline, lag=lag, lengths=k))
 
 
 def mean_coefficients(runs: Runs, baseline: Baseline):
