@@ -48,6 +48,7 @@ from benchmarks.buckets import BUCKETS
 from .arms import (
     TREND_MIN_RUNS,
     Arm,
+    last_two_agree,
     mean_coefficients,
     spike,
     suffix_means,
@@ -121,6 +122,7 @@ class SeriesTest:
     recovered: bool | None = None
     alert_effect: float | None = None
     latest: float | None = None  # how much worse the newest run is than expected (a fraction)
+    latest_bucket: int | None = None  # the newest run's time-of-day bucket
     baseline_days: float | None = None  # too little baseline: the days its runs span
 
 
@@ -284,7 +286,9 @@ def assess_series(
             if mine.sum() >= config.min_slot_runs and mine.sum() < len(long):
                 name = f"{SLOT_ARM} {BUCKETS.get(int(bucket), bucket)}"
                 arm = mean_arm(name, mine, lag=SLOT_LAG)
-                slot_arms.append(replace(arm, bucket=int(bucket)))
+                own = mine & usable
+                agrees = last_two_agree(resid[own], baseline.scales(long.where(own)))
+                slot_arms.append(replace(arm, bucket=int(bucket), agrees=agrees))
         arms.extend(replace(a, p_value=min(1.0, a.p_value * len(slot_arms))) for a in slot_arms)
     trend_start = _reach(history, now, config.trend_hours, TREND_MIN_RUNS)
     if frozen is not None:
@@ -354,6 +358,7 @@ def assess_series(
         recovered=recovered,
         alert_effect=None if effect is None else rule.worse_fraction(effect),
         latest=rule.worse_fraction(float(resid[-1])),
+        latest_bucket=int(long.bucket[-1]),
     )
 
 
@@ -469,13 +474,20 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
             severity = severity_of(shift, config)
             reason = f"regression ({arm.name})"
             opened = Opened(arm.shift - arm.sd, arm.bucket)
-            # Seen twice means in two runs: a pooled arm's positive counts toward opening only
-            # when the newest run is itself worse by half the minimum effect, not when the
-            # arm re-reads two unlucky runs that the newest one does not back (a slot arm's
-            # newest run is usually another slot's, so its positives always count).
-            fresh = arm.bucket is not None or test.latest >= half
-            if not fresh:
-                reason += f", not seen again in the newest run ({test.latest:.1%})"
+            # Seen twice means in two runs: a positive counts toward opening only when the
+            # newest run is itself worse by half the minimum effect, not when the arm re-reads
+            # two unlucky runs that the newest one does not back. A slot arm's newest run is
+            # usually another slot's, which re-reads the same slot runs: that counts only when
+            # the slot's last two runs agree (a level, not a short dip and an unlucky run of
+            # its slot a day later); otherwise the slot's own next run must back it.
+            if arm.bucket is None or arm.bucket == test.latest_bucket:
+                fresh = test.latest >= half
+                if not fresh:
+                    reason += f", not seen again in the newest run ({test.latest:.1%})"
+            else:
+                fresh = arm.agrees
+                if not fresh:
+                    reason += ", the slot's last two runs disagree: waiting for its next run"
             out.append(
                 Judgement(Verdict.POSITIVE, q, severity, reason, arm.name, opened, fresh=fresh)
             )

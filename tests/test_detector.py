@@ -561,6 +561,23 @@ def test_it_counts_a_positive_toward_opening_only_when_the_newest_run_agrees() -
     assert advance(streak, Verdict.POSITIVE, CONFIG)[1] == Transition.OPEN
 
 
+def test_a_slot_counts_again_at_another_slots_run_only_when_its_last_two_runs_agree() -> None:
+    # The newest run is at 02:00; the 18:00 slot was 40 % slower two evenings ago (a short
+    # dip) and 26 % slower last evening (an unlucky run): its arm is sure of a shift, but two
+    # runs this far apart are a dip and a run, not a level; its own next run must back it.
+    end = MONDAY + timedelta(days=21, hours=2)
+    before, last = MONDAY + timedelta(days=19, hours=18), MONDAY + timedelta(days=20, hours=18)
+    slowed = {before: 42.0, last: 52.0}
+    runs, now = series(end, lambda s: slowed.get(s, 70.0))
+    [dip] = judge([assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)], CONFIG)
+    assert dip.verdict == Verdict.POSITIVE and dip.arm == "slot 18–24 UTC" and not dip.fresh
+    assert "the slot's last two runs disagree" in dip.reason
+    # Both evenings 30 % slower: a level, and the 02:00 run re-reading it counts.
+    runs, now = series(end, lambda s: 49.0 if s in slowed else 70.0)
+    [level] = judge([assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)], CONFIG)
+    assert level.verdict == Verdict.POSITIVE and level.arm == "slot 18–24 UTC" and level.fresh
+
+
 def test_it_describes_each_time_of_day_bucket_and_when_the_change_began() -> None:
     end = MONDAY + timedelta(days=20, hours=18)
     onset = end - timedelta(hours=40)
