@@ -27,7 +27,7 @@ class Arm:
     # an arm of one run has nothing left without it (0).
     without_worst: float = 0.0
     bucket: int | None = None  # a slot arm's time-of-day bucket
-    agrees: bool = True  # a slot arm: its last two runs agree (last_two_agree)
+    fading: bool = False  # a slot arm: its newest run far better than the one before (fading)
 
 
 def p_value(shift: float, sd: float, df: int) -> float:
@@ -127,15 +127,16 @@ def trend_coefficients(runs: Runs, baseline: Baseline, now: float):
     return w / w.sum() + w * (x - x_bar) * (0 - x_bar) / sxx
 
 
-SLOT_AGREE_SDS = 2.0  # two runs further apart than this many noise scales disagree
+FADE_SDS = 2.0  # a slot's newest run this many noise scales better than the one before
 
 
-def last_two_agree(resid: np.ndarray, scales: np.ndarray) -> bool:
-    """Whether the last two runs differ by at most SLOT_AGREE_SDS of their noise scale: two
-    runs of one level do five times in six; a short dip and an unlucky run mostly do not."""
+def fading(resid: np.ndarray, scales: np.ndarray) -> bool:
+    """Whether the newest run is better than the one before by more than FADE_SDS of their
+    noise scale: a slot's two runs of one level are so one time in twelve; a short dip and an
+    unlucky run of its slot a day later mostly are."""
     if len(resid) < 2:
-        return True
-    return abs(float(resid[-1] - resid[-2])) <= SLOT_AGREE_SDS * float(np.max(scales[-2:]))
+        return False
+    return float(resid[-2] - resid[-1]) > FADE_SDS * float(np.max(scales[-2:]))
 
 
 SPIKE_SDS = 3.0  # a run this many of its noise scales worse than the others is a spike

@@ -48,7 +48,7 @@ from benchmarks.buckets import BUCKETS
 from .arms import (
     TREND_MIN_RUNS,
     Arm,
-    last_two_agree,
+    fading,
     mean_coefficients,
     spike,
     suffix_means,
@@ -287,8 +287,8 @@ def assess_series(
                 name = f"{SLOT_ARM} {BUCKETS.get(int(bucket), bucket)}"
                 arm = mean_arm(name, mine, lag=SLOT_LAG)
                 own = mine & usable
-                agrees = last_two_agree(resid[own], baseline.scales(long.where(own)))
-                slot_arms.append(replace(arm, bucket=int(bucket), agrees=agrees))
+                fades = fading(resid[own], baseline.scales(long.where(own)))
+                slot_arms.append(replace(arm, bucket=int(bucket), fading=fades))
         arms.extend(replace(a, p_value=min(1.0, a.p_value * len(slot_arms))) for a in slot_arms)
     trend_start = _reach(history, now, config.trend_hours, TREND_MIN_RUNS)
     if frozen is not None:
@@ -477,17 +477,20 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
             # Seen twice means in two runs: a positive counts toward opening only when the
             # newest run is itself worse by half the minimum effect, not when the arm re-reads
             # two unlucky runs that the newest one does not back. A slot arm's newest run is
-            # usually another slot's, which re-reads the same slot runs: that counts only when
-            # the slot's last two runs agree (a level, not a short dip and an unlucky run of
-            # its slot a day later); otherwise the slot's own next run must back it.
+            # usually another slot's, which re-reads the slot's runs: that counts unless the
+            # slot's newest run is far better than the one before (a short dip and an unlucky
+            # run of its slot a day later, not a level); then the slot's next run must back it.
             if arm.bucket is None or arm.bucket == test.latest_bucket:
                 fresh = test.latest >= half
                 if not fresh:
                     reason += f", not seen again in the newest run ({test.latest:.1%})"
             else:
-                fresh = arm.agrees
+                fresh = not arm.fading
                 if not fresh:
-                    reason += ", the slot's last two runs disagree: waiting for its next run"
+                    reason += (
+                        ", the slot's newest run far better than the one before: "
+                        "waiting for its next run"
+                    )
             out.append(
                 Judgement(Verdict.POSITIVE, q, severity, reason, arm.name, opened, fresh=fresh)
             )

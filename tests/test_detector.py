@@ -20,6 +20,7 @@ from alerts.detector import (
     SINCE_ARM,
     TREND_ARM,
     Arm,
+    Judgement,
     Opened,
     SeriesTest,
     Verdict,
@@ -561,21 +562,26 @@ def test_it_counts_a_positive_toward_opening_only_when_the_newest_run_agrees() -
     assert advance(streak, Verdict.POSITIVE, CONFIG)[1] == Transition.OPEN
 
 
-def test_a_slot_counts_again_at_another_slots_run_only_when_its_last_two_runs_agree() -> None:
+def test_a_slot_counts_again_at_another_slots_run_unless_its_newest_run_is_far_better() -> None:
     # The newest run is at 02:00; the 18:00 slot was 40 % slower two evenings ago (a short
-    # dip) and 26 % slower last evening (an unlucky run): its arm is sure of a shift, but two
-    # runs this far apart are a dip and a run, not a level; its own next run must back it.
+    # dip) and 26 % slower last evening (an unlucky run): its arm is sure of a shift, but the
+    # slot's newest run is far better than the one before, as when a dip is over; the slot's
+    # own next run must back it.
     end = MONDAY + timedelta(days=21, hours=2)
     before, last = MONDAY + timedelta(days=19, hours=18), MONDAY + timedelta(days=20, hours=18)
-    slowed = {before: 42.0, last: 52.0}
-    runs, now = series(end, lambda s: slowed.get(s, 70.0))
-    [dip] = judge([assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)], CONFIG)
-    assert dip.verdict == Verdict.POSITIVE and dip.arm == "slot 18–24 UTC" and not dip.fresh
-    assert "the slot's last two runs disagree" in dip.reason
-    # Both evenings 30 % slower: a level, and the 02:00 run re-reading it counts.
-    runs, now = series(end, lambda s: 49.0 if s in slowed else 70.0)
-    [level] = judge([assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)], CONFIG)
-    assert level.verdict == Verdict.POSITIVE and level.arm == "slot 18–24 UTC" and level.fresh
+
+    def judged(slowed: dict) -> Judgement:
+        runs, now = series(end, lambda s: slowed.get(s, 70.0))
+        [judgement] = judge([assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)], CONFIG)
+        assert judgement.verdict == Verdict.POSITIVE and judgement.arm == "slot 18–24 UTC"
+        return judgement
+
+    dip = judged({before: 42.0, last: 52.0})
+    assert not dip.fresh and "the slot's newest run far better than the one before" in dip.reason
+    # Both evenings 30 % slower (a level), or the second worse than the first: the 02:00 run
+    # re-reading them counts.
+    assert judged({before: 49.0, last: 49.0}).fresh
+    assert judged({before: 52.0, last: 42.0}).fresh
 
 
 def test_it_describes_each_time_of_day_bucket_and_when_the_change_began() -> None:
