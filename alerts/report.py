@@ -7,6 +7,7 @@ as they were when the event happened, however late it is sent.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from datetime import datetime
 from statistics import median
 
@@ -38,23 +39,33 @@ def peers(run: Run, rule: MetricRule, bounds: Bounds) -> list[dict]:
     """
     keys = model_keys(run.endpoint)
     column = RUN_MEDIAN[rule.metric]
+    others = [
+        other
+        for other in Endpoint.objects.exclude(id=run.endpoint_id).select_related("provider")
+        if keys & model_keys(other)
+    ]
+    runs = Run.objects.filter(
+        endpoint__in=others,
+        workload_id=run.workload_id,
+        vantage_id=run.vantage_id,
+        status__in=ENDED,
+        **{f"{column}__isnull": False},
+    ).values_list("endpoint_id", column)
+
+    def by_endpoint(start: datetime, end: datetime) -> dict[int, list[float]]:
+        # Values only, every peer in one query: an hourly series' month of slots is
+        # thousands of datetimes to parse for nothing.
+        values: dict[int, list[float]] = defaultdict(list)
+        for endpoint_id, value in runs.filter(slot__gt=start, slot__lte=end):
+            values[endpoint_id].append(value)
+        return values
+
+    base = by_endpoint(bounds.baseline_start, bounds.recent_start) if others else {}
+    recent = by_endpoint(bounds.recent_start, bounds.end) if others else {}
     out = []
-    for other in Endpoint.objects.exclude(id=run.endpoint_id).select_related("provider"):
-        if not keys & model_keys(other):
-            continue
-        runs = Run.objects.filter(
-            endpoint=other,
-            workload_id=run.workload_id,
-            vantage_id=run.vantage_id,
-            status__in=ENDED,
-            **{f"{column}__isnull": False},
-        ).values_list(column, flat=True)
-        # Two windows, values only: an hourly series' month of slots is thousands of
-        # datetimes to parse for nothing.
-        base = list(runs.filter(slot__gt=bounds.baseline_start, slot__lte=bounds.recent_start))
-        recent = list(runs.filter(slot__gt=bounds.recent_start, slot__lte=bounds.end))
-        base_med = median(base) if base else None
-        recent_med = median(recent) if recent else None
+    for other in others:
+        base_med = median(base[other.id]) if base.get(other.id) else None
+        recent_med = median(recent[other.id]) if recent.get(other.id) else None
         out.append(
             {
                 "endpoint": other.label,
@@ -62,7 +73,7 @@ def peers(run: Run, rule: MetricRule, bounds: Bounds) -> list[dict]:
                 "baseline_median": base_med,
                 "recent_median": recent_med,
                 "change": rule.change(base_med, recent_med) if base_med and recent_med else None,
-                "recent_runs": len(recent),
+                "recent_runs": len(recent.get(other.id, ())),
             }
         )
     return out

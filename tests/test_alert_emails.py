@@ -261,7 +261,14 @@ def test_it_emails_each_recipient_once_per_round_with_the_numbers(smtp, django_u
     assert "Time to first token of llama-3-70b @ Acme is 4" in text
     assert "one-sided p = " in text and "Benjamini–Hochberg over" in text
     assert "00–06 UTC" in text and "06–12 UTC" in text and "18–24 UTC" in text  # by time of day
-    assert "llama-3-70b @ Globex" in text  # the same model elsewhere
+    # The same model elsewhere: the median of its runs' medians over the same last day.
+    peer_recent = median(
+        Run.objects.filter(
+            endpoint=peer["endpoint"], slot__gt=end - timedelta(hours=24), slot__lte=end
+        ).values_list("decode_tps_p50", flat=True)
+    )
+    shown_peer = re.search(r"llama-3-70b @ Globex +[\d.]+ tok/s +([\d.]+) tok/s", text)
+    assert shown_peer and float(shown_peer[1]) == pytest.approx(peer_recent, abs=0.051)
     assert "0 of 15 requests in the last 24 h (0.0 %)" in text
     assert f"{BASE_URL}/endpoints/acme-llama/?workload=w&vantage=eu" in text
     for alert_id in outcomes[-1].opened:
