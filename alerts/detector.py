@@ -322,20 +322,12 @@ def assess_series(
         # is told apart from its recovery in two or three runs, a −10 % step in about six.
         # (The last day of a lasting −10 % step reads within half of it one day in eight.)
         # A slowdown found in one slot is judged on that slot's runs, a day apart.
-        # What the alert opened on is an arm's estimate when it was surest, often luckier than
-        # the change: once two runs older than the last day say how much worse the series
-        # stayed, "back" is told apart from that level (at least the minimum effect), so a
-        # lasting 10 % slowdown that opened on a 20 % estimate does not read "back" on a day
-        # that is merely less bad than 20 %.
-        floor = rule.log_shift(rule.min_effect)
-        effect, mine, lag = floor, np.ones(len(long), bool), 1
+        effect = rule.log_shift(rule.min_effect)
+        mine, lag = np.ones(len(long), bool), 1
         if opened is not None:
-            effect = max(opened.effect, floor)
+            effect = max(opened.effect, effect)
             if opened.bucket is not None:
                 mine, lag = long.bucket == opened.bucket, SLOT_LAG
-            stayed = mine & usable & ~in_day
-            if stayed.sum() >= 2:
-                effect = max(floor, min(effect, float(resid[stayed].mean())))
         margin = math.log(max(config.recovery_odds, 1.0)) / effect  # 1 or less: no margin
         # The last k runs of `mine` for every k ≥ 2, a spike among them left out (so the last
         # two, one of them a spike, are one run's evidence).
