@@ -81,18 +81,24 @@ def _reach(history: Runs, now: float, hours: float, runs: int) -> float:
 class Opened:
     """What an alert opened on: the change it was sure of (worse-oriented log shift: its
     arm's estimate less one standard error) and, when a slot arm found it, that slot's
-    time-of-day bucket. "Back to normal" must be told apart from it (assess_series)."""
+    time-of-day bucket. "Back to normal" must be told apart from it (assess_series), or from
+    the level the series stayed at after `at` (Unix s, the newest run when it opened)."""
 
     effect: float
     bucket: int | None = None
+    at: float | None = None
 
     def as_dict(self) -> dict:
-        return {"effect": self.effect, "bucket": self.bucket}
+        return {"effect": self.effect, "bucket": self.bucket, "at": self.at}
 
     @classmethod
     def from_dict(cls, data: dict) -> Opened:
-        bucket = data.get("bucket")
-        return cls(float(data["effect"]), None if bucket is None else int(bucket))
+        bucket, at = data.get("bucket"), data.get("at")
+        return cls(
+            float(data["effect"]),
+            None if bucket is None else int(bucket),
+            None if at is None else float(at),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +130,7 @@ class SeriesTest:
     latest: float | None = None  # how much worse the newest run is than expected (a fraction)
     latest_bucket: int | None = None  # the newest run's time-of-day bucket
     baseline_days: float | None = None  # too little baseline: the days its runs span
+    now: float | None = None  # when it was tested (Unix s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,12 +329,22 @@ def assess_series(
         # is told apart from its recovery in two or three runs, a −10 % step in about six.
         # (The last day of a lasting −10 % step reads within half of it one day in eight.)
         # A slowdown found in one slot is judged on that slot's runs, a day apart.
-        effect = rule.log_shift(rule.min_effect)
-        mine, lag = np.ones(len(long), bool), 1
+        # What the alert opened on is an arm's estimate when it was surest, often luckier than
+        # the change: when the runs since it opened, before the last day, say the series
+        # stayed worse by less (but by at least half the minimum effect: still worse), "back"
+        # is told apart from that level (at least the minimum effect), so a lasting 15 %
+        # slowdown that opened on a 23 % estimate does not read "back" on a day merely less bad.
+        floor = rule.log_shift(rule.min_effect)
+        effect, mine, lag = floor, np.ones(len(long), bool), 1
         if opened is not None:
-            effect = max(opened.effect, effect)
+            effect = max(opened.effect, floor)
             if opened.bucket is not None:
                 mine, lag = long.bucket == opened.bucket, SLOT_LAG
+            if opened.at is not None:
+                stayed = mine & usable & ~in_day & (long.t >= opened.at)
+                level = float(resid[stayed].mean()) if stayed.sum() >= 2 else -np.inf
+                if level >= floor / 2:
+                    effect = max(floor, min(effect, level))
         margin = math.log(max(config.recovery_odds, 1.0)) / effect  # 1 or less: no margin
         # The last k runs of `mine` for every k ≥ 2, a spike among them left out (so the last
         # two, one of them a spike, are one run's evidence).
@@ -359,6 +376,7 @@ def assess_series(
         alert_effect=None if effect is None else rule.worse_fraction(effect),
         latest=rule.worse_fraction(float(resid[-1])),
         latest_bucket=int(long.bucket[-1]),
+        now=now,
     )
 
 
@@ -473,7 +491,7 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
             shift = max(test.shift, rule.worse_fraction(arm.shift))
             severity = severity_of(shift, config)
             reason = f"regression ({arm.name})"
-            opened = Opened(arm.shift - arm.sd, arm.bucket)
+            opened = Opened(arm.shift - arm.sd, arm.bucket, test.now)
             # Seen twice means in two runs: a positive counts toward opening only when the
             # newest run is itself worse by half the minimum effect, not when the arm re-reads
             # two unlucky runs that the newest one does not back. A slot arm's newest run is

@@ -444,15 +444,12 @@ def test_it_says_back_to_normal_only_when_the_runs_are_surely_back_from_the_aler
     frozen = fit(series(onset, lambda s: 70.0, wobble=2.0)[0], min_bucket_runs=4, min_week_runs=6)
     open_twice_clear = Streak(clears=1, is_open=True)
 
-    def verdict_on(level, *, alert_effect):
+    def verdict_on(level, *, alert_effect, opened_at=None):
         runs, now = series(end, level, wobble=2.0)
+        opened = Opened(DECODE_RULE.log_shift(alert_effect), at=opened_at)
+        assert Opened.from_dict(opened.as_dict()) == opened  # as Alert.opened_on keeps it
         test = assess_series(
-            runs,
-            now=now,
-            rule=DECODE_RULE,
-            config=CONFIG,
-            frozen=frozen,
-            opened=Opened(DECODE_RULE.log_shift(alert_effect)),
+            runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=frozen, opened=opened
         )
         [judgement] = judge([test], CONFIG)
         transition = advance(
@@ -478,6 +475,16 @@ def test_it_says_back_to_normal_only_when_the_runs_are_surely_back_from_the_aler
     large, transition = verdict_on(back_a_day, alert_effect=0.40)
     assert large.verdict == Verdict.CLEAR and large.recovered, large
     assert transition == Transition.RESOLVE
+    # An alert that opened on a lucky 40 % estimate of what stayed a 10 % slowdown: the same
+    # day is told apart from the 10 % the series stayed at since it opened, not from 40 %...
+    opened_at = (onset + timedelta(hours=17)).timestamp()
+    lucky, transition = verdict_on(back_a_day, alert_effect=0.40, opened_at=opened_at)
+    assert lucky.verdict == Verdict.CLEAR and not lucky.recovered and transition is None
+    assert "not yet surely back from 10." in lucky.reason, lucky.reason
+    # ...while one whose series has been back since it opened is judged on its 40 %.
+    since_opened = lambda s: 63.0 if onset <= s < onset + timedelta(hours=17) else 70.0  # noqa: E731
+    over, transition = verdict_on(since_opened, alert_effect=0.40, opened_at=opened_at)
+    assert over.verdict == Verdict.CLEAR and over.recovered and transition == Transition.RESOLVE
     # Back at 70 for the last two days: surely back from 10 % too.
     back_since = onset + timedelta(hours=16)
     back, transition = verdict_on(
