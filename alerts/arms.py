@@ -27,7 +27,7 @@ class Arm:
     # an arm of one run has nothing left without it (0).
     without_worst: float = 0.0
     bucket: int | None = None  # a slot arm's time-of-day bucket
-    fading: bool = False  # a slot arm: its newest run far better than the one before (fading)
+    fading: bool = False  # a slot arm: its newest run far better than the one before
 
 
 def p_value(shift: float, sd: float, df: int) -> float:

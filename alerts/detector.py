@@ -27,10 +27,12 @@ or their mean without one spike run) and no positive slot arm is still worse by 
 effect in its last two runs and without its worst run. One run far out of line with the rest of the
 72 h window is a spike that no arm carries (arms.spike). Against an open alert, a clear
 verdict is also "recovered" only when the recent runs (of its slot, for a one-slot slowdown)
-are surely back from the change it opened on (Opened), not merely within half of the minimum
-effect today; the alert resolves only on recovered evaluations. A positive verdict is also
-"fresh" only when the newest run is itself worse by half the minimum effect (or a slot arm found
-it); only fresh positives count toward opening an alert (hysteresis.advance).
+are surely back from the change it opened on (Opened), or from the level the series stayed at
+since when that is less, not merely within half of the minimum effect today; the alert resolves
+only on recovered evaluations. A positive verdict is also "fresh" only when the newest run is
+itself worse by half the minimum effect (a slot arm's, at another slot's run: unless its slot's
+newest run is far better than the one before, arms.fading); only fresh positives count toward
+opening an alert (hysteresis.advance).
 """
 
 from __future__ import annotations
