@@ -37,24 +37,27 @@ def check(run: Run) -> Availability:
     recent_runs = list(
         series_runs(run)
         .filter(Q(ok_count__gt=0) | Q(error_count__gt=0), slot__lte=run.slot)
-        .order_by("-slot")[: settings.ALERTS_OUTAGE_RUNS]
+        .order_by("-slot")
+        .only("slot", "ok_count", "error_count")[: settings.ALERTS_OUTAGE_RUNS]
     )
     if not recent_runs:
         return Availability(Verdict.NO_DATA, 0, 0)
     ids = [r.id for r in recent_runs]
-    categories = Counter(
-        dict(
-            Sample.objects.filter(
-                run_id__in=ids, slot__gte=recent_runs[-1].slot, slot__lte=run.slot
-            )
-            .exclude(error_category="")
-            .values_list("error_category")
-            .annotate(n=Count("id"))
-            .values_list("error_category", "n")
-        )
-    )
-    samples = sum(r.ok_count + r.error_count for r in recent_runs)
     errors = sum(r.error_count for r in recent_runs)
+    categories = Counter()
+    if errors:
+        categories = Counter(
+            dict(
+                Sample.objects.filter(
+                    run_id__in=ids, slot__gte=recent_runs[-1].slot, slot__lte=run.slot
+                )
+                .exclude(error_category="")
+                .values_list("error_category")
+                .annotate(n=Count("id"))
+                .values_list("error_category", "n")
+            )
+        )
+    samples = sum(r.ok_count + r.error_count for r in recent_runs)
     share = errors / samples
     threshold = settings.ALERTS_OUTAGE_ERROR_SHARE
     if share >= threshold:

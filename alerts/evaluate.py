@@ -41,7 +41,14 @@ from .models import Alert, Evaluation, Kind, Metric, ProbeState, SeriesState, Se
 from .report import error_rates, peers, speed_snapshot
 from .rules import SPEED_METRICS, DetectorConfig, MetricRule
 from .series import ENDED, SeriesData, SeriesKey
-from .transitions import active_alert, escalate_alert, open_alert, resolve_alert, update_alert
+from .transitions import (
+    active_alert,
+    active_alerts,
+    escalate_alert,
+    open_alert,
+    resolve_alert,
+    update_alert,
+)
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +135,14 @@ class Round:
 
     def evaluate(self) -> Outcome:
         states = self.states()
-        speeds = self.test_speed(states)
+        run = self.run
+        alerts = active_alerts(
+            [*SPEED_METRICS, Metric.AVAILABILITY],
+            endpoint=run.endpoint,
+            workload=run.workload,
+            vantage=run.vantage,
+        )
+        speeds = self.test_speed(states, alerts)
         outage_state = states[Metric.AVAILABILITY]
         outage = None
         if not self.evaluated_later(outage_state):
@@ -139,7 +153,9 @@ class Round:
         for item in speeds:
             self.apply_speed(item, suppress=suppress)
         if outage is not None:
-            self.apply_outage(outage, outage_state, suppress=suppress)
+            self.apply_outage(
+                outage, outage_state, alerts.get(Metric.AVAILABILITY), suppress=suppress
+            )
         return self.outcome
 
     def evaluated_later(self, state: SeriesState) -> bool:
@@ -147,13 +163,15 @@ class Round:
         going back would replay the hysteresis out of order, so this run is skipped."""
         return state.last_slot is not None and state.last_slot >= self.run.slot
 
-    def test_speed(self, states: dict[str, SeriesState]) -> list[SpeedSeries]:
+    def test_speed(
+        self, states: dict[str, SeriesState], alerts: dict[str, Alert]
+    ) -> list[SpeedSeries]:
         states = {m: states[m] for m in SPEED_METRICS if not self.evaluated_later(states[m])}
         loaded = series.load(self.run, list(states), self.config) if states else {}
         items = []
         for metric, state in states.items():
             item = SpeedSeries(state, loaded[metric], self.config.rules[metric])
-            item.alert = alert = active_alert(**self.series(metric))
+            item.alert = alert = alerts.get(metric)
             if alert is not None and alert.frozen_baseline:
                 item.frozen = Baseline.from_dict(alert.frozen_baseline)
                 item.opened = Opened.from_dict(alert.opened_on) if alert.opened_on else None
@@ -303,9 +321,10 @@ class Round:
         else:
             update_alert(alert, self.speed_snapshot(item, detailed=True), self.evaluation)
 
-    def apply_outage(self, outage, state: SeriesState, *, suppress: bool) -> None:
+    def apply_outage(
+        self, outage, state: SeriesState, alert: Alert | None, *, suppress: bool
+    ) -> None:
         key = SeriesKey.of(self.run, Metric.AVAILABILITY)
-        alert = active_alert(**self.series(Metric.AVAILABILITY))
         snapshot = {
             "error_rate": outage.error_rate,
             "error_categories": outage.categories,
@@ -356,6 +375,8 @@ class Round:
         self.probe.positives, self.probe.clears = streak.positives, streak.clears
         self.probe.share, self.probe.evaluated_at = check.share, self.now
         self.probe.save()
+        if transition != Transition.OPEN and alert is None:
+            return False
         snapshot = {
             "share": check.share,
             "positive": check.positive,

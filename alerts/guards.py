@@ -78,8 +78,10 @@ def probe_check(vantage_id: int, *, slot: datetime, recent_hours: int) -> ProbeC
 
 def describe_series(keys: list[SeriesKey]) -> list[dict]:
     """Series keys as words for the probe alert's email: endpoint, workload, metric."""
-    endpoints = Endpoint.objects.select_related("provider").in_bulk(k.endpoint_id for k in keys)
-    workloads = Workload.objects.in_bulk(k.workload_id for k in keys)
+    if not keys:
+        return []
+    endpoints = Endpoint.objects.select_related("provider").in_bulk([k.endpoint_id for k in keys])
+    workloads = Workload.objects.in_bulk([k.workload_id for k in keys])
     return [
         {
             "endpoint": endpoints[k.endpoint_id].label,

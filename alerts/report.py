@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from datetime import datetime
 from statistics import median
 
-from django.db.models import Sum
+from django.db.models import BooleanField, ExpressionWrapper, Q, Sum
 
 from benchmarks.buckets import BUCKETS
 from benchmarks.models import Run
@@ -44,24 +43,23 @@ def peers(run: Run, rule: MetricRule, bounds: Bounds) -> list[dict]:
         for other in Endpoint.objects.exclude(id=run.endpoint_id).select_related("provider")
         if keys & model_keys(other)
     ]
-    runs = Run.objects.filter(
-        endpoint__in=others,
-        workload_id=run.workload_id,
-        vantage_id=run.vantage_id,
-        status__in=ENDED,
-        **{f"{column}__isnull": False},
-    ).values_list("endpoint_id", column)
-
-    def by_endpoint(start: datetime, end: datetime) -> dict[int, list[float]]:
-        # Values only, every peer in one query: an hourly series' month of slots is
-        # thousands of datetimes to parse for nothing.
-        values: dict[int, list[float]] = defaultdict(list)
-        for endpoint_id, value in runs.filter(slot__gt=start, slot__lte=end):
-            values[endpoint_id].append(value)
-        return values
-
-    base = by_endpoint(bounds.baseline_start, bounds.recent_start) if others else {}
-    recent = by_endpoint(bounds.recent_start, bounds.end) if others else {}
+    base: dict[int, list[float]] = defaultdict(list)
+    recent: dict[int, list[float]] = defaultdict(list)
+    if others:
+        # Values only, every peer and both windows in one query: an hourly series' month of
+        # slots is thousands of datetimes to parse for nothing.
+        runs = Run.objects.filter(
+            endpoint__in=others,
+            workload_id=run.workload_id,
+            vantage_id=run.vantage_id,
+            status__in=ENDED,
+            slot__gt=bounds.baseline_start,
+            slot__lte=bounds.end,
+            **{f"{column}__isnull": False},
+        ).order_by()
+        is_recent = ExpressionWrapper(Q(slot__gt=bounds.recent_start), BooleanField())
+        for endpoint_id, value, in_recent in runs.values_list("endpoint_id", column, is_recent):
+            (recent if in_recent else base)[endpoint_id].append(value)
     out = []
     for other in others:
         base_med = median(base[other.id]) if base.get(other.id) else None
@@ -80,18 +78,20 @@ def peers(run: Run, rule: MetricRule, bounds: Bounds) -> list[dict]:
 
 
 def error_rates(run: Run, bounds: Bounds) -> dict:
-    """Error share of the series' requests in the recent and baseline windows."""
-
-    def share(start: datetime, end: datetime) -> tuple[int, int]:
-        totals = (
-            series_runs(run)
-            .filter(slot__gt=start, slot__lte=end)
-            .aggregate(ok=Sum("ok_count"), errors=Sum("error_count"))
+    """Error share of the series' requests in the recent and baseline windows (one query)."""
+    recent = Q(slot__gt=bounds.recent_start)
+    totals = (
+        series_runs(run)
+        .filter(slot__gt=bounds.baseline_start, slot__lte=bounds.end)
+        .aggregate(
+            ok=Sum("ok_count", filter=recent, default=0),
+            errors=Sum("error_count", filter=recent, default=0),
+            base_ok=Sum("ok_count", filter=~recent, default=0),
+            base_errors=Sum("error_count", filter=~recent, default=0),
         )
-        return totals["errors"] or 0, (totals["ok"] or 0) + (totals["errors"] or 0)
-
-    errors, samples = share(bounds.recent_start, bounds.end)
-    base_errors, base_samples = share(bounds.baseline_start, bounds.recent_start)
+    )
+    errors, samples = totals["errors"], totals["ok"] + totals["errors"]
+    base_errors, base_samples = totals["base_errors"], totals["base_ok"] + totals["base_errors"]
     return {
         "errors": errors,
         "samples": samples,

@@ -75,10 +75,24 @@ def current_segment(key: SeriesKey, at: datetime) -> Segment | None:
     )
 
 
-def segment_start(key: SeriesKey, at: datetime) -> datetime | None:
-    """Where the current segment of the series begins (an accepted new baseline), if anywhere."""
-    segment = current_segment(key, at)
-    return segment.starts_at if segment is not None else None
+def segment_starts(run: Run, metrics: Sequence[str]) -> dict[str, datetime]:
+    """Where the current segment (an accepted new baseline) of each of the run's series
+    begins, for the metrics that have one: one query for all of them."""
+    starts: dict[str, datetime] = {}
+    rows = (
+        Segment.objects.filter(
+            endpoint_id=run.endpoint_id,
+            workload_id=run.workload_id,
+            vantage_id=run.vantage_id,
+            metric__in=metrics,
+            starts_at__lte=run.slot,
+        )
+        .order_by("-starts_at")
+        .values_list("metric", "starts_at")
+    )
+    for metric, starts_at in rows:
+        starts.setdefault(metric, starts_at)
+    return starts
 
 
 def long_window_start(run: Run, config: DetectorConfig) -> datetime:
@@ -94,14 +108,15 @@ def long_window_start(run: Run, config: DetectorConfig) -> datetime:
     return min([start, *(slot - timedelta(seconds=1) for slot in oldest)])
 
 
-def bounds_for(run: Run, key: SeriesKey, config: DetectorConfig, long_start: datetime) -> Bounds:
+def bounds_for(
+    run: Run, config: DetectorConfig, long_start: datetime, segment_start: datetime | None
+) -> Bounds:
     recent_start = run.slot - timedelta(hours=config.recent_hours)
     baseline_start = long_start - timedelta(days=config.baseline_days)
-    start = segment_start(key, run.slot)
-    if start is not None and start > baseline_start:
+    if segment_start is not None and segment_start > baseline_start:
         # The step that was accepted is the first thing the new history contains.
-        baseline_start = start - timedelta(microseconds=1)
-    return Bounds(baseline_start, long_start, recent_start, run.slot, start)
+        baseline_start = segment_start - timedelta(microseconds=1)
+    return Bounds(baseline_start, long_start, recent_start, run.slot, segment_start)
 
 
 def series_runs(of: Run | SeriesKey):
@@ -138,7 +153,8 @@ def load(run: Run, metrics: Sequence[str], config: DetectorConfig) -> dict[str, 
     one metric starts its window later, and its rows are dropped here)."""
     keys = {metric: SeriesKey.of(run, metric) for metric in metrics}
     long_start = long_window_start(run, config)
-    bounds = {metric: bounds_for(run, key, config, long_start) for metric, key in keys.items()}
+    segments = segment_starts(run, metrics)
+    bounds = {m: bounds_for(run, config, long_start, segments.get(m)) for m in metrics}
     start = min(b.baseline_start for b in bounds.values())
     runs = comparable_runs(run).filter(slot__gt=start, slot__lte=run.slot)
     # Run ids with the samples and each run's slot once: an hourly series' month is thousands
@@ -149,6 +165,7 @@ def load(run: Run, metrics: Sequence[str], config: DetectorConfig) -> dict[str, 
         # The slot range again, on the sample's own copy: only those months' partitions are read.
         .filter(slot__gt=start, slot__lte=run.slot)
         .exclude(outcome__in=SPEEDLESS_OUTCOMES)
+        .order_by()  # Runs sorts them: the model's ordering joined the runs again to sort
         .values_list("run_id", *metrics)
     )
     rows = _fetch(samples)

@@ -67,6 +67,16 @@ def active_alert(**series) -> Alert | None:
     return Alert.objects.select_for_update().filter(status__in=ACTIVE, **series).first()
 
 
+def active_alerts(metrics: list[str], **series) -> dict[str, Alert]:
+    """The active alerts of several metrics of one endpoint × workload × vantage, by metric,
+    locked for this transaction: one query."""
+    found: dict[str, Alert] = {}
+    rows = Alert.objects.select_for_update().filter(status__in=ACTIVE, metric__in=metrics, **series)
+    for alert in rows:  # newest first (the model's ordering), as active_alert's first()
+        found.setdefault(alert.metric, alert)
+    return found
+
+
 def apply_numbers(alert: Alert, snapshot: dict) -> None:
     for name in NUMBERS:
         if name in snapshot:

@@ -43,7 +43,7 @@ from alerts.models import (
     Subscription,
 )
 from alerts.tasks import send_pending
-from alerts.testing import daily_slots, store_history
+from alerts.testing import daily_slots, store_history, store_run
 from benchmarks.models import Run, Vantage, Workload
 from providers.models import Endpoint, Provider
 from tests.celery_helpers import worker_database_url
@@ -227,6 +227,15 @@ def test_it_emails_each_recipient_once_per_round_with_the_numbers(smtp, django_u
         user=bo, email="bo@team.example", confirmed_at=T0, delivery=Delivery.DIGEST
     )
     EmailOptOut.objects.create(email="gone@team.example")
+    # Two requests of one baseline run failed: the email sets the last day's errors beside
+    # the baseline's.
+    store_run(
+        **series,
+        slot=T0 - timedelta(days=5, hours=9),
+        decode=[70.0] * 3,
+        ttft=[600.0] * 3,
+        errors=["overloaded"] * 2,
+    )
     with override_settings(ALERT_EMAILS=["oncall@team.example", "gone@team.example"]):
         outcomes = regress(series, decode=49.0, ttft=840.0)  # 30 % slower, 40 % higher TTFT
         assert len(outcomes[-1].opened) == 2  # both in the same round
@@ -243,6 +252,7 @@ def test_it_emails_each_recipient_once_per_round_with_the_numbers(smtp, django_u
     )
     assert shown and abs(int(shown[1]) - (1 - 49 / 70) * 100) <= 3, message["Subject"]
     end = T0 + timedelta(hours=27)
+    start = end - timedelta(hours=72, days=settings.ALERTS_BASELINE_DAYS)  # the baseline's
     base, recent, n_base, n_recent, span = baseline_and_recent(series, "decode_tps", end)
     shown_base = re.search(
         r"Baseline mean:\s+([\d.]+) tok/s at the same times of day and week \((\d+) runs over "
@@ -267,9 +277,24 @@ def test_it_emails_each_recipient_once_per_round_with_the_numbers(smtp, django_u
             endpoint=peer["endpoint"], slot__gt=end - timedelta(hours=24), slot__lte=end
         ).values_list("decode_tps_p50", flat=True)
     )
-    shown_peer = re.search(r"llama-3-70b @ Globex +[\d.]+ tok/s +([\d.]+) tok/s", text)
-    assert shown_peer and float(shown_peer[1]) == pytest.approx(peer_recent, abs=0.051)
-    assert "0 of 15 requests in the last 24 h (0.0 %)" in text
+    peer_base = median(
+        Run.objects.filter(
+            endpoint=peer["endpoint"], slot__gt=start, slot__lte=end - timedelta(hours=24)
+        ).values_list("decode_tps_p50", flat=True)
+    )
+    shown_peer = re.search(r"llama-3-70b @ Globex +([\d.]+) tok/s +([\d.]+) tok/s", text)
+    assert shown_peer and float(shown_peer[1]) == pytest.approx(peer_base, abs=0.051)
+    assert float(shown_peer[2]) == pytest.approx(peer_recent, abs=0.051)
+    baseline_requests = sum(
+        run.ok_count + run.error_count
+        for run in Run.objects.filter(
+            endpoint=series["endpoint"], slot__gt=start, slot__lte=end - timedelta(hours=24)
+        )
+    )
+    shown_errors = (
+        f"0 of 15 requests in the last 24 h (0.0 %); baseline {200 / baseline_requests:.1f} %"
+    )
+    assert shown_errors in text, text
     assert f"{BASE_URL}/endpoints/acme-llama/?workload=w&vantage=eu" in text
     for alert_id in outcomes[-1].opened:
         for action in ("acknowledge", "accept", "invalid"):
