@@ -4,6 +4,7 @@ Creates a throwaway database (Django's test-database machinery, named `bench_<NA
 a full baseline window of history (ALERTS_BASELINE_DAYS plus the 72 h window and a day) for one
 endpoint × workload × vantage (3 runs a day, or --runs-per-day, 5 samples each) plus
 four more endpoints serving the same model (so the alert email's peer table has work to do),
+analyzes the tables (as autovacuum has in a live database, so the queries get real plans),
 then evaluates RUNS further runs one by one, the first few of them slower (so alerts open and
 snapshots are written too), and reports the median and worst time per evaluation.
 
