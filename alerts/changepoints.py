@@ -19,9 +19,8 @@ from django.utils import timezone
 from benchmarks.models import Run
 
 from .models import ChangePoint
-from .report import RUN_MEDIAN
 from .rules import SPEED_METRICS, DetectorConfig
-from .series import ENDED, SeriesKey, series_runs
+from .series import ENDED, RUN_MEDIAN, SeriesKey, series_runs
 
 MIN_SIZE = 3  # runs on each side of a change
 MIN_RUNS = 2 * MIN_SIZE + 2

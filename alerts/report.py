@@ -18,9 +18,7 @@ from providers.models import Endpoint
 
 from .detector import SeriesDetail, SeriesTest
 from .rules import DetectorConfig, MetricRule
-from .series import ENDED, Bounds, series_runs
-
-RUN_MEDIAN = {"decode_tps": "decode_tps_p50", "ttft_ms": "ttft_p50_ms"}
+from .series import ENDED, RUN_MEDIAN, Bounds, series_runs
 
 
 def model_keys(endpoint: Endpoint) -> set[str]:

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 from django.db import connections
+from django.db.models import Q
 
 from benchmarks.models import Run, Sample
 from benchmarks.stats import SPEEDLESS_OUTCOMES
@@ -22,6 +23,8 @@ from .models import Segment
 from .rules import DetectorConfig
 
 ENDED = Run.FINISHED  # the series holds runs whose summary is written
+# Each speed metric's median in a run's summary: set only when the run measured it.
+RUN_MEDIAN = {"decode_tps": "decode_tps_p50", "ttft_ms": "ttft_p50_ms"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,13 +98,18 @@ def segment_starts(run: Run, metrics: Sequence[str]) -> dict[str, datetime]:
     return starts
 
 
-def long_window_start(run: Run, config: DetectorConfig) -> datetime:
+def long_window_start(run: Run, metrics: Sequence[str], config: DetectorConfig) -> datetime:
     """Where the long window starts: `long_hours` before the run, or further back to hold
-    `long_min_runs` runs on a sparse schedule (as detector.assess_series reaches)."""
+    `long_min_runs` runs on a sparse schedule (as detector.assess_series reaches). Runs that
+    measured none of the metrics (failed outright) are not in the detector's series, so they
+    do not count: its long window reaches past them, and its baseline with it."""
     start = run.slot - timedelta(hours=config.long_hours)
+    measured = Q()
+    for metric in metrics:
+        measured |= Q(**{f"{RUN_MEDIAN[metric]}__isnull": False})
     oldest = (
         comparable_runs(run)
-        .filter(slot__lte=run.slot)
+        .filter(measured, slot__lte=run.slot)
         .order_by("-slot")
         .values_list("slot", flat=True)[config.long_min_runs - 1 : config.long_min_runs]
     )
@@ -152,7 +160,7 @@ def load(run: Run, metrics: Sequence[str], config: DetectorConfig) -> dict[str, 
     metric: one query for all of them (they share the runs; only an accepted new baseline of
     one metric starts its window later, and its rows are dropped here)."""
     keys = {metric: SeriesKey.of(run, metric) for metric in metrics}
-    long_start = long_window_start(run, config)
+    long_start = long_window_start(run, metrics, config)
     segments = segment_starts(run, metrics)
     bounds = {m: bounds_for(run, config, long_start, segments.get(m)) for m in metrics}
     start = min(b.baseline_start for b in bounds.values())

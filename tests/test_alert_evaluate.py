@@ -132,6 +132,26 @@ def test_it_alerts_on_a_schedule_of_one_run_a_day(series) -> None:
     assert alert.n_baseline == 28 and alert.frozen_baseline["n"] == 28
 
 
+def test_a_daily_schedule_keeps_a_full_baseline_when_runs_in_its_long_window_failed(
+    series,
+) -> None:
+    # One run a day, but three of the last six days' runs failed outright (no speed measured):
+    # the long window reaches back to hold six runs that measured something, and the baseline
+    # is still the 28 days before it, loaded in full.
+    failed = [T0 - timedelta(days=d) for d in (1, 3, 5)]
+    slots = [s for s in daily_slots(end=T0, days=42, hours=(18,)) if s not in failed]
+    store_history(**series, slots=slots, decode=lambda s: DECODE, ttft=lambda s: TTFT)
+    for slot in failed:
+        store_run(**series, slot=slot, decode=[], ttft=[], errors=["unreachable"] * 5)
+    outcomes = later(series, [24, 48, 72], decode=DECODE * 0.7)
+    alert = Alert.objects.get()
+    assert outcomes[2].opened == [alert.id]
+    measured = sorted([*slots, *(T0 + timedelta(hours=h) for h in (24, 48, 72))])
+    oldest_long = measured[-6]  # the long window: the last six runs that measured something
+    in_baseline = [s for s in measured if oldest_long - timedelta(days=28) <= s < oldest_long]
+    assert alert.n_baseline == len(in_baseline) == 27  # 28 days, one of them a failed run
+
+
 def test_it_keeps_one_active_alert_per_series(series) -> None:
     Alert.objects.create(kind=Kind.REGRESSION, metric="decode_tps", **series)
     with pytest.raises(IntegrityError), transaction.atomic():
