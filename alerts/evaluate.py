@@ -214,16 +214,15 @@ class Round:
     def accepted_level(self, item: SpeedSeries) -> None:
         """In the blind time after "accept as new baseline": test against the old frozen
         baseline moved to the accepted level, for large changes only."""
-        bounds = item.data.bounds
-        if bounds.segment_start is None:
+        bounds, segment = item.data.bounds, item.data.segment
+        if segment is None:
             return
         own = item.data.history.between(
             bounds.baseline_start.timestamp(), bounds.long_start.timestamp()
         )
         if self.config.enough_baseline(own.t):
             return  # the new segment has a baseline of its own
-        segment = series.current_segment(item.data.key, self.run.slot)
-        accepted = segment.alert if segment is not None else None
+        accepted = segment.alert
         if accepted is None or not accepted.frozen_baseline or accepted.shift is None:
             return
         sign = 1.0 if item.rule.higher_is_worse else -1.0

@@ -66,36 +66,23 @@ class SeriesData:
     key: SeriesKey
     bounds: Bounds
     history: Runs
+    segment: Segment | None = None  # the accepted new baseline it starts at, if any
 
 
-def current_segment(key: SeriesKey, at: datetime) -> Segment | None:
-    """The accepted new baseline the series' history starts at, if any."""
-    return (
-        Segment.objects.filter(**key.filter(), starts_at__lte=at)
-        .select_related("alert")
-        .order_by("-starts_at")
-        .first()
-    )
-
-
-def segment_starts(run: Run, metrics: Sequence[str]) -> dict[str, datetime]:
-    """Where the current segment (an accepted new baseline) of each of the run's series
-    begins, for the metrics that have one: one query for all of them."""
-    starts: dict[str, datetime] = {}
-    rows = (
-        Segment.objects.filter(
-            endpoint_id=run.endpoint_id,
-            workload_id=run.workload_id,
-            vantage_id=run.vantage_id,
-            metric__in=metrics,
-            starts_at__lte=run.slot,
-        )
-        .order_by("-starts_at")
-        .values_list("metric", "starts_at")
-    )
-    for metric, starts_at in rows:
-        starts.setdefault(metric, starts_at)
-    return starts
+def current_segments(run: Run, metrics: Sequence[str]) -> dict[str, Segment]:
+    """The accepted new baseline (Segment) each of the run's series starts at, for the metrics
+    that have one, with the alert that was accepted: one query for all of them."""
+    found: dict[str, Segment] = {}
+    rows = Segment.objects.filter(
+        endpoint_id=run.endpoint_id,
+        workload_id=run.workload_id,
+        vantage_id=run.vantage_id,
+        metric__in=metrics,
+        starts_at__lte=run.slot,
+    ).select_related("alert")
+    for segment in rows.order_by("-starts_at"):
+        found.setdefault(segment.metric, segment)
+    return found
 
 
 def long_window_start(run: Run, metrics: Sequence[str], config: DetectorConfig) -> datetime:
@@ -117,8 +104,9 @@ def long_window_start(run: Run, metrics: Sequence[str], config: DetectorConfig) 
 
 
 def bounds_for(
-    run: Run, config: DetectorConfig, long_start: datetime, segment_start: datetime | None
+    run: Run, config: DetectorConfig, long_start: datetime, segment: Segment | None
 ) -> Bounds:
+    segment_start = segment.starts_at if segment is not None else None
     recent_start = run.slot - timedelta(hours=config.recent_hours)
     baseline_start = long_start - timedelta(days=config.baseline_days)
     if segment_start is not None and segment_start > baseline_start:
@@ -161,7 +149,7 @@ def load(run: Run, metrics: Sequence[str], config: DetectorConfig) -> dict[str, 
     one metric starts its window later, and its rows are dropped here)."""
     keys = {metric: SeriesKey.of(run, metric) for metric in metrics}
     long_start = long_window_start(run, metrics, config)
-    segments = segment_starts(run, metrics)
+    segments = current_segments(run, metrics)
     bounds = {m: bounds_for(run, config, long_start, segments.get(m)) for m in metrics}
     start = min(b.baseline_start for b in bounds.values())
     runs = comparable_runs(run).filter(slot__gt=start, slot__lte=run.slot)
@@ -183,5 +171,5 @@ def load(run: Run, metrics: Sequence[str], config: DetectorConfig) -> dict[str, 
         values = np.array([row[k] for row in rows], dtype=float)  # None (not measured) → nan
         mine = slots > bounds[metric].baseline_start.timestamp()
         history = Runs.from_samples(values[mine], slots[mine])
-        out[metric] = SeriesData(keys[metric], bounds[metric], history)
+        out[metric] = SeriesData(keys[metric], bounds[metric], history, segments.get(metric))
     return out
