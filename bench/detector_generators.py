@@ -150,7 +150,7 @@ def _weekly(rng, family: Family, hours: np.ndarray, worse_sign: float):
     return np.zeros_like(hours)
 
 
-def _noise(rng, family: Family, hours: np.ndarray, worse_sign: float) -> np.ndarray:
+def sample_noise(rng, family: Family, hours: np.ndarray, worse_sign: float) -> np.ndarray:
     n = len(hours)
     sigma = np.full(n, SIGMA)
     if family.slot_noise:
@@ -211,6 +211,6 @@ def make_pair(
         if signal is not None:
             change = signal(hours)  # worse-oriented fraction: 0.25 = 25 % slower / higher
             log_level = log_level + (np.log1p(-change) if worse_sign < 0 else np.log1p(change))
-        values = np.exp(log_level[:, None] + _noise(rng, family, hours, worse_sign))
+        values = np.exp(log_level[:, None] + sample_noise(rng, family, hours, worse_sign))
         out[metric] = values
     return Pair(hours, out["decode"], out["ttft"], truth or {})
