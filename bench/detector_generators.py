@@ -186,6 +186,12 @@ def sample_noise(rng, family: Family, hours: np.ndarray, worse_sign: float) -> n
 Signal = Callable[[np.ndarray], np.ndarray]  # hours → worse-oriented fractional change
 
 
+def log_change(change, worse_sign: float):
+    """A worse-oriented fractional change on the log scale of the metric: 0.10 is −log(0.9)
+    lower for decode (worse_sign −1), log(1.1) higher for TTFT."""
+    return np.log1p(-change) if worse_sign < 0 else np.log1p(change)
+
+
 def make_pair(
     rng: np.random.Generator,
     family: Family,
@@ -210,7 +216,7 @@ def make_pair(
         )
         if signal is not None:
             change = signal(hours)  # worse-oriented fraction: 0.25 = 25 % slower / higher
-            log_level = log_level + (np.log1p(-change) if worse_sign < 0 else np.log1p(change))
+            log_level = log_level + log_change(change, worse_sign)
         values = np.exp(log_level[:, None] + sample_noise(rng, family, hours, worse_sign))
         out[metric] = values
     return Pair(hours, out["decode"], out["ttft"], truth or {})
