@@ -6,9 +6,8 @@ from datetime import datetime
 
 from django.conf import settings
 
+from alerts.delivery.outbox import backlog
 from benchmarks.health import Check
-
-from .outbox import backlog
 
 
 def outbox(now: datetime) -> Check:

@@ -12,10 +12,10 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
+from alerts.delivery import advice_changes, outbox
+from alerts.lifecycle import changepoints, evaluate
+from alerts.models import Delivery
 from benchmarks.resilience import DISCONNECTS
-
-from . import advice_changes, changepoints, evaluate, outbox
-from .models import Delivery
 
 log = logging.getLogger(__name__)
 # A database that goes away (restart, failover): the task is retried with capped backoff

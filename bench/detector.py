@@ -1,6 +1,6 @@
 """Regression detector bench (issues 5 and 9): false alerts, detection, delays, resolves, time.
 
-Runs the real detector (alerts.detector.assess_series / judge, alerts.hysteresis.advance, the
+Runs the real detector (alerts.detection: detector.assess_series / judge, hysteresis.advance, the
 thresholds from settings, the frozen baseline of an open alert) after every run of synthetic
 series pairs (decode and TTFT, evaluated together as one run's series are) from the families in
 bench/detector_generators.py. The tuning half of the families chose the defaults; the held-out
@@ -36,10 +36,11 @@ django.setup()
 
 from detector_generators import EPOCH_S, FAMILIES, Family, Pair, make_pair, slots  # noqa: E402
 
-from alerts.baseline import Runs  # noqa: E402
-from alerts.detector import assess_series, judge  # noqa: E402
-from alerts.hysteresis import Streak, Transition, advance  # noqa: E402
-from alerts.rules import DECODE, TTFT, DetectorConfig  # noqa: E402
+from alerts.config import detector_config  # noqa: E402
+from alerts.detection.baseline import Runs  # noqa: E402
+from alerts.detection.detector import assess_series, judge  # noqa: E402
+from alerts.detection.hysteresis import Streak, Transition, advance  # noqa: E402
+from alerts.detection.rules import DECODE, TTFT, DetectorConfig  # noqa: E402
 
 METRICS = (DECODE, TTFT)
 
@@ -330,7 +331,7 @@ def main() -> None:
         "--runs-per-day", type=int, default=3, help="the schedule's runs a day (3: every 8 h)"
     )
     args = parser.parse_args()
-    config = DetectorConfig.from_settings()
+    config = detector_config()
     for item in args.set:
         name, value = item.split("=")
         current = getattr(config, name)

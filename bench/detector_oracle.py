@@ -9,8 +9,9 @@ on the family's own noise â€” shared, drifting (AR(1)), heavy-tailed or skewed â
 0.05 times a series-month, restarting after each alarm; the figures are then how often it
 catches the issue's changes in time, with the bench's schedule (3 runs a day, late and missing
 runs where the family has them) and the bench's run value (the 20 % trimmed mean of five
-samples' logs, alerts.baseline.Runs). No detector that has to learn the level and the noise
-from 28 days of history, and needs two positive evaluations, should be expected to do better;
+samples' logs, alerts.detection.baseline.Runs). No detector that has to learn the level and
+the noise from 28 days of history, and needs two positive evaluations, should be expected to do
+better;
 where the oracle itself falls short of a target, the target is out of reach on that family.
 
     python bench/detector_oracle.py [--series 600] [--seed 1] [--family NAME]
@@ -39,7 +40,7 @@ from detector_generators import (  # noqa: E402
     slots,
 )
 
-from alerts.baseline import Runs  # noqa: E402
+from alerts.detection.baseline import Runs  # noqa: E402
 
 BUDGET = 0.05  # false alarms per series-month
 MONTH_H = 30 * 24

@@ -1,4 +1,4 @@
-"""Time a whole evaluation after a run (alerts.evaluate.evaluate_after_run) in PostgreSQL.
+"""Time a whole evaluation after a run (alerts.lifecycle.evaluate.evaluate_after_run) in PostgreSQL.
 
 Creates a throwaway database (Django's test-database machinery, named `bench_<NAME>`), stores
 a full baseline window of history (ALERTS_BASELINE_DAYS plus the 72 h window and a day) for one
@@ -65,7 +65,7 @@ def _populate(hours: tuple[int, ...]):
 def time_evaluations(runs: int = 30, runs_per_day: int = 3) -> str:
     """'median X ms, worst Y ms (N evaluations)' for whole evaluations after a run, on a
     schedule of `runs_per_day` evenly spaced runs (a divisor of 24)."""
-    from alerts.evaluate import evaluate_after_run
+    from alerts.lifecycle.evaluate import evaluate_after_run
     from alerts.testing import store_history
 
     # Its own throwaway database, never the test suite's (they may run at the same time).

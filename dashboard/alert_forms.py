@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django import forms
 
+from alerts.delivery.recipients import normal
 from alerts.models import Kind, Metric, Severity, Subscription
-from alerts.recipients import normal
-from alerts.selectors import VIEW_LABELS
+from alerts.pages.selectors import VIEW_LABELS
 from benchmarks.models import Vantage
 from providers.models import Endpoint, Provider
 

@@ -6,8 +6,8 @@ import pytest
 from django.core import mail
 
 from advisor.models import WorkloadProfile
-from alerts import advice_changes
-from alerts.advice_changes import Hold, advance
+from alerts.delivery import advice_changes
+from alerts.delivery.advice_changes import Hold, advance
 from alerts.models import AdviceChange, EmailOptOut
 from tests import advisor_data as seed
 

@@ -10,7 +10,7 @@ from django.test import override_settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from alerts.evaluate import evaluate_after_run
+from alerts.lifecycle.evaluate import evaluate_after_run
 from alerts.models import Alert, Segment, Status
 from alerts.testing import daily_slots, store_history
 from benchmarks.models import Vantage, Workload

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from alerts.models import Alert, AlertEvent, ChangePoint
-from alerts.selectors import change_points
+from alerts.pages.selectors import change_points
 from alerts.tasks import detect_change_points
 from alerts.testing import daily_slots, store_history
 from benchmarks.models import Vantage, Workload

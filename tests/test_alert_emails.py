@@ -30,8 +30,8 @@ from django.conf import settings
 from django.test import override_settings
 from django.utils import timezone
 
-from alerts import outbox
-from alerts.evaluate import evaluate_after_run
+from alerts.delivery import outbox
+from alerts.lifecycle.evaluate import evaluate_after_run
 from alerts.models import (
     Alert,
     AlertEvent,

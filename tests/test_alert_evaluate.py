@@ -12,8 +12,8 @@ import pytest
 import time_machine
 from django.db import IntegrityError, transaction
 
-from alerts.actions import perform
-from alerts.evaluate import evaluate_after_run
+from alerts.lifecycle.actions import perform
+from alerts.lifecycle.evaluate import evaluate_after_run
 from alerts.models import Alert, AlertEvent, Kind, Segment, Status
 from alerts.testing import daily_slots, store_history, store_run
 from benchmarks.models import Vantage, Workload

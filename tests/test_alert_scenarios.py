@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from alerts import outbox
-from alerts.actions import perform
-from alerts.evaluate import evaluate_after_run
+from alerts.delivery import outbox
+from alerts.lifecycle.actions import perform
+from alerts.lifecycle.evaluate import evaluate_after_run
 from alerts.models import Alert, Delivery, Kind, Status
 from alerts.testing import daily_slots
 from benchmarks import runner

@@ -11,9 +11,9 @@ from django.contrib.auth.models import Group
 from django.test import override_settings
 from django.urls import reverse
 
-from alerts.evaluate import evaluate_after_run
+from alerts.lifecycle.evaluate import evaluate_after_run
 from alerts.models import Alert, EventKind, Segment, Status, Subscription
-from alerts.selectors import open_alerts_by_endpoint
+from alerts.pages.selectors import open_alerts_by_endpoint
 from alerts.testing import daily_slots, store_history, store_run
 from benchmarks.models import Vantage, Workload
 from providers.models import Endpoint, Provider

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from alerts.arms import arm, mean_coefficients, suffix_means
-from alerts.baseline import Baseline, Runs, fit, mean_inflation
-from alerts.detector import (
+from alerts.detection.arms import arm, mean_coefficients, suffix_means
+from alerts.detection.baseline import Baseline, Runs, fit, mean_inflation
+from alerts.detection.detector import (
     DAY_ARM,
     LONG_ARM,
     SINCE_ARM,
@@ -29,8 +29,8 @@ from alerts.detector import (
     describe,
     judge,
 )
-from alerts.hysteresis import Streak, Transition, advance
-from alerts.rules import DECODE, TTFT, DetectorConfig
+from alerts.detection.hysteresis import Streak, Transition, advance
+from alerts.detection.rules import DECODE, TTFT, DetectorConfig
 
 CONFIG = DetectorConfig()
 DECODE_RULE, TTFT_RULE = CONFIG.rules[DECODE], CONFIG.rules[TTFT]

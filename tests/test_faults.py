@@ -255,7 +255,7 @@ def test_it_rides_out_a_postgresql_server_restart(simulator) -> None:
 
 
 def test_it_sends_every_email_once_after_smtp_is_down_for_a_day_of_fake_time(client) -> None:
-    from alerts import outbox
+    from alerts.delivery import outbox
     from alerts.models import Notification
     from tests.test_alert_emails import T0, make_series, regress, send, smtp_sink
 

@@ -15,6 +15,10 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ["dashboard", "alerts", "advisor", "benchmarks", "providers", "tokspeed"]
 TRANSPORT = "benchmarks.measure.http"
 MEASURE = "benchmarks.measure"
+# The detector's statistics stay pure: no Django, no ORM, no project module but these.
+DETECTION = "alerts.detection"
+DETECTION_MAY_IMPORT = (DETECTION, "benchmarks.buckets")
+FRAMEWORKS = ("django", "rest_framework", "celery", "kombu", "psycopg")
 
 
 def module_name(path: Path) -> str:
@@ -127,3 +131,18 @@ def test_it_has_no_circle_of_imports():
             visit(node, [node])
 
     assert circles == [], "circles:\n" + "\n".join(circles)
+
+
+def test_it_keeps_the_detectors_statistics_free_of_django_and_the_database():
+    impure = sorted(
+        f"{module_name(path)} imports {target}"
+        for path in sorted((ROOT / "alerts" / "detection").rglob("*.py"))
+        for target in imported_modules(path)
+        if target.split(".")[0] in FRAMEWORKS
+        or (target.split(".")[0] in LAYERS and not target.startswith(DETECTION_MAY_IMPORT))
+    )
+
+    assert (ROOT / "alerts" / "detection" / "detector.py").is_file()
+    assert impure == [], "the detection package reaches outside its statistics:\n" + "\n".join(
+        impure
+    )

@@ -10,9 +10,9 @@ import pytest
 import time_machine
 from django.urls import reverse
 
+from alerts.delivery.recipients import Audience
+from alerts.delivery.tokens import unsubscribe_token
 from alerts.models import EmailOptOut, Subscription
-from alerts.recipients import Audience
-from alerts.tokens import unsubscribe_token
 from tests.test_alert_emails import BASE_URL, smtp_sink
 
 pytestmark = pytest.mark.django_db

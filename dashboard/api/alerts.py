@@ -15,11 +15,11 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from alerts import selectors
-from alerts.actions import ACTIONS, ActionRefused, allowed_actions, perform
+from alerts.lifecycle.actions import ACTIONS, ActionRefused, allowed_actions, perform
+from alerts.lifecycle.transitions import NUMBERS
 from alerts.models import Alert, AlertEvent
-from alerts.presenters import links
-from alerts.transitions import NUMBERS
+from alerts.pages import selectors
+from alerts.pages.presenters import links
 from dashboard.api.params import StrictQueryMixin
 from dashboard.api.permissions import ReadOrOperatorActs
 from dashboard.api.views.base import CheckedLookupMixin

@@ -1,7 +1,7 @@
 """Active alerts shown on dashboard pages: compact badges on the leaderboard, a banner on the
 endpoint page, a short list per row in the leaderboard API.
 
-Alerts come from alerts.selectors.open_alerts_by_endpoint (one query for any number of
+Alerts come from alerts.pages.selectors.open_alerts_by_endpoint (one query for any number of
 endpoints, workload and vantage joined), so nothing here may touch another relation: the
 words are built from the alert's own fields and those two.
 """

@@ -3,7 +3,7 @@
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from alerts.selectors import change_points, open_alerts_by_endpoint
+from alerts.pages.selectors import change_points, open_alerts_by_endpoint
 from benchmarks.breaker import open_trips
 from benchmarks.models import Run
 from benchmarks.selectors.filters import BoardFilters

@@ -7,7 +7,7 @@ from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from alerts.selectors import open_alerts_by_endpoint
+from alerts.pages.selectors import open_alerts_by_endpoint
 from benchmarks.buckets import BUCKETS
 from benchmarks.selectors.filters import DEFAULT_SORT, SORT_KEYS, BoardFilters
 from benchmarks.selectors.leaderboard import leaderboard

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from alerts import outbox
+from alerts.delivery import outbox
 from alerts.models import Delivery
 
 

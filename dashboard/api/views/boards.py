@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from alerts.selectors import open_alerts_by_endpoint
+from alerts.pages.selectors import open_alerts_by_endpoint
 from benchmarks.selectors import agent_loop
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.leaderboard import leaderboard

@@ -11,7 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from alerts.actions import ACTIONS, ActionRefused, allowed_actions, perform
+from alerts.lifecycle.actions import ACTIONS, ActionRefused, allowed_actions, perform
 from alerts.models import Alert
 from alerts.wording import headline
 

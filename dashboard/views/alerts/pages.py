@@ -10,10 +10,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
-from alerts import outbox, selectors
-from alerts.actions import ACTIONS, allowed_actions
+from alerts.delivery import outbox
+from alerts.lifecycle.actions import ACTIONS, allowed_actions
 from alerts.models import Alert, Status
-from alerts.presenters import present
+from alerts.pages import selectors
+from alerts.pages.presenters import present
 from dashboard.roles import is_operator
 from dashboard.views.access import dashboard_view
 

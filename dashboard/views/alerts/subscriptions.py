@@ -12,9 +12,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from alerts.delivery.subscriptions import (
+    Confirmed,
+    confirm,
+    confirmation_email,
+    settle_confirmation,
+)
+from alerts.delivery.tokens import LinkExpired, subscription_from_token
 from alerts.models import EmailOptOut, Subscription
-from alerts.subscriptions import Confirmed, confirm, confirmation_email, settle_confirmation
-from alerts.tokens import LinkExpired, subscription_from_token
 
 from ...alert_forms import SubscriptionForm
 

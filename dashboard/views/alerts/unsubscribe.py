@@ -12,8 +12,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 
+from alerts.delivery.tokens import LinkExpired, email_from_token
 from alerts.models import EmailOptOut, Subscription
-from alerts.tokens import LinkExpired, email_from_token
 
 
 @csrf_exempt

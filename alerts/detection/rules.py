@@ -112,36 +112,3 @@ class DetectorConfig:
         if len(times) < max(self.min_baseline, 2):
             return False
         return times[-1] - times[0] >= self.min_baseline_days * 86_400
-
-    @classmethod
-    def from_settings(cls) -> DetectorConfig:
-        from django.conf import settings
-
-        rules = speed_rules(
-            decode_effect=settings.ALERTS_DECODE_MIN_EFFECT,
-            decode_floor=settings.ALERTS_DECODE_FLOOR_TPS,
-            ttft_effect=settings.ALERTS_TTFT_MIN_EFFECT,
-            ttft_floor=settings.ALERTS_TTFT_FLOOR_MS,
-        )
-        return cls(
-            recent_hours=settings.ALERTS_RECENT_HOURS,
-            baseline_days=settings.ALERTS_BASELINE_DAYS,
-            long_hours=settings.ALERTS_LONG_HOURS,
-            trend_hours=settings.ALERTS_TREND_HOURS,
-            min_recent=settings.ALERTS_MIN_RECENT_RUNS,
-            min_baseline=settings.ALERTS_MIN_BASELINE_RUNS,
-            min_baseline_days=settings.ALERTS_MIN_BASELINE_DAYS,
-            min_bucket_baseline=settings.ALERTS_MIN_BUCKET_RUNS,
-            min_week_runs=settings.ALERTS_MIN_WEEK_RUNS,
-            min_slot_runs=settings.ALERTS_MIN_SLOT_RUNS,
-            p_value=settings.ALERTS_P_VALUE,
-            fdr_q=settings.ALERTS_FDR_Q,
-            effect_gate=settings.ALERTS_EFFECT_GATE,
-            slot_effect_gate=settings.ALERTS_SLOT_EFFECT_GATE,
-            ci_level=settings.ALERTS_CI_LEVEL,
-            major_effect=settings.ALERTS_MAJOR_EFFECT,
-            open_after=settings.ALERTS_OPEN_AFTER,
-            resolve_after=settings.ALERTS_RESOLVE_AFTER,
-            recovery_odds=settings.ALERTS_RECOVERY_ODDS,
-            rules=rules,
-        )

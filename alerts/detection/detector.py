@@ -45,9 +45,7 @@ from enum import StrEnum
 import numpy as np
 from scipy import special
 
-from benchmarks.buckets import BUCKETS
-
-from .arms import (
+from alerts.detection.arms import (
     TREND_MIN_RUNS,
     Arm,
     fading,
@@ -56,10 +54,11 @@ from .arms import (
     suffix_means,
     trend_coefficients,
 )
-from .arms import arm as make_arm
-from .arms import settled as settled_shift
-from .baseline import Baseline, Runs, fit, median
-from .rules import DetectorConfig, MetricRule
+from alerts.detection.arms import arm as make_arm
+from alerts.detection.arms import settled as settled_shift
+from alerts.detection.baseline import Baseline, Runs, fit, median
+from alerts.detection.rules import DetectorConfig, MetricRule
+from benchmarks.buckets import BUCKETS
 
 HOUR_S = 3600.0
 DAY_ARM, LONG_ARM, TREND_ARM, SLOT_ARM = "24h", "72h", "trend", "slot"

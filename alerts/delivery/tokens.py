@@ -11,7 +11,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core import signing
 
-from .recipients import normal
+from alerts.delivery.recipients import normal
 
 UNSUBSCRIBE_SALT = "alerts.unsubscribe"
 CONFIRM_SALT = "alerts.confirm"

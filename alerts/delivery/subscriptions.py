@@ -17,10 +17,10 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
-from .models import EmailOptOut, Subscription
-from .presenters import absolute
-from .recipients import normal
-from .tokens import confirm_token
+from alerts.delivery.recipients import normal
+from alerts.delivery.tokens import confirm_token
+from alerts.models import EmailOptOut, Subscription
+from alerts.pages.presenters import absolute
 
 
 def needs_confirmation(subscription: Subscription) -> bool:

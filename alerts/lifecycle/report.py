@@ -12,13 +12,12 @@ from statistics import median
 
 from django.db.models import BooleanField, ExpressionWrapper, Q, Sum
 
+from alerts.detection.detector import SeriesDetail, SeriesTest
+from alerts.detection.rules import DetectorConfig, MetricRule
+from alerts.lifecycle.series import ENDED, RUN_MEDIAN, Bounds, series_runs
 from benchmarks.buckets import BUCKETS
 from benchmarks.models import Run
 from providers.models import Endpoint
-
-from .detector import SeriesDetail, SeriesTest
-from .rules import DetectorConfig, MetricRule
-from .series import ENDED, RUN_MEDIAN, Bounds, series_runs
 
 
 def model_keys(endpoint: Endpoint) -> set[str]:

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from .models import (
+from alerts.models import (
     ACTIVE,
     NOTIFIED_KINDS,
     Alert,

@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db.models import Count, Q
 
+from alerts.detection.detector import Verdict
+from alerts.lifecycle.series import series_runs
 from benchmarks.models import Run, Sample
-
-from .detector import Verdict
-from .series import series_runs
 
 
 @dataclass(frozen=True, slots=True)

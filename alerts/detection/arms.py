@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .baseline import SHRINK_RUNS, Baseline, Runs, mean_inflation, median
+from alerts.detection.baseline import SHRINK_RUNS, Baseline, Runs, mean_inflation, median
 
 
 @dataclass(frozen=True, slots=True)

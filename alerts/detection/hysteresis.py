@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from .detector import Verdict
-from .rules import DetectorConfig
+from alerts.detection.detector import Verdict
+from alerts.detection.rules import DetectorConfig
 
 
 class Transition(StrEnum):

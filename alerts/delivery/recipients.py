@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from django.conf import settings
 
-from .models import AlertEvent, Delivery, EmailOptOut, Severity, Subscription
+from alerts.models import AlertEvent, Delivery, EmailOptOut, Severity, Subscription
 
 
 def normal(email: str) -> str:

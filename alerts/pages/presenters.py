@@ -12,11 +12,10 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.urls import reverse
 
+from alerts.lifecycle.actions import ACTIONS, allowed_actions
+from alerts.models import ACTIVE, Alert
+from alerts.wording import WORSE, headline, p_value, percent, quantity, runs, series_words, when
 from benchmarks.buckets import BUCKETS
-
-from .actions import ACTIONS, allowed_actions
-from .models import ACTIVE, Alert
-from .wording import WORSE, headline, p_value, percent, quantity, runs, series_words, when
 
 
 def absolute(path: str) -> str:

@@ -27,11 +27,10 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from alerts.delivery import emails
+from alerts.delivery.recipients import Audience
+from alerts.models import AlertEvent, Delivery, Notification
 from benchmarks.resilience import retry_db
-
-from . import emails
-from .models import AlertEvent, Delivery, Notification
-from .recipients import Audience
 
 log = logging.getLogger(__name__)
 

@@ -23,11 +23,9 @@ from datetime import UTC, datetime
 from django.db import transaction
 from django.utils import timezone
 
-from benchmarks.models import Run
-
-from . import availability, guards, series
-from .baseline import Baseline
-from .detector import (
+from alerts.config import detector_config
+from alerts.detection.baseline import Baseline
+from alerts.detection.detector import (
     Judgement,
     Opened,
     SeriesTest,
@@ -36,12 +34,12 @@ from .detector import (
     describe,
     judge,
 )
-from .hysteresis import Streak, Transition, advance
-from .models import Alert, Evaluation, Kind, Metric, ProbeState, SeriesState, Severity
-from .report import error_rates, peers, speed_snapshot
-from .rules import SPEED_METRICS, DetectorConfig, MetricRule
-from .series import ENDED, SeriesData, SeriesKey
-from .transitions import (
+from alerts.detection.hysteresis import Streak, Transition, advance
+from alerts.detection.rules import SPEED_METRICS, DetectorConfig, MetricRule
+from alerts.lifecycle import availability, guards, series
+from alerts.lifecycle.report import error_rates, peers, speed_snapshot
+from alerts.lifecycle.series import ENDED, SeriesData, SeriesKey
+from alerts.lifecycle.transitions import (
     active_alert,
     active_alerts,
     escalate_alert,
@@ -49,6 +47,8 @@ from .transitions import (
     resolve_alert,
     update_alert,
 )
+from alerts.models import Alert, Evaluation, Kind, Metric, ProbeState, SeriesState, Severity
+from benchmarks.models import Run
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class Outcome:
 
 def evaluate_after_run(run_id: int) -> Outcome | None:
     """Evaluate the series of a finished run; None if it is missing, unfinished or done before."""
-    config = DetectorConfig.from_settings()
+    config = detector_config()
     with transaction.atomic():
         run = (
             Run.objects.select_related("endpoint__provider", "workload", "vantage")

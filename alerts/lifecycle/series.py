@@ -15,12 +15,11 @@ import numpy as np
 from django.db import connections
 from django.db.models import Q
 
+from alerts.detection.baseline import Runs
+from alerts.detection.rules import DetectorConfig
+from alerts.models import Segment
 from benchmarks.models import Run, Sample
 from benchmarks.stats import SPEEDLESS_OUTCOMES
-
-from .baseline import Runs
-from .models import Segment
-from .rules import DetectorConfig
 
 ENDED = Run.FINISHED  # the series holds runs whose summary is written
 # Each speed metric's median in a run's summary: set only when the run measured it.

@@ -23,12 +23,11 @@ from django.utils import timezone
 from advisor.advice import Advice, advise
 from advisor.models import WorkloadProfile
 from advisor.shape import Shape
-
-from .advice_models import AdviceChange, AdviceState
-from .emails import text_table
-from .models import EmailOptOut
-from .presenters import absolute
-from .recipients import normal
+from alerts.advice_models import AdviceChange, AdviceState
+from alerts.delivery.emails import text_table
+from alerts.delivery.recipients import normal
+from alerts.models import EmailOptOut
+from alerts.pages.presenters import absolute
 
 log = logging.getLogger(__name__)
 

@@ -9,10 +9,10 @@ from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from .models import Delivery, Notification
-from .presenters import Presented, absolute, present
-from .recipients import normal
-from .tokens import unsubscribe_token
+from alerts.delivery.recipients import normal
+from alerts.delivery.tokens import unsubscribe_token
+from alerts.models import Delivery, Notification
+from alerts.pages.presenters import Presented, absolute, present
 
 SUBJECT_LIMIT = 150
 KIND_WORDS = {"opened": "New alert", "escalated": "Got worse", "resolved": "Resolved"}

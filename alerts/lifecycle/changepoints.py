@@ -16,11 +16,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from alerts.config import detector_config
+from alerts.detection.rules import SPEED_METRICS
+from alerts.lifecycle.series import ENDED, RUN_MEDIAN, SeriesKey, series_runs
+from alerts.models import ChangePoint
 from benchmarks.models import Run
-
-from .models import ChangePoint
-from .rules import SPEED_METRICS, DetectorConfig
-from .series import ENDED, RUN_MEDIAN, SeriesKey, series_runs
 
 MIN_SIZE = 3  # runs on each side of a change
 MIN_RUNS = 2 * MIN_SIZE + 2
@@ -52,7 +52,7 @@ def find_breaks(values: np.ndarray, buckets: np.ndarray) -> list[int]:
 
 def detect_series(key: SeriesKey, *, since: datetime, until: datetime) -> int:
     """Replace the series' change points within [since, until]; returns how many were found."""
-    rule = DetectorConfig.from_settings().rules[key.metric]
+    rule = detector_config().rules[key.metric]
     column = RUN_MEDIAN[key.metric]
     rows = list(
         series_runs(key)

@@ -13,11 +13,10 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Max, Min, QuerySet
 
+from alerts.config import detector_config
+from alerts.lifecycle.series import series_runs
+from alerts.models import ACTIVE, Alert, ChangePoint, Kind, Metric, Segment, Severity, Status
 from benchmarks.models import Run
-
-from .models import ACTIVE, Alert, ChangePoint, Kind, Metric, Segment, Severity, Status
-from .rules import DetectorConfig
-from .series import series_runs
 
 # The alerts page's tabs: which statuses each shows.
 VIEWS = {
@@ -144,7 +143,7 @@ def blind_spell(alert: Alert, *, now: datetime) -> BlindSpell | None:
     segment = Segment.objects.filter(alert=alert).first()
     if alert.status != Status.ACCEPTED or alert.endpoint_id is None or segment is None:
         return None
-    config = DetectorConfig.from_settings()
+    config = detector_config()
     slots = list(
         series_runs(alert)
         .filter(slot__gt=segment.starts_at - timedelta(days=config.baseline_days))
@@ -209,6 +208,6 @@ def baseline_wait(now: datetime) -> BaselineWait | None:
     pace = pace or DEFAULT_RUNS_PER_DAY
     baseline_days = max(math.ceil(needed / pace), math.ceil(spread / timedelta(days=1)))
     # The long window holds at least `long_min_runs` runs: six days of a daily schedule.
-    long_runs = DetectorConfig.from_settings().long_min_runs
+    long_runs = detector_config().long_min_runs
     days = max(math.ceil(recent / timedelta(days=1)), math.ceil(long_runs / pace)) + baseline_days
     return BaselineWait(days_needed=days, first_alerts_from=(first or now) + timedelta(days=days))

@@ -9,13 +9,12 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 
+from alerts.detection.detector import Verdict
+from alerts.lifecycle.series import SeriesKey
+from alerts.models import AlertEvent, EventKind, SeriesState
+from alerts.wording import METRIC_WORDS
 from benchmarks.models import Workload
 from providers.models import Endpoint
-
-from .detector import Verdict
-from .models import AlertEvent, EventKind, SeriesState
-from .series import SeriesKey
-from .wording import METRIC_WORDS
 
 FLIPS = (EventKind.OPENED, EventKind.RESOLVED)
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from .models import (
+from alerts.lifecycle.transitions import record_event
+from alerts.models import (
     ACTIVE,
     Alert,
     EventKind,
@@ -22,7 +23,6 @@ from .models import (
     SeriesState,
     Status,
 )
-from .transitions import record_event
 
 ACTIONS = {
     "acknowledge": "Acknowledge",

@@ -1,0 +1,39 @@
+"""The detector's configuration as this install's settings give it (the defaults live in rules)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from alerts.detection.rules import DetectorConfig, speed_rules
+
+
+def detector_config() -> DetectorConfig:
+    """The detector's thresholds from settings (ALERTS_*; docs/alerts.md says what each does)."""
+    rules = speed_rules(
+        decode_effect=settings.ALERTS_DECODE_MIN_EFFECT,
+        decode_floor=settings.ALERTS_DECODE_FLOOR_TPS,
+        ttft_effect=settings.ALERTS_TTFT_MIN_EFFECT,
+        ttft_floor=settings.ALERTS_TTFT_FLOOR_MS,
+    )
+    return DetectorConfig(
+        recent_hours=settings.ALERTS_RECENT_HOURS,
+        baseline_days=settings.ALERTS_BASELINE_DAYS,
+        long_hours=settings.ALERTS_LONG_HOURS,
+        trend_hours=settings.ALERTS_TREND_HOURS,
+        min_recent=settings.ALERTS_MIN_RECENT_RUNS,
+        min_baseline=settings.ALERTS_MIN_BASELINE_RUNS,
+        min_baseline_days=settings.ALERTS_MIN_BASELINE_DAYS,
+        min_bucket_baseline=settings.ALERTS_MIN_BUCKET_RUNS,
+        min_week_runs=settings.ALERTS_MIN_WEEK_RUNS,
+        min_slot_runs=settings.ALERTS_MIN_SLOT_RUNS,
+        p_value=settings.ALERTS_P_VALUE,
+        fdr_q=settings.ALERTS_FDR_Q,
+        effect_gate=settings.ALERTS_EFFECT_GATE,
+        slot_effect_gate=settings.ALERTS_SLOT_EFFECT_GATE,
+        ci_level=settings.ALERTS_CI_LEVEL,
+        major_effect=settings.ALERTS_MAJOR_EFFECT,
+        open_after=settings.ALERTS_OPEN_AFTER,
+        resolve_after=settings.ALERTS_RESOLVE_AFTER,
+        recovery_odds=settings.ALERTS_RECOVERY_ODDS,
+        rules=rules,
+    )

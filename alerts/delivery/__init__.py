@@ -1,0 +1,1 @@
+"""Telling people: the outbox, emails, recipients, subscriptions and their signed tokens."""

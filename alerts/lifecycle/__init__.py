@@ -1,0 +1,1 @@
+"""An alert's life: evaluating a series after a run, opening, resolving and acting on alerts."""
