@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/tokspeed
 
-.PHONY: run test test-preflight test-clocks lint format bench venv dev-venv
+.PHONY: run test test-preflight test-clocks lint format bench venv dev-venv docs docs-build
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,14 @@ lint: dev-venv
 format: dev-venv
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+# The documentation site (docs/, mkdocs.yml): served at http://127.0.0.1:8001/ while you edit;
+# the strict build fails on a broken link or a page missing from the nav (CI runs it).
+docs: dev-venv
+	$(BIN)/mkdocs serve
+
+docs-build: dev-venv
+	$(BIN)/mkdocs build --strict
 
 bench: dev-venv
 	$(BIN)/python bench/accuracy.py
