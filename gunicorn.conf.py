@@ -1,4 +1,4 @@
-"""gunicorn settings for production (README: `gunicorn tokspeed.wsgi -c gunicorn.conf.py`).
+"""Production gunicorn settings (docs/operations.md: `gunicorn tokspeed.wsgi -c gunicorn.conf.py`).
 
 Threaded workers: the worker's main loop keeps telling the arbiter it is alive while a thread
 streams a long export, so `timeout` bounds a stuck worker, not a long download (a sync worker

@@ -1,5 +1,6 @@
-"""8 clients through gunicorn (the README's recipe: gunicorn.conf.py, 2 threaded workers), and a
-year of samples exported through it, verified by row count and checksum. Used by read_side.py."""
+"""8 clients through gunicorn (docs/operations.md's recipe: gunicorn.conf.py, 2 threaded workers),
+and a year of samples exported through it, verified by row count and checksum. Used by
+read_side.py."""
 
 from __future__ import annotations
 

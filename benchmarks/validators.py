@@ -56,7 +56,7 @@ def workload_ceiling_errors(
 
     Checked as products, not one limit at a time: requests held at once (concurrency), requests
     per run (concurrency × repetitions), and bytes held at once = concurrency × (prompt +
-    context padding + reply) at ~4 bytes per token. The ceilings are settings (README).
+    context padding + reply) at ~4 bytes per token. The ceilings are settings (docs/operations.md).
     """
     from django.conf import settings
 

@@ -173,7 +173,7 @@ class OpenAIChatAdapter:
         elif "predicted_n" in as_dict(obj.get("timings")):
             items.append(llamacpp_usage(obj["timings"]))
         # The error after the usage and finish of the same chunk: what it counted is kept, and
-        # its category, not the finish reason's, is the sample's (see README, error categories).
+        # its category, not the finish reason's, is the sample's (docs/providers/).
         if obj.get("error") or obj.get("object") == "error":
             if finish and finish.outcome not in ErrorCategory.ERRORS:
                 items.append(finish)

@@ -174,7 +174,7 @@ def test_it_registers_simulated_providers_for_every_protocol() -> None:
     out = run("register_simulator", "--url", "http://127.0.0.1:8100/")
     providers = Provider.objects.filter(simulated=True)
     # The cloud faces need the simulator's test credentials in the workers' environment, so
-    # register_simulator leaves them out (README: "Azure OpenAI, AWS Bedrock and Google Vertex").
+    # register_simulator leaves them out (docs/providers/simulator.md).
     cloud = {c.known.protocol for c in CLOUD} | {"azure_openai_responses"}
     assert sorted(providers.values_list("protocol", flat=True)) == sorted(
         p.value for p in Protocol if p.value not in cloud

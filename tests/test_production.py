@@ -1,6 +1,6 @@
-"""The README's production recipe: `check --deploy` is clean, and gunicorn with DEBUG=0 serves
-the admin's CSS and the API docs' assets itself (whitenoise), with throttle counters that two
-gunicorn workers share."""
+"""The production recipe (docs/operations.md): `check --deploy` is clean, and gunicorn with
+DEBUG=0 serves the admin's CSS and the API docs' assets itself (whitenoise), with throttle
+counters that two gunicorn workers share."""
 
 from __future__ import annotations
 
@@ -25,9 +25,9 @@ MANAGE = [sys.executable, str(ROOT / "manage.py")]
 
 
 def recipe_env() -> dict[str, str]:
-    """The variables the README's Production block exports (placeholders made real)."""
-    readme = (ROOT / "README.md").read_text()
-    block = readme.split("## Production", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    """The variables the Production block of docs/operations.md exports (placeholders made real)."""
+    recipe = (ROOT / "docs" / "operations.md").read_text()
+    block = recipe.split("## Production", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
     env: dict[str, str] = {}
     for line in block.splitlines():
         words = shlex.split(line, comments=True)
@@ -52,7 +52,7 @@ def base_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env | extra
 
 
-def test_it_passes_check_deploy_with_the_readme_recipe(tmp_path):
+def test_it_passes_check_deploy_with_the_production_recipe(tmp_path):
     env = base_env(tmp_path, **recipe_env())
     assert env["DEBUG"] == "0" and env["SECURE_SSL_REDIRECT"] == "1"  # the recipe was read
     result = subprocess.run(

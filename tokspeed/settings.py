@@ -1,4 +1,4 @@
-"""tokspeed settings, read from the environment (see README for every variable)."""
+"""tokspeed settings, read from the environment (docs/operations.md lists them)."""
 
 import os
 from datetime import timedelta
@@ -138,7 +138,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "static"))
 
-# --- HTTPS (production behind TLS; README "Production") ---------------------------------------
+# --- HTTPS (production behind TLS; docs/operations.md "Production") -------------------------
 # Each is off by default: `make run` serves plain HTTP on loopback.
 SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
 SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
@@ -228,7 +228,7 @@ TOKSPEED_RESPONSE_CACHE = envbool("TOKSPEED_RESPONSE_CACHE", True)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# Backstops against slow growth of a pool process (the cause found is fixed; see README): a
+# Backstops against slow growth of a pool process (the cause found is fixed; docs/operations.md): a
 # process is replaced after this many tasks, or once its resident memory passes this (KiB).
 CELERY_WORKER_MAX_TASKS_PER_CHILD = envint("TOKSPEED_WORKER_MAX_TASKS_PER_CHILD", 200)
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = envint("TOKSPEED_WORKER_MAX_MEMORY_PER_CHILD_KB", 400_000)
