@@ -8,7 +8,6 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from .costs import monthly_cost
-from .dispatch import queue_run_now
 from .models import Run, Sample, Schedule, Vantage, Workload
 from .schedules import schedule_endpoints, schedule_workloads
 from .validators import parse_times_of_day
@@ -89,6 +88,8 @@ class ScheduleAdmin(admin.ModelAdmin):
 
     @admin.action(description="Run now: every endpoint × workload of the schedule")
     def run_now(self, request: HttpRequest, queryset: QuerySet[Schedule]) -> None:
+        from .dispatch import queue_run_now  # the broker's client only when an admin queues runs
+
         queued = 0
         for schedule in queryset.select_related("vantage"):
             for endpoint in schedule_endpoints(schedule):

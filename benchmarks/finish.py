@@ -113,6 +113,7 @@ def _finish_once(
         "e2e_p50_ms": median(summary, "total_ms"),
         "output_tokens_p50": median(summary, "output_tokens"),
         "throughput_tps": summary["throughput_tps"],
+        "saturated_count": summary["saturated"],
         "summary": summary,
     }
     mine = Run.objects.filter(id=run.id, status=RunStatus.RUNNING)

@@ -171,6 +171,12 @@ class Run(models.Model):
     throughput_tps = models.FloatField(
         null=True, blank=True, help_text="Aggregate: output tokens of ok samples / run wall time."
     )
+    saturated_count = models.PositiveIntegerField(
+        default=0,
+        db_default=0,  # rows written by COPY (seed_history, benches) name their columns
+        help_text="Measured samples whose client read slower than the server wrote: their ITL "
+        "tail is withheld and their decode may read low (docs/design.md §4).",
+    )
     summary = models.JSONField(
         default=dict, blank=True, help_text="p50/p90/p99 of every metric; errors by category."
     )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -25,12 +24,13 @@ from django.utils import timezone
 import tokspeed
 from providers.base import EndpointConfig
 from providers.config import MissingKey, endpoint_config
-from providers.models import Endpoint, Provider
+from providers.models import Endpoint
 
 from . import breaker
 from .finish import finish_run
 from .measure import Limits, Measurement, Network, make_client, measure_burst
 from .models import Run, RunStatus
+from .network import network_for
 from .prompts import build_prompt
 from .resilience import retry_db
 from .sample_writer import SampleWriter
@@ -238,16 +238,6 @@ class Shape:
     concurrency: int
     cold: bool
     network: Network
-
-
-def network_for(provider: Provider | None) -> Network:
-    """How workers reach `provider`: its proxy variable (else the standard proxy variables),
-    its CA bundle, and whether private addresses are allowed (checked at every connect)."""
-    allow_private = settings.TOKSPEED_ALLOW_PRIVATE_ENDPOINTS
-    if provider is None:
-        return Network(allow_private=allow_private)
-    proxy = os.environ.get(provider.proxy_env, "").strip() if provider.proxy_env else None
-    return Network(proxy=proxy, ca_bundle=provider.ca_bundle, allow_private=allow_private)
 
 
 async def _measure_rounds(

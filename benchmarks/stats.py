@@ -2,7 +2,7 @@
 
 The summary dict (stored in Run.summary) looks like::
 
-    {"samples": 5, "ok": 4, "errors": 1,
+    {"samples": 5, "ok": 4, "errors": 1, "saturated": 0,
      "errors_by_category": {"rate_limited": 1}, "outcomes": {"truncated": 1},
      "tokens_source": {"usage": 4},
      "ttft_ms": {"p10": 598.1, "p50": 612.0, "p90": 640.2, "p99": 644.8, "n": 4},
@@ -89,6 +89,8 @@ def summarize(samples: Sequence[Any], *, concurrency: int = 1) -> dict[str, Any]
         "tokens_source": dict(sorted(sources.items())),
         "wall_s": wall_s,
         "throughput_tps": tokens / wall_s if wall_s and measured else None,
+        # Samples whose client fell behind the stream: ITL tails withheld, decode may read low.
+        "saturated": sum(bool(getattr(s, "saturated", False)) for s in measured),
     }
     for name in METRICS:
         described = describe(getattr(s, name, None) for s in measured)

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from django.core.exceptions import ValidationError
 
-from .aws_auth import SigV4Credential, region_of
 from .base import Credential, EndpointConfig
 from .cloud_auth import shared_token
 from .models import validate_env_name
@@ -54,6 +53,8 @@ def credential_for(protocol: str, *, api_key_env: str, base_url: str) -> Credent
     if protocol.startswith("vertex_"):
         return shared_token("google")
     if protocol == "bedrock_converse":
+        from .aws_auth import SigV4Credential, region_of  # botocore: only for Bedrock
+
         return SigV4Credential(region_of(base_url))
     return None
 

@@ -98,8 +98,11 @@ def test_it_measures_each_protocol_close_to_the_simulators_truth(
     assert m.decode_tps == pytest.approx(true_tps, rel=0.25)
     assert m.decode_tps == pytest.approx(1000 / m.tpot_ms, rel=1e-9)
     assert m.tpot_ms == pytest.approx((m.last_token_ms - m.ttft_ms) / (tokens - 1), rel=1e-9)
-    assert not m.saturated
-    assert 0 < m.itl_p50_ms <= m.itl_p90_ms <= m.itl_p99_ms <= m.itl_max_ms  # measured gaps only
+    if m.saturated:  # a loaded machine read slower than the simulator wrote: tail withheld
+        assert m.coalesced_events > m.chunks / 2
+        assert 0 < m.itl_p50_ms <= m.itl_p90_ms and (m.itl_p99_ms, m.itl_max_ms) == (None, None)
+    else:
+        assert 0 < m.itl_p50_ms <= m.itl_p90_ms <= m.itl_p99_ms <= m.itl_max_ms
     assert m.output_chars > 0 and len(m.output_sha256) == 64
     assert m.finish_reason and not m.outcome and not m.error_message
 

@@ -45,24 +45,28 @@ def test_it_makes_decode_speed_the_inverse_of_time_per_output_token() -> None:
     assert tpot_ms(1, start_ms=100.0, last_token_ms=100.0) is None
 
 
-def test_it_takes_itl_only_from_events_that_arrived_in_reads_of_their_own() -> None:
+def test_it_spreads_the_gap_before_a_read_over_the_events_it_brought() -> None:
     ms = 1_000_000
-    # Events 3 and 4 came in one read (one stamp): neither gap touching them was measured.
+    # Events 3 and 4 came in one read 15 ms after the previous one: 7.5 ms each, not dropped.
     stamps = [0, 10 * ms, 20 * ms, 35 * ms, 35 * ms, 60 * ms, 100 * ms]
     reads = read_stats(stamps)
     assert reads.itl is not None
-    assert reads.itl.p50_ms == pytest.approx(10.0)  # gaps 10, 10 and 40 only
+    # Gaps 10, 10, 7.5, 7.5, 25, 40: they sum to the stream's 100 ms.
+    assert reads.itl.p50_ms == pytest.approx(10.0)
     assert reads.itl.max_ms == pytest.approx(40.0)
-    assert reads.itl.p90_ms == pytest.approx(10 + 0.8 * 30)
+    assert reads.itl.p90_ms == pytest.approx(25 + 0.5 * 15)
     assert (reads.coalesced_events, reads.text_reads, reads.saturated) == (2, 6, False)
 
 
-def test_it_flags_a_saturated_stream_and_reports_no_unmeasured_gap() -> None:
+def test_it_withholds_the_tail_of_a_saturated_stream() -> None:
     ms = 1_000_000
-    # 30 events in two reads: a client that fell behind. No gap was measured.
-    reads = read_stats([5 * ms] * 15 + [9 * ms] * 15)
-    assert reads.itl is None and reads.saturated
-    assert (reads.coalesced_events, reads.text_reads) == (30, 2)
+    # 30 events in three reads: a client that fell behind. The median is the spread gap; the
+    # tail waited in the socket buffer and is not guessed.
+    reads = read_stats([1 * ms] + [5 * ms] * 15 + [9 * ms] * 14)
+    assert reads.saturated and reads.itl is not None
+    assert reads.itl.p50_ms == pytest.approx(4 / 15, rel=0.2)
+    assert (reads.itl.p99_ms, reads.itl.max_ms) == (None, None)
+    assert (reads.coalesced_events, reads.text_reads) == (29, 3)
     assert read_stats([5]).itl is None and not read_stats([5]).saturated
 
 

@@ -23,7 +23,7 @@ from aiohttp import web
 
 from benchmarks.measure import Limits, Measurement, Network, make_client, measure_burst
 from benchmarks.measure.http import connection, network
-from benchmarks.runner import network_for
+from benchmarks.network import network_for
 from providers.base import EndpointConfig, ErrorCategory
 from providers.models import Provider
 from providers.simulator.process import SimulatorHandle

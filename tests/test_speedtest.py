@@ -194,3 +194,57 @@ def test_it_rejects_a_bad_flag_with_one_line(args: list[str], message: str) -> N
 
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and message in result.stderr
+
+
+@pytest.fixture
+def burst_server() -> Iterator[str]:
+    """An OpenAI-compatible server on loopback that writes its 24 text events in 3 bursts of 8,
+    as a client that fell behind would read them: a saturated stream, every time."""
+    import asyncio
+    import threading
+
+    from aiohttp import web
+
+    def chunk(text: str, **extra: object) -> bytes:
+        delta = {"choices": [{"index": 0, "delta": {"content": text}, **extra}]}
+        return f"data: {json.dumps(delta)}\n\n".encode()
+
+    async def completions(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for burst in range(3):
+            await asyncio.sleep(0.05)
+            await response.write(b"".join(chunk(f" w{burst}-{i}") for i in range(8)))
+        usage = {"prompt_tokens": 10, "completion_tokens": 24, "total_tokens": 34}
+        end = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage}
+        await response.write(f"data: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode())
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", completions)
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(app)
+    loop.run_until_complete(runner.setup())
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    loop.run_until_complete(site.start())
+    port = site._server.sockets[0].getsockname()[1]  # noqa: SLF001 - the bound ephemeral port
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{port}/v1"
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=5)
+
+
+def test_it_says_when_the_client_and_not_the_provider_set_the_pace(burst_server: str) -> None:
+    args = ["--base-url", burst_server, "--protocol", "openai_chat", "--model", "m"]
+    text = speedtest(*args, "--concurrency", "2", "--repeat", "1")
+    summary = json.loads(speedtest(*args, "--concurrency", "2", "--repeat", "1", "--json"))[
+        "summary"
+    ]
+
+    row = next(line.split() for line in text.splitlines() if line.split()[:1] == ["1"])
+    assert row[7] == "sat.", f"the ITL p99 column of a saturated request should say so: {row}"
+    assert "client saturated in 2 of 2 requests" in text and "concurrency 2" in text
+    assert summary["saturated"] == 2
+    assert "itl_p99_ms" not in summary, "a withheld tail must not be summarised as if measured"
+    assert summary["itl_p50_ms"]["p50"] > 0

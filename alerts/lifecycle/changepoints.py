@@ -11,7 +11,6 @@ import math
 from datetime import datetime, timedelta
 
 import numpy as np
-import ruptures as rpt
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -46,6 +45,8 @@ def find_breaks(values: np.ndarray, buckets: np.ndarray) -> list[int]:
     if len(residual) < MIN_RUNS or sigma == 0:
         return []
     penalty = PENALTY_FACTOR * sigma**2 * math.log(len(residual))
+    import ruptures as rpt  # with scipy.signal: seconds of start-up for a nightly task
+
     algo = rpt.Pelt(model="l2", min_size=MIN_SIZE, jump=1).fit(residual.reshape(-1, 1))
     return [b for b in algo.predict(pen=penalty) if b < len(residual)]
 

@@ -25,29 +25,30 @@ NS_PER_MS = 1_000_000
 
 
 # A stream is flagged saturated when more than this share of its text events arrived in network
-# reads shared with other text events: the client read slower than the server wrote, so its
-# inter-token gaps come from the few events that still arrived alone.
+# reads shared with other text events: the client read slower than the server wrote.
 SATURATED_SHARE = 0.5
 
 
 @dataclass(frozen=True, slots=True)
 class ItlStats:
-    """Inter-token latency: measured gaps between consecutive text-carrying events, in ms."""
+    """Inter-token latency in ms (docs/design.md §4): each text event of a network read is given
+    the time since the previous text-carrying read, divided by the read's text events. p99 and max
+    are None for a saturated stream: the tail of its gaps was spent waiting in the socket buffer
+    and cannot be known, so it is withheld rather than guessed."""
 
     p50_ms: float
     p90_ms: float
-    p99_ms: float
-    max_ms: float
+    p99_ms: float | None
+    max_ms: float | None
 
 
 @dataclass(frozen=True, slots=True)
 class Reads:
     """How a stream's text-carrying events arrived, read by read.
 
-    itl: statistics of the measured gaps, None when no gap could be measured. coalesced_events:
-    text events that shared their network read with another text event (they carry one stamp
-    between them, so no gap between them was measured). text_reads: network reads that carried
-    text. saturated: more than SATURATED_SHARE of the events were coalesced.
+    itl: the gaps' statistics, None when no gap could be attributed (one read). coalesced_events:
+    text events that shared their network read with another text event. text_reads: network
+    reads that carried text. saturated: more than SATURATED_SHARE of the events were coalesced.
     """
 
     itl: ItlStats | None
@@ -60,33 +61,39 @@ def read_stats(token_event_ns: Sequence[int]) -> Reads:
     """Gaps and coalescing of text-carrying events (perf_counter ns stamps, in order).
 
     Every event decoded from one network read carries that read's stamp, so events sharing a
-    stamp arrived in one read. A gap is measured only between two consecutive events that each
-    arrived in a read of its own: an event that shared its read may have waited in the socket
-    buffer, and a gap of 0 between events of one read was never measured.
+    stamp arrived in one read. A read of k events that came g ms after the previous text read
+    stands for k gaps of g / k ms: the events waited in the socket buffer while the client was
+    away, so the time since the last read is spread over the tokens it brought (the gaps sum to
+    the stream's span, as decode speed's window does). Taking gaps only between events that
+    arrived alone would keep the short gaps and drop the long ones, which are the ones a burst
+    follows: under load that read p99 20–71 % low (bench/accuracy.py --saturated). The events of
+    the first read have no previous read to share a gap with and give none.
     """
     n = len(token_event_ns)
-    alone = [True] * n
-    reads = 0
-    for i in range(n):
-        if i and token_event_ns[i] == token_event_ns[i - 1]:
-            alone[i] = alone[i - 1] = False
+    sizes: list[int] = []  # text events per read, in order
+    stamps: list[int] = []
+    for i, stamp in enumerate(token_event_ns):
+        if i and stamp == token_event_ns[i - 1]:
+            sizes[-1] += 1
         else:
-            reads += 1
+            sizes.append(1)
+            stamps.append(stamp)
+    coalesced = sum(size for size in sizes if size > 1)
+    saturated = n > 1 and coalesced > SATURATED_SHARE * n
     gaps = sorted(
-        (token_event_ns[i] - token_event_ns[i - 1]) / NS_PER_MS
-        for i in range(1, n)
-        if alone[i] and alone[i - 1]
+        (stamps[j] - stamps[j - 1]) / NS_PER_MS / sizes[j]
+        for j in range(1, len(sizes))
+        for _ in range(sizes[j])
     )
-    coalesced = n - sum(alone)
     itl = None
     if gaps:
         itl = ItlStats(
             p50_ms=percentile(gaps, 50),
             p90_ms=percentile(gaps, 90),
-            p99_ms=percentile(gaps, 99),
-            max_ms=gaps[-1],
+            p99_ms=None if saturated else percentile(gaps, 99),
+            max_ms=None if saturated else gaps[-1],
         )
-    return Reads(itl, coalesced, reads, n > 1 and coalesced > SATURATED_SHARE * n)
+    return Reads(itl, coalesced, len(sizes), saturated)
 
 
 def decode_tps(tokens: int, *, start_ms: float, last_token_ms: float) -> float | None:

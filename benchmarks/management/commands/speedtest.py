@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from benchmarks.measure import Limits, Measurement, make_client, measure_burst
+from benchmarks.network import network_for
 from benchmarks.prompts import build_prompt
-from benchmarks.runner import network_for
 from benchmarks.stats import median, summarize
 from providers.base import EndpointConfig
 from providers.config import MissingKey, adhoc_config, endpoint_config
@@ -318,6 +318,19 @@ class _Report:
             f"throughput {_fmt(summary['throughput_tps'])} tok/s (all ok requests together, "
             "not per user)"
         )
+        if summary["saturated"]:
+            self.console.print(
+                saturation_note(summary["saturated"], summary["ok"], self.concurrency)
+            )
+
+
+def saturation_note(saturated: int, ok: int, concurrency: int) -> str:
+    """One line saying the client, not the provider, set the pace of some requests."""
+    return (
+        f"client saturated in {saturated} of {ok} requests: this machine read slower than the "
+        f"provider wrote at concurrency {concurrency}, so their ITL p99 is withheld ('sat.') and "
+        "their decode may read low; measure at a lower --concurrency or give the client more CPU"
+    )
 
 
 def _row(label: str, m: Measurement) -> str:
@@ -329,7 +342,7 @@ def _row(label: str, m: Measurement) -> str:
         _fmt(m.output_tokens),
         m.tokens_source or "-",
         _fmt(m.itl_p50_ms, 2),
-        _fmt(m.itl_p99_ms, 2),
+        "sat." if m.saturated else _fmt(m.itl_p99_ms, 2),
         _fmt(m.e2e_ms),
     )
     error = f"{m.error_category}: {m.error_message}" if m.error_category else ""

@@ -38,6 +38,7 @@ RUN_FIELDS = [
     "e2e_p50_ms",
     "output_tokens_p50",
     "throughput_tps",
+    "saturated_count",
 ]
 
 # Every docs/design.md §4 field the measurement stores, with e2e_ms (= total_ms) beside total_ms.
