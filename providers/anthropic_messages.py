@@ -19,6 +19,7 @@ from .base import (
     StreamError,
     Usage,
 )
+from .prompt import Prompt, anthropic_tools, as_prompt
 from .wire import (
     as_dict,
     as_int,
@@ -98,16 +99,23 @@ class AnthropicMessagesAdapter:
     name = "anthropic_messages"
     ends_on_close = False
 
-    def build_request(self, config: EndpointConfig, *, prompt: str, max_tokens: int) -> RequestSpec:
+    def build_request(
+        self, config: EndpointConfig, *, prompt: str | Prompt, max_tokens: int
+    ) -> RequestSpec:
+        parts = as_prompt(prompt)
         body: dict[str, Any] = {
             "model": config.model,
-            "messages": [{"role": "user", "content": prompt}],
+            "messages": [{"role": "user", "content": parts.user}],
             "stream": True,
             config.max_tokens_field or "max_tokens": max_tokens,
         }
         thinking = thinking_option(config.reasoning_effort, max_tokens)
         if thinking:
             body["thinking"] = thinking
+        if parts.system:
+            body["system"] = parts.system
+        if parts.tools:
+            body["tools"] = anthropic_tools(parts.tools)
         auth = {"anthropic-version": API_VERSION}
         if config.api_key:
             auth["x-api-key"] = config.api_key

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .prompt import Prompt
+
 
 class ErrorCategory:
     RATE_LIMITED = "rate_limited"
@@ -192,8 +194,11 @@ class Adapter(Protocol):
     # True when the protocol has no end marker and a clean EOF after a Finish is a normal end.
     ends_on_close: bool
 
-    def build_request(self, config: EndpointConfig, *, prompt: str, max_tokens: int) -> RequestSpec:
-        """The streaming request: usage requested, right max-tokens field, reasoning options."""
+    def build_request(
+        self, config: EndpointConfig, *, prompt: str | Prompt, max_tokens: int
+    ) -> RequestSpec:
+        """The streaming request: usage requested, right max-tokens field, reasoning options;
+        a Prompt's system text and tools each in the API's own place (providers.prompt)."""
         ...
 
     def parse(self, event: SSEEvent) -> list[Item]:

@@ -19,6 +19,7 @@ from .base import (
     StreamError,
     Usage,
 )
+from .prompt import Prompt, as_prompt, openai_responses_tools
 from .wire import (
     as_dict,
     as_int,
@@ -56,16 +57,23 @@ class OpenAIResponsesAdapter:
     name = "openai_responses"
     ends_on_close = False
 
-    def build_request(self, config: EndpointConfig, *, prompt: str, max_tokens: int) -> RequestSpec:
+    def build_request(
+        self, config: EndpointConfig, *, prompt: str | Prompt, max_tokens: int
+    ) -> RequestSpec:
+        parts = as_prompt(prompt)
         body: dict[str, Any] = {
             "model": config.model,
-            "input": prompt,
+            "input": parts.user,
             "stream": True,
             config.max_tokens_field or "max_output_tokens": max_tokens,
         }
         if config.reasoning_effort:
             # Without a summary request the API streams no reasoning text at all.
             body["reasoning"] = {"effort": config.reasoning_effort, "summary": "auto"}
+        if parts.system:
+            body["instructions"] = parts.system
+        if parts.tools:
+            body["tools"] = openai_responses_tools(parts.tools)
         auth = {"authorization": f"Bearer {config.api_key}"} if config.api_key else {}
         return RequestSpec(
             method="POST",

@@ -45,7 +45,7 @@ def make_plan(
     reasoning = 0
     if profile.reasoning_share > 0 and natural >= 2:
         reasoning = min(natural - 1, max(1, round(natural * profile.reasoning_share)))
-    prompt = prompt_tokens(request.prompt_chars)
+    prompt = prompt_tokens(request.input_chars)
     base_ms = profile.ttft_ms if options.ttft_ms is None else options.ttft_ms
     ttft_ms = (base_ms + prompt / profile.prefill_tps * 1000.0) * controls.ttft_factor
     # Clipped at three standard deviations so a test's tolerance can be derived from the profile.

@@ -182,6 +182,9 @@ def protocol_handler(proto: ModuleType | type) -> Callable[[web.Request], Any]:
         sim = request.app[SIM]
         plan = make_plan(profile, options, parsed, fault=fault, controls=sim.controls)
         record.prompt_tokens = plan.prompt_tokens
+        record.user_chars = parsed.prompt_chars
+        record.system_chars = parsed.system_chars
+        record.tool_names = parsed.tool_names
         encoder = proto.Encoder(
             request_id=record.request_id,
             model=parsed.model,

@@ -28,6 +28,13 @@ class ParsedRequest:
     prompt_chars: int
     max_tokens: int | None  # None when the request set no limit
     include_usage: bool  # the client asked for usage (or the protocol always sends it)
+    system_chars: int = 0  # the system prompt, read from the protocol's own place
+    tool_names: tuple[str, ...] = ()  # tools sent in the protocol's own shape
+    tool_chars: int = 0  # their canonical JSON: tools cost prefill
+
+    @property
+    def input_chars(self) -> int:
+        return self.prompt_chars + self.system_chars + self.tool_chars
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from . import carried as carried_parts
+from .carried import astuple_carried
 from .common import (
     BadRequest,
     EncoderBase,
@@ -39,9 +41,10 @@ def parse(body: dict[str, Any], path_model: str | None = None) -> ParsedRequest:
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise BadRequest("instructions must be a string")
-    chars += len(instructions or "")
+    carried = carried_parts.openai_responses(body, len(instructions or ""))
     require_stream(body)
-    return ParsedRequest(model, chars, optional_limit(body, "max_output_tokens"), True)
+    limit = optional_limit(body, "max_output_tokens")
+    return ParsedRequest(model, chars, limit, True, *astuple_carried(carried))
 
 
 def _unescape(escaped: list[bytes]) -> str:
