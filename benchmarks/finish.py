@@ -15,7 +15,7 @@ from .models import Run, RunStatus
 from .prompts import prompt_tokens_estimate
 from .resilience import retry_db
 from .rollups import write as rollups
-from .stats import median, summarize
+from .stats import median, per_prompt, summarize
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +97,9 @@ def _finish_once(
         repetitions=run.repetitions,
         client_version=run.client_version,
     )
+    prompts = per_prompt(samples)
+    if prompts:
+        summary["prompts"] = prompts
     decided, why = decide(run, summary)
     fields = {
         "status": status or decided,

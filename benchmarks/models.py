@@ -1,13 +1,21 @@
 """Workload, Schedule, Vantage, Run and Sample (docs/design.md §2)."""
 
+import json
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxLengthValidator
 from django.db import models
 
 from providers.models import Endpoint
 
-from .prompts import STANDARD_PROMPT
-from .validators import validate_schedule_timing, workload_ceiling_errors
+from .prompts import MAX_SYSTEM_PROMPT_CHARS, STANDARD_PROMPT, WorkloadText
+from .validators import (
+    validate_prompt_suite,
+    validate_schedule_timing,
+    validate_tools,
+    workload_ceiling_errors,
+)
 
 
 class Workload(models.Model):
@@ -31,9 +39,38 @@ class Workload(models.Model):
         "Off: a round's connections are opened before its clocks start.",
     )
     enabled = models.BooleanField(default=True)
+    # A team's own workload (docs/workloads.md). Its text is confidential: only members with
+    # the view_prompt_text permission read it; everywhere else it has a name and a shape.
+    system_prompt = models.TextField(
+        blank=True,
+        validators=[MaxLengthValidator(MAX_SYSTEM_PROMPT_CHARS)],
+        help_text="Sent as the API's system prompt with every request (up to 100,000 characters).",
+    )
+    prompt_suite = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_prompt_suite],
+        help_text="Several prompts (a list of strings): request i of a run sends prompt i mod N. "
+        "Empty: the one prompt above.",
+    )
+    context_document = models.TextField(
+        blank=True,
+        help_text="A real document sent as context instead of neutral padding, cut to "
+        "context_tokens by the provider's reported input tokens.",
+    )
+    tools = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_tools],
+        help_text='Tool schemas sent with every request: [{"name", "description", "parameters"}].',
+    )
+    reasoning_effort = models.CharField(
+        max_length=20, blank=True, help_text="Overrides the endpoint's reasoning effort when set."
+    )
 
     class Meta:
         ordering = ["context_tokens", "concurrency", "slug"]
+        permissions = [("view_prompt_text", "Can read the prompt text of custom workloads")]
 
     def __str__(self) -> str:
         return self.name
@@ -43,12 +80,32 @@ class Workload(models.Model):
         errors = workload_ceiling_errors(
             concurrency=self.concurrency,
             repetitions=self.repetitions,
-            prompt=self.prompt,
+            prompt=self.largest_request_text(),
             context_tokens=self.context_tokens,
             max_output_tokens=self.max_output_tokens,
         )
         if errors:
             raise ValidationError(errors)
+
+    @property
+    def is_custom(self) -> bool:
+        """A team's own text: anything but the standard prompt with neutral padding."""
+        return bool(
+            self.system_prompt
+            or self.prompt_suite
+            or self.context_document
+            or self.tools
+            or self.prompt != STANDARD_PROMPT
+        )
+
+    def text(self) -> WorkloadText:
+        return WorkloadText.of(self)
+
+    def largest_request_text(self) -> str:
+        """The longest prompt with the system text and tool schemas: what one request holds."""
+        suite = self.prompt_suite if isinstance(self.prompt_suite, list) else []
+        longest = max((p for p in suite if isinstance(p, str)), key=len, default=self.prompt)
+        return longest + self.system_prompt + (json.dumps(self.tools) if self.tools else "")
 
     def concurrency_for(self, endpoint: Endpoint) -> int:
         return self.concurrency or endpoint.peak_concurrency
@@ -239,6 +296,9 @@ class Sample(models.Model):
     # is unique (run, index).
     slot = models.DateTimeField()
     index = models.PositiveIntegerField()
+    prompt_index = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Which prompt of the workload's suite it sent."
+    )
     started_at = models.DateTimeField()
     connect_ms = models.FloatField(null=True, blank=True)
     ttfb_ms = models.FloatField(null=True, blank=True)
