@@ -1,10 +1,11 @@
 """Workload, Schedule, Vantage, Run and Sample (docs/design.md §2)."""
 
 import json
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxLengthValidator
+from django.core.validators import MaxLengthValidator, MinValueValidator
 from django.db import models
 
 from providers.models import Endpoint
@@ -32,7 +33,9 @@ class Workload(models.Model):
     repetitions = models.PositiveIntegerField(
         default=5, help_text="Rounds; a run sends repetitions × concurrency requests."
     )
-    max_output_tokens = models.PositiveIntegerField(default=2048)
+    max_output_tokens = models.PositiveIntegerField(
+        default=2048, validators=[MinValueValidator(1)], help_text="The output cap per request."
+    )
     cold_connections = models.BooleanField(
         default=False,
         help_text="Open each request's connection inside its TTFT (to measure cold starts). "
@@ -67,6 +70,12 @@ class Workload(models.Model):
     reasoning_effort = models.CharField(
         max_length=20, blank=True, help_text="Overrides the endpoint's reasoning effort when set."
     )
+    custom = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text="Carries a team's own text (set on save): kept off the shared leaderboard's "
+        "standard columns and the advisor's defaults; it has its own board.",
+    )
 
     class Meta:
         ordering = ["context_tokens", "concurrency", "slug"]
@@ -74,6 +83,13 @@ class Workload(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.custom = self.is_custom
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None:
+            kwargs["update_fields"] = {*update_fields, "custom"}
+        super().save(*args, **kwargs)
 
     def clean(self) -> None:
         # Concurrency 0 (the endpoint's peak) is checked per endpoint when a run starts.

@@ -1,5 +1,6 @@
 """Validation of schedule settings (times of day in UTC, or an interval)."""
 
+import json
 from datetime import time
 
 from django.core.exceptions import ValidationError
@@ -109,6 +110,8 @@ def validate_tools(value: object) -> None:
         raise ValidationError('Tools are a list of {"name", "description", "parameters"}.')
     if len(value) > MAX_TOOLS:
         raise ValidationError(f"At most {MAX_TOOLS} tools.")
+    if "\\u0000" in json.dumps(value):
+        raise ValidationError("Tools must not contain NUL characters.")
     names = set()
     for index, raw in enumerate(value, start=1):
         try:
