@@ -18,12 +18,21 @@ from benchmarks.models import Run, RunStatus, Vantage, Workload
 from benchmarks.sample_writer import SampleWriter
 from providers.models import Endpoint, Provider
 from providers.registry import ADAPTERS
+from tests.celery_helpers import FILESYSTEM_URL, broker, filesystem_options
 from tests.custom_workload_data import context_document, prompt_suite, system_prompt, tool_schemas
-from tests.test_runner import fs_broker  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 KEY_ENV = "TOKSPEED_TEST_CUSTOM_KEY"
+
+
+@pytest.fixture
+def fs_broker(tmp_path):
+    """A run's end publishes its follow-up tasks: to a filesystem broker in a temp folder."""
+    with broker(FILESYSTEM_URL, filesystem_options(tmp_path)):
+        yield tmp_path
+
+
 CONTEXT_TOKENS = 3_000
 
 
@@ -96,7 +105,7 @@ def test_it_sends_a_custom_workload_in_each_apis_places_and_stores_the_providers
     simulator,
     fs_broker,
     monkeypatch,
-    protocol,  # noqa: F811 - the fixture
+    protocol,
 ) -> None:
     monkeypatch.setenv(KEY_ENV, "sim-key")
     workload = custom_workload()
@@ -131,7 +140,7 @@ def test_it_sends_a_custom_workload_in_each_apis_places_and_stores_the_providers
 
 def test_it_cuts_the_context_document_to_the_workloads_size_in_the_providers_tokens(
     simulator,
-    fs_broker,  # noqa: F811 - the fixture
+    fs_broker,
     monkeypatch,
 ) -> None:
     monkeypatch.setenv(KEY_ENV, "sim-key")
