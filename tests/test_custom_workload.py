@@ -164,3 +164,25 @@ def test_it_cuts_the_context_document_to_the_workloads_size_in_the_providers_tok
     # Every request carried the document's first ~3,000 tokens as the provider counts them
     # (cut at a word boundary: a few characters short at most).
     assert all(CONTEXT_TOKENS * 0.98 <= extra <= CONTEXT_TOKENS * 1.01 for extra in added), added
+
+
+def test_it_sends_the_workloads_reasoning_effort_and_output_cap(
+    simulator, fs_broker, monkeypatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, "sim-key")
+    workload = custom_workload(reasoning_effort="high", max_output_tokens=4_000, context_tokens=0)
+    run = custom_run(simulator, "openai_chat", workload, concurrency=1, repetitions=1)
+    bodies = []
+    adapter = ADAPTERS["openai_chat"]
+    build = type(adapter).build_request
+
+    def spying(self, config, *, prompt, max_tokens):
+        spec = build(self, config, prompt=prompt, max_tokens=max_tokens)
+        bodies.append(spec.json)
+        return spec
+
+    monkeypatch.setattr(type(adapter), "build_request", spying)
+    assert runner.execute(run.id, worker="t") == RunStatus.DONE
+    assert bodies and all(b["reasoning_effort"] == "high" for b in bodies), bodies[:1]
+    assert all(b["max_tokens"] == 4_000 for b in bodies)
+    assert run.endpoint.reasoning_effort == "", "the endpoint's own setting was not changed"
