@@ -193,6 +193,7 @@ BOARD_COLUMNS = [
     "decode_tps_p50",
     "e2e_p50_ms",
     "throughput_tps",
+    "downgraded",
 ]
 
 
@@ -246,6 +247,12 @@ class Run(models.Model):
     )
     summary = models.JSONField(
         default=dict, blank=True, help_text="p50/p90/p99 of every metric; errors by category."
+    )
+    lane = models.CharField(max_length=20, blank=True, help_text="The lane asked for.")
+    downgraded = models.BooleanField(
+        default=False,
+        help_text="Some requests were served in a lower lane than asked: kept out of the "
+        "lane's medians (boards, rollups, alerts).",
     )
 
     class Meta:
@@ -378,6 +385,9 @@ class Sample(models.Model):
         null=True,
         blank=True,
         help_text="The provider's own latency figure, beside ours (Bedrock's metrics.latencyMs).",
+    )
+    served_lane = models.CharField(
+        max_length=20, blank=True, help_text="The lane the provider says it served; blank: unsaid."
     )
 
     class Meta:

@@ -45,6 +45,7 @@ _NOT_METRICS = frozenset(
         "output_chars",
         "output_sha256",
         "connect_address",
+        "served_lane",
     }
 )
 _MEASURED = tuple(name for name in SAMPLE_FIELDS if name not in _NOT_METRICS)

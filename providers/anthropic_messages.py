@@ -15,10 +15,12 @@ from .base import (
     ReasoningMode,
     ReasoningShown,
     RequestSpec,
+    ServedLane,
     SSEEvent,
     StreamError,
     Usage,
 )
+from .lanes import request_fields, served
 from .prompt import Prompt, anthropic_tools, as_prompt
 from .wire import (
     as_dict,
@@ -116,6 +118,7 @@ class AnthropicMessagesAdapter:
             body["system"] = parts.system
         if parts.tools:
             body["tools"] = anthropic_tools(parts.tools)
+        body.update(request_fields(config.protocol, config.lane))
         auth = {"anthropic-version": API_VERSION}
         if config.api_key:
             auth["x-api-key"] = config.api_key
@@ -149,7 +152,12 @@ class AnthropicMessagesAdapter:
                 return []
             # output_tokens here is a placeholder (1-5): keep only the prompt side.
             first = message_usage(usage)
-            return [Usage(input_tokens=first.input_tokens, cached_tokens=first.cached_tokens)]
+            start: list[Item] = [
+                Usage(input_tokens=first.input_tokens, cached_tokens=first.cached_tokens)
+            ]
+            if served(usage.get("service_tier")):
+                start.append(ServedLane(served(usage["service_tier"])))
+            return start
         if kind == "message_delta":
             items: list[Item] = []
             if isinstance(obj.get("usage"), dict):

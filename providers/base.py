@@ -56,6 +56,7 @@ class EndpointConfig:
     max_tokens_field: str = ""
     reasoning_effort: str = ""
     extra_body: dict[str, Any] = field(default_factory=dict)
+    lane: str = ""  # providers.lanes: "" or "standard" asks for nothing special
     # Cloud auth that is not a static key (a cached OAuth2 token, a SigV4 signer); see Credential.
     credential: Credential | None = None
 
@@ -174,11 +175,19 @@ class ProviderLatency:
 
 
 @dataclass(frozen=True, slots=True)
+class ServedLane:
+    """The lane the provider says it served (providers.lanes.served: OpenAI's `service_tier`,
+    Anthropic's `usage.service_tier`), in tokspeed's words."""
+
+    lane: str
+
+
+@dataclass(frozen=True, slots=True)
 class End:
     """The protocol's normal end marker ([DONE], message_stop, response.completed...)."""
 
 
-Item = Delta | Usage | Finish | StreamError | ProviderLatency | End | ReasoningShown
+Item = Delta | Usage | Finish | StreamError | ProviderLatency | End | ReasoningShown | ServedLane
 
 
 class Adapter(Protocol):

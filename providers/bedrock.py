@@ -31,6 +31,7 @@ from .base import (
 )
 from .errors import classify_status, clean_message, header, parse_retry_after
 from .eventstream import BROKEN_FRAME, MEDIA_TYPE, EventStreamDecoder
+from .lanes import request_fields
 from .prompt import Prompt, as_prompt, bedrock_tool_config
 from .wire import as_dict, as_int, as_number, http_error, is_keepalive, join_url, load_object, merge
 
@@ -78,6 +79,7 @@ class BedrockConverseAdapter:
             body["system"] = [{"text": parts.system}]
         if parts.tools:
             body["toolConfig"] = bedrock_tool_config(parts.tools)
+        body.update(request_fields(config.protocol, config.lane))
         if config.reasoning_effort and "anthropic." in config.model:
             thinking = thinking_option(config.reasoning_effort, max_tokens)
             if thinking:

@@ -14,11 +14,13 @@ from .base import (
     Finish,
     Item,
     RequestSpec,
+    ServedLane,
     SSEEvent,
     StreamError,
     Usage,
 )
 from .errors import clean_message
+from .lanes import request_fields, served
 from .prompt import Prompt, as_prompt, openai_chat_tools
 from .wire import (
     as_dict,
@@ -124,6 +126,7 @@ class OpenAIChatAdapter:
             body["reasoning_effort"] = config.reasoning_effort
         if parts.tools:
             body["tools"] = openai_chat_tools(parts.tools)
+        body.update(request_fields(config.protocol, config.lane))
         auth = {"authorization": f"Bearer {config.api_key}"} if config.api_key else {}
         return RequestSpec(
             method="POST",
@@ -178,6 +181,9 @@ class OpenAIChatAdapter:
             usage = groq.get("usage")
         if isinstance(usage, dict):
             items.append(chat_usage(usage))
+            lane = served(obj.get("service_tier"))  # on every chunk: read once, at the usage
+            if lane:
+                items.append(ServedLane(lane))
         elif "predicted_n" in as_dict(obj.get("timings")):
             items.append(llamacpp_usage(obj["timings"]))
         # The error after the usage and finish of the same chunk: what it counted is kept, and

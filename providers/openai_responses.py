@@ -15,10 +15,12 @@ from .base import (
     ReasoningMode,
     ReasoningShown,
     RequestSpec,
+    ServedLane,
     SSEEvent,
     StreamError,
     Usage,
 )
+from .lanes import request_fields, served
 from .prompt import Prompt, as_prompt, openai_responses_tools
 from .wire import (
     as_dict,
@@ -74,6 +76,7 @@ class OpenAIResponsesAdapter:
             body["instructions"] = parts.system
         if parts.tools:
             body["tools"] = openai_responses_tools(parts.tools)
+        body.update(request_fields(config.protocol, config.lane))
         auth = {"authorization": f"Bearer {config.api_key}"} if config.api_key else {}
         return RequestSpec(
             method="POST",
@@ -106,6 +109,8 @@ class OpenAIResponsesAdapter:
         items: list[Item] = []
         if isinstance(response.get("usage"), dict):
             items.append(responses_usage(response["usage"]))
+        if served(response.get("service_tier")):
+            items.append(ServedLane(served(response["service_tier"])))
         if kind == "response.completed":
             items += [Finish("completed"), End()]
         elif kind == "response.incomplete":

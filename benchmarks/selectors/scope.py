@@ -78,7 +78,8 @@ def window_runs(
     *, vantage: Vantage | None, window_hours: int, tod_bucket: int | None = None
 ) -> QuerySet[Run]:
     """Finished runs from one vantage whose slot lies in the window (indexed on vantage, slot)."""
-    runs = Run.objects.filter(slot__gte=since(window_hours), status__in=FINISHED)
+    # A run served below the lane it asked for is not that lane's speed (providers.lanes).
+    runs = Run.objects.filter(slot__gte=since(window_hours), status__in=FINISHED, downgraded=False)
     runs = runs.filter(vantage=vantage) if vantage else runs.none()
     if tod_bucket is not None:
         runs = runs.filter(tod_bucket=tod_bucket)

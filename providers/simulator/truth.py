@@ -40,6 +40,7 @@ class TruthRecord:
         "user_chars",
         "system_chars",
         "tool_names",
+        "lane",
         "received_ns",
         "headers_ns",
         "first_token_ns",
@@ -68,6 +69,7 @@ class TruthRecord:
         self.user_chars = 0
         self.system_chars = 0
         self.tool_names: tuple[str, ...] = ()
+        self.lane = "standard"  # the lane served
         self.received_ns = received_ns
         self.headers_ns: int | None = None
         self.first_token_ns: int | None = None
@@ -121,6 +123,7 @@ class TruthRecord:
             "user_chars": self.user_chars,
             "system_chars": self.system_chars,
             "tool_names": list(self.tool_names),
+            "lane": self.lane,
             "received_ns": self.received_ns,
             "headers_ns": self.headers_ns,
             "first_token_ns": self.first_token_ns,

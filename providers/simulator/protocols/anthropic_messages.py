@@ -98,7 +98,7 @@ class Encoder(EncoderBase):
                 "cache_creation_input_tokens": 0,
                 "cache_read_input_tokens": 0,
                 "output_tokens": 1,
-                "service_tier": "standard",
+                "service_tier": self._tier or "standard",
             }
         ping = sse(b'{"type": "ping"}', self.nl, b"ping")
         return self._event({"type": "message_start", "message": message}) + ping

@@ -109,6 +109,7 @@ class Encoder(EncoderBase):
             + str(self._created).encode()
             + b',"model":'
             + dumps(self._model)
+            + (b',"service_tier":' + dumps(self._tier) if self._tier else b"")
             + b',"system_fingerprint":"fp_tokspeed_sim","choices":[{"index":0,"delta":'
         )
         self._tail = (

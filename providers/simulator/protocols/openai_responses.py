@@ -92,7 +92,7 @@ class Encoder(EncoderBase):
         return sse(dumps(data), self.nl, type_.encode())
 
     def _response(self, status: str) -> dict[str, Any]:
-        return {
+        response = {
             "id": f"resp_{self._rid}",
             "object": "response",
             "created_at": self._created,
@@ -101,6 +101,9 @@ class Encoder(EncoderBase):
             "output": list(self._output),
             "usage": None,
         }
+        if self._tier:
+            response["service_tier"] = self._tier
+        return response
 
     def start(self) -> bytes:
         return self._event("response.created", {"response": self._response("in_progress")}) + (
