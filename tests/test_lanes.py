@@ -143,3 +143,31 @@ def _user():
     from django.contrib.auth.models import User
 
     return User.objects.create_user("lane-reader")
+
+
+@pytest.mark.django_db
+def test_it_creates_a_lane_through_the_api_and_refuses_one_the_protocol_lacks() -> None:
+    from django.contrib.auth.models import User
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(User.objects.create_user("ada", is_staff=True))
+    Provider.objects.create(slug="oa", name="OA", protocol="openai_chat", base_url="https://o.test")
+    Provider.objects.create(slug="gg", name="GG", protocol="gemini", base_url="https://g.test")
+    for lane in ("standard", "priority"):
+        body = {"slug": f"m-{lane}", "provider": "oa", "model": "m", "lane": lane}
+        response = client.post("/api/v1/endpoints/", body, format="json")
+        assert response.status_code == 201, response.content
+    assert response.json()["label"] == "m [priority] @ OA"
+    again = client.post(
+        "/api/v1/endpoints/",
+        {"slug": "m-priority-2", "provider": "oa", "model": "m", "lane": "priority"},
+        format="json",
+    )
+    assert again.status_code == 400, "a second endpoint of the same model and lane"
+    refused = client.post(
+        "/api/v1/endpoints/",
+        {"slug": "g-flex", "provider": "gg", "model": "g", "lane": "flex"},
+        format="json",
+    )
+    assert refused.status_code == 400 and "lane" in refused.json(), refused.content
