@@ -5,6 +5,8 @@ figures. Samples are written by the runner's writer thread: committed data."""
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import timedelta
 from decimal import Decimal
 
@@ -137,6 +139,12 @@ def test_it_measures_lanes_on_a_schedule_side_by_side_and_keeps_a_downgrade_out(
     page.force_login(_user())
     html = page.get("/?workload=lane-test&vantage=lanes").content.decode()
     assert 'id="lanes"' in html and fast.sentence in html
+    # The speed × price page joins the lanes of the model (its chart data names them).
+    price = page.get("/price/?workload=lane-test&vantage=lanes")
+    links = json.loads(
+        re.search(r'id="price-data"[^>]*>(.*?)</script>', price.content.decode(), re.S)[1]
+    )
+    assert links["lanes"] == [["sim-standard", "sim-flex", "sim-priority"]], links["lanes"]
 
 
 def _user():
