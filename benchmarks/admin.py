@@ -7,6 +7,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from .confidential import TEXT_FIELDS, can_read_prompt_text
 from .costs import monthly_cost
 from .models import Run, Sample, Schedule, Vantage, Workload
 from .schedules import schedule_endpoints, schedule_workloads
@@ -26,6 +27,14 @@ class WorkloadAdmin(admin.ModelAdmin):
     )
     list_filter = ("enabled",)
     prepopulated_fields = {"slug": ("name",)}
+
+    def get_fields(self, request: HttpRequest, obj: Workload | None = None) -> list[str]:
+        """A custom workload's text only for members allowed to read it (they may still
+        replace it through the API)."""
+        fields = list(super().get_fields(request, obj))
+        if obj is not None and obj.is_custom and not can_read_prompt_text(request.user):
+            fields = [name for name in fields if name not in TEXT_FIELDS]
+        return fields
 
 
 @admin.register(Vantage)

@@ -19,6 +19,7 @@ from django.conf import settings
 
 from providers.base import EndpointConfig, ErrorCategory
 from providers.models import Endpoint
+from providers.prompt import Prompt
 
 from .measure import Limits, Measurement, make_client, measure_request
 from .models import Run, RunStatus, Vantage
@@ -70,7 +71,7 @@ def open_trips(endpoint: Endpoint) -> list[Trip]:
     return [each for each in found if each is not None]
 
 
-def probe(config: EndpointConfig, *, prompt: str) -> Measurement:
+def probe(config: EndpointConfig, *, prompt: str | Prompt) -> Measurement:
     """One short streamed request with a short idle timeout: does the endpoint answer at all?"""
     base = Limits.from_settings()
     limits = dc_replace(

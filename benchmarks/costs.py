@@ -62,3 +62,10 @@ def monthly_cost(schedule: Schedule) -> MonthlyCost:
             total += slots * per_slot * per_request
     cents = total.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
     return MonthlyCost(usd=cents, requests=int(requests), unpriced=unpriced)
+
+
+def lane_price_multiple(lane_blended: float | None, standard_blended: float | None) -> float | None:
+    """How many times the standard lane's blended price a lane costs (None when unpriced)."""
+    if not lane_blended or not standard_blended:
+        return None
+    return lane_blended / standard_blended

@@ -10,12 +10,14 @@ from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
+from providers.lanes import is_downgrade
+
 from .buckets import tod_bucket
 from .models import Run, RunStatus
 from .prompts import prompt_tokens_estimate
 from .resilience import retry_db
 from .rollups import write as rollups
-from .stats import median, summarize
+from .stats import median, per_prompt, summarize
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,16 @@ def input_tokens_sent(run: Run, summary: dict) -> tuple[int, str]:
         return round(reported), "usage"
     estimate = prompt_tokens_estimate(prompt=run.workload.prompt, context_tokens=run.context_tokens)
     return estimate, "estimate"
+
+
+def lane_served(run: Run, samples: list) -> tuple[str, dict[str, int]]:
+    """(the lane asked, {lane served below it: requests}) of a run's ok samples."""
+    asked = run.endpoint.lane
+    below: dict[str, int] = {}
+    for sample in samples:
+        if not sample.error_category and is_downgrade(asked, sample.served_lane):
+            below[sample.served_lane] = below.get(sample.served_lane, 0) + 1
+    return asked, below
 
 
 def finish_run(
@@ -97,6 +109,12 @@ def _finish_once(
         repetitions=run.repetitions,
         client_version=run.client_version,
     )
+    prompts = per_prompt(samples)
+    if prompts:
+        summary["prompts"] = prompts
+    lane, downgraded = lane_served(run, samples)
+    if downgraded:
+        summary["downgraded"] = downgraded
     decided, why = decide(run, summary)
     fields = {
         "status": status or decided,
@@ -115,6 +133,8 @@ def _finish_once(
         "throughput_tps": summary["throughput_tps"],
         "saturated_count": summary["saturated"],
         "summary": summary,
+        "lane": lane,
+        "downgraded": bool(downgraded),
     }
     mine = Run.objects.filter(id=run.id, status=RunStatus.RUNNING)
     if attempt is not None:

@@ -1,13 +1,22 @@
 """Workload, Schedule, Vantage, Run and Sample (docs/design.md §2)."""
 
+import json
+from typing import Any
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxLengthValidator, MinValueValidator
 from django.db import models
 
 from providers.models import Endpoint
 
-from .prompts import STANDARD_PROMPT
-from .validators import validate_schedule_timing, workload_ceiling_errors
+from .prompts import MAX_SYSTEM_PROMPT_CHARS, STANDARD_PROMPT, WorkloadText
+from .validators import (
+    validate_prompt_suite,
+    validate_schedule_timing,
+    validate_tools,
+    workload_ceiling_errors,
+)
 
 
 class Workload(models.Model):
@@ -24,31 +33,95 @@ class Workload(models.Model):
     repetitions = models.PositiveIntegerField(
         default=5, help_text="Rounds; a run sends repetitions × concurrency requests."
     )
-    max_output_tokens = models.PositiveIntegerField(default=2048)
+    max_output_tokens = models.PositiveIntegerField(
+        default=2048, validators=[MinValueValidator(1)], help_text="The output cap per request."
+    )
     cold_connections = models.BooleanField(
         default=False,
         help_text="Open each request's connection inside its TTFT (to measure cold starts). "
         "Off: a round's connections are opened before its clocks start.",
     )
     enabled = models.BooleanField(default=True)
+    # A team's own workload (docs/workloads.md). Its text is confidential: only members with
+    # the view_prompt_text permission read it; everywhere else it has a name and a shape.
+    system_prompt = models.TextField(
+        blank=True,
+        validators=[MaxLengthValidator(MAX_SYSTEM_PROMPT_CHARS)],
+        help_text="Sent as the API's system prompt with every request (up to 100,000 characters).",
+    )
+    prompt_suite = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_prompt_suite],
+        help_text="Several prompts (a list of strings): request i of a run sends prompt i mod N. "
+        "Empty: the one prompt above.",
+    )
+    context_document = models.TextField(
+        blank=True,
+        help_text="A real document sent as context instead of neutral padding, cut to "
+        "context_tokens by the provider's reported input tokens.",
+    )
+    tools = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_tools],
+        help_text='Tool schemas sent with every request: [{"name", "description", "parameters"}].',
+    )
+    reasoning_effort = models.CharField(
+        max_length=20, blank=True, help_text="Overrides the endpoint's reasoning effort when set."
+    )
+    custom = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text="Carries a team's own text (set on save): kept off the shared leaderboard's "
+        "standard columns and the advisor's defaults; it has its own board.",
+    )
 
     class Meta:
         ordering = ["context_tokens", "concurrency", "slug"]
+        permissions = [("view_prompt_text", "Can read the prompt text of custom workloads")]
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.custom = self.is_custom
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None:
+            kwargs["update_fields"] = {*update_fields, "custom"}
+        super().save(*args, **kwargs)
 
     def clean(self) -> None:
         # Concurrency 0 (the endpoint's peak) is checked per endpoint when a run starts.
         errors = workload_ceiling_errors(
             concurrency=self.concurrency,
             repetitions=self.repetitions,
-            prompt=self.prompt,
+            prompt=self.largest_request_text(),
             context_tokens=self.context_tokens,
             max_output_tokens=self.max_output_tokens,
         )
         if errors:
             raise ValidationError(errors)
+
+    @property
+    def is_custom(self) -> bool:
+        """A team's own text: anything but the standard prompt with neutral padding."""
+        return bool(
+            self.system_prompt
+            or self.prompt_suite
+            or self.context_document
+            or self.tools
+            or self.prompt != STANDARD_PROMPT
+        )
+
+    def text(self) -> WorkloadText:
+        return WorkloadText.of(self)
+
+    def largest_request_text(self) -> str:
+        """The longest prompt with the system text and tool schemas: what one request holds."""
+        suite = self.prompt_suite if isinstance(self.prompt_suite, list) else []
+        longest = max((p for p in suite if isinstance(p, str)), key=len, default=self.prompt)
+        return longest + self.system_prompt + (json.dumps(self.tools) if self.tools else "")
 
     def concurrency_for(self, endpoint: Endpoint) -> int:
         return self.concurrency or endpoint.peak_concurrency
@@ -120,6 +193,7 @@ BOARD_COLUMNS = [
     "decode_tps_p50",
     "e2e_p50_ms",
     "throughput_tps",
+    "downgraded",
 ]
 
 
@@ -179,6 +253,12 @@ class Run(models.Model):
     )
     summary = models.JSONField(
         default=dict, blank=True, help_text="p50/p90/p99 of every metric; errors by category."
+    )
+    lane = models.CharField(max_length=20, blank=True, help_text="The lane asked for.")
+    downgraded = models.BooleanField(
+        default=False,
+        help_text="Some requests were served in a lower lane than asked: kept out of the "
+        "lane's medians (boards, rollups, alerts).",
     )
 
     class Meta:
@@ -245,6 +325,9 @@ class Sample(models.Model):
     # is unique (run, index).
     slot = models.DateTimeField()
     index = models.PositiveIntegerField()
+    prompt_index = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Which prompt of the workload's suite it sent."
+    )
     started_at = models.DateTimeField()
     connect_ms = models.FloatField(null=True, blank=True)
     ttfb_ms = models.FloatField(null=True, blank=True)
@@ -308,6 +391,9 @@ class Sample(models.Model):
         null=True,
         blank=True,
         help_text="The provider's own latency figure, beside ours (Bedrock's metrics.latencyMs).",
+    )
+    served_lane = models.CharField(
+        max_length=20, blank=True, help_text="The lane the provider says it served; blank: unsaid."
     )
 
     class Meta:

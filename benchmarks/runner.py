@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 import httpx
@@ -31,7 +31,7 @@ from .finish import finish_run
 from .measure import Limits, Measurement, Network, make_client, measure_burst
 from .models import Run, RunStatus
 from .network import network_for
-from .prompts import build_prompt
+from .prompts import ContextRuler, WorkloadText, prompt_chars
 from .resilience import retry_db
 from .sample_writer import SampleWriter
 from .validators import workload_ceiling_errors
@@ -152,10 +152,12 @@ def execute(run_id: int, *, worker: str = "") -> str:
         )
         finish_run(run, status=RunStatus.FAILED, reason=reason, attempt=attempt)
         return run.status
+    if run.workload.reasoning_effort:
+        config = replace(config, reasoning_effort=run.workload.reasoning_effort)
     too_big = workload_ceiling_errors(
         concurrency=run.concurrency,
         repetitions=run.repetitions,
-        prompt=run.workload.prompt,
+        prompt=run.workload.largest_request_text(),
         context_tokens=run.context_tokens,
         max_output_tokens=run.workload.max_output_tokens,
     )
@@ -164,7 +166,9 @@ def execute(run_id: int, *, worker: str = "") -> str:
         return run.status
     opened = retry_db(lambda: breaker.trip(run.endpoint_id, run.vantage_id), what="breaker")
     if opened is not None:
-        probe = breaker.probe(config, prompt=build_prompt(prompt=run.workload.prompt))
+        probe = breaker.probe(
+            config, prompt=WorkloadText.of(run.workload, context_tokens=0).build(0)
+        )
         if not probe.ok:
             reason = breaker.refusal(probe, opened)
             finish_run(run, status=RunStatus.FAILED, reason=reason, attempt=attempt)
@@ -211,8 +215,7 @@ def measure_missing(run: Run, config: EndpointConfig, *, attempt: int) -> None:
         return
     # Everything from the database is read here: no ORM access inside the event loop.
     shape = Shape(
-        prompt=run.workload.prompt,
-        context_tokens=run.context_tokens,
+        text=WorkloadText.of(run.workload, context_tokens=run.context_tokens),
         max_tokens=run.workload.max_output_tokens,
         concurrency=run.concurrency,
         cold=run.workload.cold_connections,
@@ -220,7 +223,11 @@ def measure_missing(run: Run, config: EndpointConfig, *, attempt: int) -> None:
     )
     heartbeat_s = max(settings.TOKSPEED_RUN_LEASE_S / 3, 0.2)
     with SampleWriter(
-        run_id=run.id, slot=run.slot, attempt=attempt, heartbeat_s=heartbeat_s
+        run_id=run.id,
+        slot=run.slot,
+        attempt=attempt,
+        heartbeat_s=heartbeat_s,
+        prompt_count=len(shape.text.prompts),
     ) as writer:
         asyncio.run(_measure_rounds(shape, config, todo, writer))
         lost = writer.lost
@@ -232,8 +239,7 @@ def measure_missing(run: Run, config: EndpointConfig, *, attempt: int) -> None:
 class Shape:
     """What each round sends."""
 
-    prompt: str
-    context_tokens: int
+    text: WorkloadText
     max_tokens: int
     concurrency: int
     cold: bool
@@ -244,6 +250,7 @@ async def _measure_rounds(
     shape: Shape, config: EndpointConfig, todo: list[tuple[int, set[int]]], writer: SampleWriter
 ) -> None:
     limits = Limits.from_settings()
+    ruler = ContextRuler()
     async with make_client(
         limits=limits, max_connections=shape.concurrency, network=shape.network
     ) as client:
@@ -253,15 +260,15 @@ async def _measure_rounds(
             first = round_no * shape.concurrency
             # Prompts are built before the burst: nothing but streaming while clocks run.
             prompts = [
-                build_prompt(prompt=shape.prompt, context_tokens=shape.context_tokens)
-                for _ in range(shape.concurrency)
+                shape.text.build(first + position, chars_per_token=ruler.chars_per_token)
+                for position in range(shape.concurrency)
             ]
 
             def on_done(position: int, measurement: Measurement, first=first, missing=missing):
                 if first + position in missing:
                     writer.put(first + position, measurement)
 
-            await measure_burst(
+            burst = await measure_burst(
                 client,
                 config,
                 prompts=prompts,
@@ -270,3 +277,6 @@ async def _measure_rounds(
                 on_done=on_done,
                 cold=shape.cold,
             )
+            # Between rounds, never while a clock runs: the provider's own tokens per character.
+            for prompt, measurement in zip(prompts, burst.samples, strict=False):
+                ruler.learn(prompt_chars(prompt), measurement.input_tokens)

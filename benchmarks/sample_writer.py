@@ -30,7 +30,16 @@ _STOP = object()
 
 
 class SampleWriter:
-    def __init__(self, *, run_id: int, slot: datetime, attempt: int, heartbeat_s: float) -> None:
+    def __init__(
+        self,
+        *,
+        run_id: int,
+        slot: datetime,
+        attempt: int,
+        heartbeat_s: float,
+        prompt_count: int = 1,
+    ) -> None:
+        self.prompt_count = prompt_count  # sample i sent prompt i mod N of the workload's suite
         self.run_id = run_id
         self.slot = slot
         self.attempt = attempt
@@ -92,7 +101,13 @@ class SampleWriter:
 
     def _save(self, batch: list[tuple[int, Measurement]]) -> None:
         rows = [
-            Sample(run_id=self.run_id, slot=self.slot, index=i, **m.sample_values())
+            Sample(
+                run_id=self.run_id,
+                slot=self.slot,
+                index=i,
+                prompt_index=i % self.prompt_count,
+                **m.sample_values(),
+            )
             for i, m in batch
         ]
         retry_db(

@@ -45,6 +45,7 @@ _NOT_METRICS = frozenset(
         "output_chars",
         "output_sha256",
         "connect_address",
+        "served_lane",
     }
 )
 _MEASURED = tuple(name for name in SAMPLE_FIELDS if name not in _NOT_METRICS)
@@ -126,3 +127,36 @@ def _span(sample: Any) -> tuple[float, float] | None:
     end_ms = max((o for o in offsets if o is not None), default=0.0)
     start = started.timestamp()
     return start, start + end_ms / 1000
+
+
+PER_PROMPT_METRICS = ("ttft_ms", "decode_tps", "total_ms", "input_tokens", "output_tokens")
+
+
+def per_prompt(samples: Sequence[Any]) -> list[dict[str, Any]]:
+    """A suite run's breakdown: each prompt's count, ok count and medians; [] for one prompt.
+
+    The run's own medians stay over every sample, whichever prompt it sent.
+    """
+    groups: dict[int, list[Any]] = {}
+    for sample in samples:
+        index = getattr(sample, "prompt_index", None)
+        if index is not None:
+            groups.setdefault(index, []).append(sample)
+    if len(groups) < 2:
+        return []
+    rows = []
+    for index in sorted(groups):
+        group = groups[index]
+        measured = [
+            s for s in group if not s.error_category and s.outcome not in SPEEDLESS_OUTCOMES
+        ]
+        row: dict[str, Any] = {
+            "prompt": index,
+            "samples": len(group),
+            "ok": sum(1 for s in group if not s.error_category),
+        }
+        for name in PER_PROMPT_METRICS:
+            described = describe(getattr(s, name, None) for s in measured)
+            row[name] = described["p50"] if described else None
+        rows.append(row)
+    return rows

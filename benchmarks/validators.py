@@ -1,8 +1,11 @@
 """Validation of schedule settings (times of day in UTC, or an interval)."""
 
+import json
 from datetime import time
 
 from django.core.exceptions import ValidationError
+
+from providers.prompt import tool_from_dict
 
 MIN_INTERVAL_MINUTES = 1
 
@@ -82,3 +85,39 @@ def workload_ceiling_errors(
             f"{settings.TOKSPEED_MAX_INFLIGHT_BYTES / 2**20:,.0f} MiB."
         )
     return errors
+
+
+MAX_SUITE_PROMPTS = 200
+MAX_TOOLS = 128
+
+
+def validate_prompt_suite(value: object) -> None:
+    """A prompt suite: a list of non-empty strings (empty list: the workload's one prompt)."""
+    if not isinstance(value, list):
+        raise ValidationError("A prompt suite is a list of prompts (strings).")
+    if len(value) > MAX_SUITE_PROMPTS:
+        raise ValidationError(f"At most {MAX_SUITE_PROMPTS} prompts in a suite.")
+    for index, prompt in enumerate(value, start=1):
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ValidationError(f"Prompt {index} of the suite is not a non-empty string.")
+        if "\x00" in prompt:
+            raise ValidationError(f"Prompt {index} of the suite contains a NUL character.")
+
+
+def validate_tools(value: object) -> None:
+    """Tool schemas: [{"name", "description", "parameters": {JSON Schema}}], names distinct."""
+    if not isinstance(value, list):
+        raise ValidationError('Tools are a list of {"name", "description", "parameters"}.')
+    if len(value) > MAX_TOOLS:
+        raise ValidationError(f"At most {MAX_TOOLS} tools.")
+    if "\\u0000" in json.dumps(value):
+        raise ValidationError("Tools must not contain NUL characters.")
+    names = set()
+    for index, raw in enumerate(value, start=1):
+        try:
+            tool = tool_from_dict(raw)
+        except ValueError as exc:
+            raise ValidationError(f"Tool {index}: {exc}.") from None
+        if tool.name in names:
+            raise ValidationError(f"Tool {index}: the name {tool.name!r} is used twice.")
+        names.add(tool.name)

@@ -10,6 +10,7 @@ from .views.leaderboard import leaderboard_page
 from .views.price import price_page
 from .views.run import run_page
 from .views.runs import runs_page
+from .views.workloads import workloads_page
 
 app_name = "benchmarks"
 
@@ -19,6 +20,7 @@ urlpatterns = [
     path("runs/", runs_page, name="runs"),
     path("runs/<int:run_id>/", run_page, name="run"),
     path("exports/", exports_page, name="exports"),
+    path("workloads/", workloads_page, name="workloads"),
     path("price/", price_page, name="price"),
     path("agent-loop/", agent_loop_page, name="agent_loop"),
     path("compare/", compare_page, name="compare"),

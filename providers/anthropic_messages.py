@@ -15,10 +15,13 @@ from .base import (
     ReasoningMode,
     ReasoningShown,
     RequestSpec,
+    ServedLane,
     SSEEvent,
     StreamError,
     Usage,
 )
+from .lanes import request_fields, served
+from .prompt import Prompt, anthropic_tools, as_prompt
 from .wire import (
     as_dict,
     as_int,
@@ -98,16 +101,24 @@ class AnthropicMessagesAdapter:
     name = "anthropic_messages"
     ends_on_close = False
 
-    def build_request(self, config: EndpointConfig, *, prompt: str, max_tokens: int) -> RequestSpec:
+    def build_request(
+        self, config: EndpointConfig, *, prompt: str | Prompt, max_tokens: int
+    ) -> RequestSpec:
+        parts = as_prompt(prompt)
         body: dict[str, Any] = {
             "model": config.model,
-            "messages": [{"role": "user", "content": prompt}],
+            "messages": [{"role": "user", "content": parts.user}],
             "stream": True,
             config.max_tokens_field or "max_tokens": max_tokens,
         }
         thinking = thinking_option(config.reasoning_effort, max_tokens)
         if thinking:
             body["thinking"] = thinking
+        if parts.system:
+            body["system"] = parts.system
+        if parts.tools:
+            body["tools"] = anthropic_tools(parts.tools)
+        body.update(request_fields(config.protocol, config.lane))
         auth = {"anthropic-version": API_VERSION}
         if config.api_key:
             auth["x-api-key"] = config.api_key
@@ -141,7 +152,12 @@ class AnthropicMessagesAdapter:
                 return []
             # output_tokens here is a placeholder (1-5): keep only the prompt side.
             first = message_usage(usage)
-            return [Usage(input_tokens=first.input_tokens, cached_tokens=first.cached_tokens)]
+            start: list[Item] = [
+                Usage(input_tokens=first.input_tokens, cached_tokens=first.cached_tokens)
+            ]
+            if served(usage.get("service_tier")):
+                start.append(ServedLane(served(usage["service_tier"])))
+            return start
         if kind == "message_delta":
             items: list[Item] = []
             if isinstance(obj.get("usage"), dict):

@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 from .base import EndpointConfig, RequestSpec
 from .openai_chat import OpenAIChatAdapter
 from .openai_responses import OpenAIResponsesAdapter
+from .prompt import Prompt
 
 API_VERSION = "2024-10-21"  # the GA version that streams usage (stream_options.include_usage)
 
@@ -59,7 +60,9 @@ def azure_spec(spec: RequestSpec, config: EndpointConfig, operation: str) -> Req
 class AzureOpenAIAdapter(OpenAIChatAdapter):
     name = "azure_openai"
 
-    def build_request(self, config: EndpointConfig, *, prompt: str, max_tokens: int) -> RequestSpec:
+    def build_request(
+        self, config: EndpointConfig, *, prompt: str | Prompt, max_tokens: int
+    ) -> RequestSpec:
         spec = super().build_request(config, prompt=prompt, max_tokens=max_tokens)
         return azure_spec(spec, config, "/chat/completions")
 
@@ -67,7 +70,9 @@ class AzureOpenAIAdapter(OpenAIChatAdapter):
 class AzureResponsesAdapter(OpenAIResponsesAdapter):
     name = "azure_openai_responses"
 
-    def build_request(self, config: EndpointConfig, *, prompt: str, max_tokens: int) -> RequestSpec:
+    def build_request(
+        self, config: EndpointConfig, *, prompt: str | Prompt, max_tokens: int
+    ) -> RequestSpec:
         if not is_v1(config.base_url):
             raise ValueError(
                 "Azure's Responses API lives on the v1 surface: use a base URL ending in /openai/v1"

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .prompt import Prompt
+
 
 class ErrorCategory:
     RATE_LIMITED = "rate_limited"
@@ -54,6 +56,7 @@ class EndpointConfig:
     max_tokens_field: str = ""
     reasoning_effort: str = ""
     extra_body: dict[str, Any] = field(default_factory=dict)
+    lane: str = ""  # providers.lanes: "" or "standard" asks for nothing special
     # Cloud auth that is not a static key (a cached OAuth2 token, a SigV4 signer); see Credential.
     credential: Credential | None = None
 
@@ -172,11 +175,19 @@ class ProviderLatency:
 
 
 @dataclass(frozen=True, slots=True)
+class ServedLane:
+    """The lane the provider says it served (providers.lanes.served: OpenAI's `service_tier`,
+    Anthropic's `usage.service_tier`), in tokspeed's words."""
+
+    lane: str
+
+
+@dataclass(frozen=True, slots=True)
 class End:
     """The protocol's normal end marker ([DONE], message_stop, response.completed...)."""
 
 
-Item = Delta | Usage | Finish | StreamError | ProviderLatency | End | ReasoningShown
+Item = Delta | Usage | Finish | StreamError | ProviderLatency | End | ReasoningShown | ServedLane
 
 
 class Adapter(Protocol):
@@ -192,8 +203,11 @@ class Adapter(Protocol):
     # True when the protocol has no end marker and a clean EOF after a Finish is a normal end.
     ends_on_close: bool
 
-    def build_request(self, config: EndpointConfig, *, prompt: str, max_tokens: int) -> RequestSpec:
-        """The streaming request: usage requested, right max-tokens field, reasoning options."""
+    def build_request(
+        self, config: EndpointConfig, *, prompt: str | Prompt, max_tokens: int
+    ) -> RequestSpec:
+        """The streaming request: usage requested, right max-tokens field, reasoning options;
+        a Prompt's system text and tools each in the API's own place (providers.prompt)."""
         ...
 
     def parse(self, event: SSEEvent) -> list[Item]:

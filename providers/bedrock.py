@@ -31,6 +31,8 @@ from .base import (
 )
 from .errors import classify_status, clean_message, header, parse_retry_after
 from .eventstream import BROKEN_FRAME, MEDIA_TYPE, EventStreamDecoder
+from .lanes import request_fields
+from .prompt import Prompt, as_prompt, bedrock_tool_config
 from .wire import as_dict, as_int, as_number, http_error, is_keepalive, join_url, load_object, merge
 
 STOP_OUTCOMES = {
@@ -65,11 +67,19 @@ class BedrockConverseAdapter:
     media_type = MEDIA_TYPE
     new_decoder = EventStreamDecoder
 
-    def build_request(self, config: EndpointConfig, *, prompt: str, max_tokens: int) -> RequestSpec:
+    def build_request(
+        self, config: EndpointConfig, *, prompt: str | Prompt, max_tokens: int
+    ) -> RequestSpec:
+        parts = as_prompt(prompt)
         body: dict[str, Any] = {
-            "messages": [{"role": "user", "content": [{"text": prompt}]}],
+            "messages": [{"role": "user", "content": [{"text": parts.user}]}],
             "inferenceConfig": {config.max_tokens_field or "maxTokens": max_tokens},
         }
+        if parts.system:
+            body["system"] = [{"text": parts.system}]
+        if parts.tools:
+            body["toolConfig"] = bedrock_tool_config(parts.tools)
+        body.update(request_fields(config.protocol, config.lane))
         if config.reasoning_effort and "anthropic." in config.model:
             thinking = thinking_option(config.reasoning_effort, max_tokens)
             if thinking:

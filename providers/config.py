@@ -71,6 +71,7 @@ def endpoint_config(endpoint: Endpoint) -> EndpointConfig:
         max_tokens_field=endpoint.max_tokens_field,
         reasoning_effort=endpoint.reasoning_effort,
         extra_body=dict(endpoint.extra_body or {}),
+        lane=endpoint.lane,
         credential=credential_for(
             provider.protocol, api_key_env=provider.api_key_env, base_url=provider.base_url
         ),

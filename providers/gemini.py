@@ -22,6 +22,7 @@ from .base import (
     StreamError,
     Usage,
 )
+from .prompt import Prompt, as_prompt, gemini_tools
 from .wire import (
     as_dict,
     as_int,
@@ -105,15 +106,22 @@ class GeminiAdapter:
     name = "gemini"
     ends_on_close = True
 
-    def build_request(self, config: EndpointConfig, *, prompt: str, max_tokens: int) -> RequestSpec:
+    def build_request(
+        self, config: EndpointConfig, *, prompt: str | Prompt, max_tokens: int
+    ) -> RequestSpec:
         generation: dict[str, Any] = {config.max_tokens_field or "maxOutputTokens": max_tokens}
         thinking = thinking_config(config.reasoning_effort)
         if thinking:
             generation["thinkingConfig"] = thinking
-        body = {
-            "contents": [{"role": "user", "parts": [{"text": prompt}]}],
+        parts = as_prompt(prompt)
+        body: dict[str, Any] = {
+            "contents": [{"role": "user", "parts": [{"text": parts.user}]}],
             "generationConfig": generation,
         }
+        if parts.system:
+            body["systemInstruction"] = {"parts": [{"text": parts.system}]}
+        if parts.tools:
+            body["tools"] = gemini_tools(parts.tools)
         model = config.model.removeprefix("models/")
         path = f"/models/{quote(model, safe='+=@-._~')}:streamGenerateContent?alt=sse"
         # The key goes in a header, never in the URL (URLs end up in logs and error messages).

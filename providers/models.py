@@ -6,6 +6,7 @@ import re
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from . import lanes
 from .credentials import validate_extra_headers
 from .validators import validate_base_url
 
@@ -125,6 +126,13 @@ class Endpoint(models.Model):
         max_length=40, blank=True, help_text="Override the protocol's max-tokens field name."
     )
     reasoning_effort = models.CharField(max_length=20, blank=True)
+    lane = models.CharField(
+        max_length=20,
+        choices=lanes.CHOICES,
+        default=lanes.STANDARD,
+        help_text="The speed lane asked for (OpenAI service_tier, Anthropic priority, Bedrock "
+        "latency-optimized); its prices are this endpoint's prices.",
+    )
     extra_body = models.JSONField(default=dict, blank=True, help_text="Merged into each request.")
     peak_concurrency = models.PositiveIntegerField(default=64)
     # Roofline hints: ceiling = chips × bandwidth ÷ (active params × bytes per param).
@@ -139,18 +147,27 @@ class Endpoint(models.Model):
     class Meta:
         ordering = ["provider__name", "model"]
         constraints = [
-            models.UniqueConstraint(fields=["provider", "model"], name="endpoint_provider_model")
+            models.UniqueConstraint(
+                fields=["provider", "model", "lane"], name="endpoint_provider_model_lane"
+            )
         ]
 
     def __str__(self) -> str:
         return self.label
+
+    def clean(self) -> None:
+        protocol = self.provider.protocol if self.provider_id else ""
+        if protocol and self.lane not in lanes.supported(protocol):
+            asks = ", ".join(lanes.supported(protocol))
+            raise ValidationError({"lane": f"The {protocol} protocol asks for: {asks}."})
 
     @property
     def label(self) -> str:
         name = self.display_name or self.model
         # "(simulated)" once: simulated profiles and providers often say it in their names.
         mark = self.provider.simulated and "simulated" not in f"{name} {self.provider.name}".lower()
-        return f"{name} @ {self.provider.name}{' (simulated)' if mark else ''}"
+        lane = f" [{self.lane}]" if self.lane != lanes.STANDARD else ""
+        return f"{name}{lane} @ {self.provider.name}{' (simulated)' if mark else ''}"
 
     @property
     def why_disabled(self) -> str | None:

@@ -14,11 +14,14 @@ from .base import (
     Finish,
     Item,
     RequestSpec,
+    ServedLane,
     SSEEvent,
     StreamError,
     Usage,
 )
 from .errors import clean_message
+from .lanes import request_fields, served
+from .prompt import Prompt, as_prompt, openai_chat_tools
 from .wire import (
     as_dict,
     as_int,
@@ -103,19 +106,27 @@ class OpenAIChatAdapter:
     name = "openai_chat"
     ends_on_close = False
 
-    def build_request(self, config: EndpointConfig, *, prompt: str, max_tokens: int) -> RequestSpec:
+    def build_request(
+        self, config: EndpointConfig, *, prompt: str | Prompt, max_tokens: int
+    ) -> RequestSpec:
         field = config.max_tokens_field or (
             "max_completion_tokens" if _REASONING_MODEL.match(config.model) else "max_tokens"
         )
+        parts = as_prompt(prompt)
+        messages = [{"role": "system", "content": parts.system}] if parts.system else []
+        messages.append({"role": "user", "content": parts.user})
         body: dict[str, Any] = {
             "model": config.model,
-            "messages": [{"role": "user", "content": prompt}],
+            "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
             field: max_tokens,
         }
         if config.reasoning_effort:
             body["reasoning_effort"] = config.reasoning_effort
+        if parts.tools:
+            body["tools"] = openai_chat_tools(parts.tools)
+        body.update(request_fields(config.protocol, config.lane))
         auth = {"authorization": f"Bearer {config.api_key}"} if config.api_key else {}
         return RequestSpec(
             method="POST",
@@ -170,6 +181,9 @@ class OpenAIChatAdapter:
             usage = groq.get("usage")
         if isinstance(usage, dict):
             items.append(chat_usage(usage))
+            lane = served(obj.get("service_tier"))  # on every chunk: read once, at the usage
+            if lane:
+                items.append(ServedLane(lane))
         elif "predicted_n" in as_dict(obj.get("timings")):
             items.append(llamacpp_usage(obj["timings"]))
         # The error after the usage and finish of the same chunk: what it counted is kept, and

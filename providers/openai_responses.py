@@ -15,10 +15,13 @@ from .base import (
     ReasoningMode,
     ReasoningShown,
     RequestSpec,
+    ServedLane,
     SSEEvent,
     StreamError,
     Usage,
 )
+from .lanes import request_fields, served
+from .prompt import Prompt, as_prompt, openai_responses_tools
 from .wire import (
     as_dict,
     as_int,
@@ -56,16 +59,24 @@ class OpenAIResponsesAdapter:
     name = "openai_responses"
     ends_on_close = False
 
-    def build_request(self, config: EndpointConfig, *, prompt: str, max_tokens: int) -> RequestSpec:
+    def build_request(
+        self, config: EndpointConfig, *, prompt: str | Prompt, max_tokens: int
+    ) -> RequestSpec:
+        parts = as_prompt(prompt)
         body: dict[str, Any] = {
             "model": config.model,
-            "input": prompt,
+            "input": parts.user,
             "stream": True,
             config.max_tokens_field or "max_output_tokens": max_tokens,
         }
         if config.reasoning_effort:
             # Without a summary request the API streams no reasoning text at all.
             body["reasoning"] = {"effort": config.reasoning_effort, "summary": "auto"}
+        if parts.system:
+            body["instructions"] = parts.system
+        if parts.tools:
+            body["tools"] = openai_responses_tools(parts.tools)
+        body.update(request_fields(config.protocol, config.lane))
         auth = {"authorization": f"Bearer {config.api_key}"} if config.api_key else {}
         return RequestSpec(
             method="POST",
@@ -98,6 +109,8 @@ class OpenAIResponsesAdapter:
         items: list[Item] = []
         if isinstance(response.get("usage"), dict):
             items.append(responses_usage(response["usage"]))
+        if served(response.get("service_tier")):
+            items.append(ServedLane(served(response["service_tier"])))
         if kind == "response.completed":
             items += [Finish("completed"), End()]
         elif kind == "response.incomplete":

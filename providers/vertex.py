@@ -18,6 +18,7 @@ from urllib.parse import quote
 from .anthropic_messages import AnthropicMessagesAdapter
 from .base import EndpointConfig, RequestSpec
 from .gemini import GeminiAdapter
+from .prompt import Prompt
 from .wire import join_url
 
 ANTHROPIC_VERSION = "vertex-2023-10-16"
@@ -38,7 +39,9 @@ def _auth(spec: RequestSpec, config: EndpointConfig, drop: tuple[str, ...]) -> d
 class VertexGeminiAdapter(GeminiAdapter):
     name = "vertex_gemini"
 
-    def build_request(self, config: EndpointConfig, *, prompt: str, max_tokens: int) -> RequestSpec:
+    def build_request(
+        self, config: EndpointConfig, *, prompt: str | Prompt, max_tokens: int
+    ) -> RequestSpec:
         spec = super().build_request(config, prompt=prompt, max_tokens=max_tokens)
         path = f"/publishers/google/models/{_model(config.model)}:streamGenerateContent?alt=sse"
         return replace(
@@ -51,7 +54,9 @@ class VertexGeminiAdapter(GeminiAdapter):
 class VertexAnthropicAdapter(AnthropicMessagesAdapter):
     name = "vertex_anthropic"
 
-    def build_request(self, config: EndpointConfig, *, prompt: str, max_tokens: int) -> RequestSpec:
+    def build_request(
+        self, config: EndpointConfig, *, prompt: str | Prompt, max_tokens: int
+    ) -> RequestSpec:
         spec = super().build_request(config, prompt=prompt, max_tokens=max_tokens)
         body = {"anthropic_version": ANTHROPIC_VERSION, **spec.json}
         body.pop("model", None)  # the model is in the URL

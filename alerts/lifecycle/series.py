@@ -121,6 +121,7 @@ def series_runs(of: Run | SeriesKey):
         workload_id=of.workload_id,
         vantage_id=of.vantage_id,
         status__in=ENDED,
+        downgraded=False,  # served below its lane: not the lane's speed (providers.lanes)
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import httpx
 
 from providers.base import EndpointConfig
+from providers.prompt import Prompt
 
 from .http.transport import preconnect
 from .measurement import Limits, Measurement
@@ -31,7 +32,7 @@ async def measure_burst(
     client: httpx.AsyncClient,
     config: EndpointConfig,
     *,
-    prompts: Sequence[str],
+    prompts: Sequence[str | Prompt],
     max_tokens: int,
     limits: Limits,
     on_done: Callable[[int, Measurement], None] | None = None,

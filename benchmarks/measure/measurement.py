@@ -42,6 +42,7 @@ SAMPLE_FIELDS: tuple[str, ...] = (
     "output_sha256",
     "connect_address",
     "provider_latency_ms",
+    "served_lane",
 )
 
 
@@ -97,6 +98,7 @@ class Measurement:
     # The provider's own latency figure (Bedrock's metrics.latencyMs), beside ours, not a
     # replacement: it starts and stops on the provider's clock, inside its network.
     provider_latency_ms: float | None = None
+    served_lane: str = ""  # the lane the provider says it served (providers.lanes); "" unknown
     # Not stored: the server's request id (x-sim-request-id, x-request-id...), for tracing, and
     # whether tokspeed's reference simulator answered (it sends x-sim-request-id).
     request_id: str = ""

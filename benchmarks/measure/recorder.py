@@ -20,6 +20,7 @@ from providers.base import (
     ProviderLatency,
     ReasoningMode,
     ReasoningShown,
+    ServedLane,
     SSEEvent,
     StreamError,
     Usage,
@@ -78,6 +79,7 @@ class Recorder:
         "simulated",
         "connect_address",
         "provider_latency_ms",
+        "served_lane",
     )
 
     def __init__(self, adapter: Adapter, *, started_at: datetime, t0_ns: int) -> None:
@@ -116,6 +118,7 @@ class Recorder:
         self.simulated = False
         self.connect_address = ""
         self.provider_latency_ms: float | None = None
+        self.served_lane = ""
 
     @property
     def stopped(self) -> bool:
@@ -201,6 +204,8 @@ class Recorder:
                     self.end_ns = ns
             elif kind is ReasoningShown:
                 self.reasoning_shown.add(item.mode)
+            elif kind is ServedLane:
+                self.served_lane = item.lane
         if carried_text:
             if not self.ttft_ns:
                 self.ttft_ns = ns
@@ -265,6 +270,7 @@ class Recorder:
             simulated=self.simulated,
             connect_address=self.connect_address,
             provider_latency_ms=self.provider_latency_ms,
+            served_lane=self.served_lane,
         )
         reads = read_stats(self.token_ns)
         m.coalesced_events = reads.coalesced_events

@@ -20,6 +20,7 @@ import httpx
 
 from providers.base import Adapter, Credential, EndpointConfig, ErrorCategory, StreamError
 from providers.errors import classify_status, missing_end_marker, not_event_stream, transport_error
+from providers.prompt import Prompt
 from providers.registry import get_adapter, stream_format
 from providers.wire import authorized
 
@@ -77,7 +78,7 @@ def secrets_of(config: EndpointConfig) -> tuple[str, ...]:
 
 
 def prepare_request(
-    client: httpx.AsyncClient, config: EndpointConfig, *, prompt: str, max_tokens: int
+    client: httpx.AsyncClient, config: EndpointConfig, *, prompt: str | Prompt, max_tokens: int
 ) -> PreparedRequest:
     """Build the protocol's streaming request; raises ValueError for an unknown protocol.
 
@@ -107,7 +108,7 @@ async def measure_request(
     client: httpx.AsyncClient,
     config: EndpointConfig,
     *,
-    prompt: str,
+    prompt: str | Prompt,
     max_tokens: int,
     limits: Limits,
 ) -> Measurement:

@@ -101,7 +101,11 @@ def _finish_order(run: dict[str, Any]) -> tuple:
 
 def add_run(run_id: int) -> None:
     """Count one just-finished run into its rollups (called once: finish_run's claim)."""
-    run = Run.objects.filter(id=run_id, status__in=Run.FINISHED).values(*_FIELDS).first()
+    run = (
+        Run.objects.filter(id=run_id, status__in=Run.FINISHED, downgraded=False)
+        .values(*_FIELDS)
+        .first()
+    )
     if run is None:
         return
     pair = _partner_delta(run, Workloads.load())
@@ -149,7 +153,10 @@ def rebuild(*, batch: int = 5_000) -> int:
     base, long = workloads.base(), workloads.long()
     rows: dict[Key, dict[str, Any]] = {}
     pairs: dict[tuple, dict[int, dict[str, Any]]] = {}
-    runs = Run.objects.values(*_FIELDS).order_by().iterator(chunk_size=batch)
+    # A run served below its lane is kept out of the lane's figures (providers.lanes).
+    runs = (
+        Run.objects.filter(downgraded=False).values(*_FIELDS).order_by().iterator(chunk_size=batch)
+    )
     for run in runs:
         if base and long and run["workload_id"] in (base.id, long.id):
             slot_key = (run["endpoint_id"], run["vantage_id"], run["slot"])

@@ -369,6 +369,11 @@ def _status(endpoint: Endpoint, error_rate: float | None) -> str:
     return "ok"
 
 
+def lane_label(name: str, lane: str) -> str:
+    """A lane's row says its lane; in parentheses, so the model family stays the model's."""
+    return name if lane == "standard" else f"{name} ({lane} lane)"
+
+
 def _row(
     endpoint: Endpoint,
     stats: dict[str, Any] | None,
@@ -386,8 +391,9 @@ def _row(
     row = BoardRow(
         endpoint_id=endpoint.id,
         slug=endpoint.slug,
-        label=endpoint.display_name or endpoint.model,
+        label=lane_label(endpoint.display_name or endpoint.model, endpoint.lane),
         model=endpoint.model,
+        lane=endpoint.lane,
         provider=endpoint.provider.name,
         simulated=endpoint.provider.simulated,
         status=_status(endpoint, error_rate),

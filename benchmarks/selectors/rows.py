@@ -49,6 +49,7 @@ class BoardRow:
     provider: str
     simulated: bool
     status: str
+    lane: str = "standard"  # providers.lanes: the lane this endpoint asks for
     runs: int = 0
     samples: int = 0
     errors: int = 0

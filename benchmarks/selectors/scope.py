@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from ..models import Run, Vantage, Workload
 
+DEFERRED_TEXT = ("system_prompt", "prompt_suite", "context_document", "tools")
 # Runs that have ended; queued/running ones have no summary yet and skipped ones were never sent.
 FINISHED = Run.FINISHED
 
@@ -30,27 +31,32 @@ class Workloads:
 
     @classmethod
     def load(cls) -> "Workloads":
-        return cls(tuple(Workload.objects.all()))
+        # A custom workload's text can be megabytes: pages need its name and shape only.
+        return cls(tuple(Workload.objects.defer(*DEFERRED_TEXT)))
+
+    def standard(self) -> list[Workload]:
+        """The shared board's workloads: the standard prompt, no team's own text."""
+        return [w for w in self.items if not w.custom]
 
     def by_slug(self, slug: str) -> Workload | None:
         return next((w for w in self.items if w.slug == slug), None)
 
     def base(self) -> Workload | None:
         """The standard request: no context padding, one request in flight ("base" first)."""
-        candidates = [w for w in self.items if w.context_tokens == 0 and w.concurrency == 1]
+        candidates = [w for w in self.standard() if w.context_tokens == 0 and w.concurrency == 1]
         return next((w for w in candidates if w.slug == "base"), None) or next(
             iter(candidates), None
         )
 
     def long(self) -> Workload | None:
         """The long-context variant at concurrency 1 (the largest padding if there are several)."""
-        candidates = [w for w in self.items if w.context_tokens > 0 and w.concurrency == 1]
+        candidates = [w for w in self.standard() if w.context_tokens > 0 and w.concurrency == 1]
         candidates.sort(key=lambda w: (-w.context_tokens, w.slug))
         return next(iter(candidates), None)
 
     def base_context(self) -> list[Workload]:
         """Workloads without padding: the concurrency curve is drawn from these."""
-        return [w for w in self.items if w.context_tokens == 0]
+        return [w for w in self.standard() if w.context_tokens == 0]
 
     def resolve(self, workload: Workload | str | None) -> Workload | None:
         """A Workload from an instance or a slug; None = the base workload."""
@@ -72,7 +78,8 @@ def window_runs(
     *, vantage: Vantage | None, window_hours: int, tod_bucket: int | None = None
 ) -> QuerySet[Run]:
     """Finished runs from one vantage whose slot lies in the window (indexed on vantage, slot)."""
-    runs = Run.objects.filter(slot__gte=since(window_hours), status__in=FINISHED)
+    # A run served below the lane it asked for is not that lane's speed (providers.lanes).
+    runs = Run.objects.filter(slot__gte=since(window_hours), status__in=FINISHED, downgraded=False)
     runs = runs.filter(vantage=vantage) if vantage else runs.none()
     if tod_bucket is not None:
         runs = runs.filter(tod_bucket=tod_bucket)

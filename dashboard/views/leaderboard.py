@@ -10,6 +10,7 @@ from django.shortcuts import render
 from alerts.pages.selectors import open_alerts_by_endpoint
 from benchmarks.buckets import BUCKETS
 from benchmarks.selectors.filters import DEFAULT_SORT, SORT_KEYS, BoardFilters
+from benchmarks.selectors.lanes import lane_groups
 from benchmarks.selectors.leaderboard import leaderboard
 from benchmarks.selectors.rows import BoardRow
 from providers.models import Provider
@@ -111,5 +112,6 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
                 (r.prefill_context_tokens for r in rows if r.prefill_context_tokens), None
             ),
             "not_measured": not_measured(),
+            "lanes": lane_groups(every_row),
         },
     )

@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from benchmarks.selectors.filters import BoardFilters
+from benchmarks.selectors.lanes import lane_groups
 from benchmarks.selectors.leaderboard import leaderboard
 from benchmarks.selectors.pricing import pareto_frontier
 
@@ -58,7 +59,15 @@ def price_page(request: HttpRequest) -> HttpResponse:
             "y_axis": y_axis,
             "points": sorted(points, key=lambda p: (p["price_out"] is None, p["price_out"] or 0)),
             "frontier": frontiers[y_axis],
-            "chart": {"points": points, "frontiers": frontiers, "y": y_axis},
+            "chart": {
+                "points": points,
+                "frontiers": frontiers,
+                "y": y_axis,
+                # The lanes of one model, joined by a line: what the faster lane costs.
+                "lanes": [
+                    [g.standard.slug, *(c.row.slug for c in g.lanes)] for g in lane_groups(rows)
+                ],
+            },
             "unpriced": unpriced,
             "empty": empty_state(has_data=bool(points)),
             "params": filters.as_query(),

@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
+from benchmarks.confidential import can_read_prompt_text, shape
 from benchmarks.models import Run, Sample
 from benchmarks.retention import sample_cutoff
 
@@ -53,8 +54,23 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
             "waterfall": [waterfall(s) for s in samples],
             "samples_expired": _expired(run),
             "retention_days": settings.TOKSPEED_SAMPLE_RETENTION_DAYS,
+            "prompt_rows": prompt_rows(run, can_read_prompt_text(request.user)),
+            "workload_shape": shape(run.workload),
         },
     )
+
+
+def prompt_rows(run: Run, readable: bool) -> list[dict[str, Any]]:
+    """The per-prompt breakdown of a suite run; each prompt's text only for a reader with
+    the permission (benchmarks.confidential), a number for everyone else."""
+    rows = run.summary.get("prompts") or [] if isinstance(run.summary, dict) else []
+    suite = run.workload.prompt_suite or [run.workload.prompt]
+    out = []
+    for row in rows:
+        index = row.get("prompt")
+        text = suite[index] if readable and isinstance(index, int) and index < len(suite) else ""
+        out.append({**row, "number": (index or 0) + 1, "text": text})
+    return out
 
 
 def _expired(run: Run) -> bool:

@@ -6,6 +6,7 @@ import random
 from dataclasses import dataclass
 
 from .faults import ASYNC_FILTER_TOKENS_PER_EVENT, fault_at
+from .lanes import SPEED as LANE_SPEED
 from .profiles import DEFAULT_REPLY_TOKENS, Options, Profile
 from .protocols.common import ParsedRequest, prompt_tokens
 
@@ -45,15 +46,17 @@ def make_plan(
     reasoning = 0
     if profile.reasoning_share > 0 and natural >= 2:
         reasoning = min(natural - 1, max(1, round(natural * profile.reasoning_share)))
-    prompt = prompt_tokens(request.prompt_chars)
+    prompt = prompt_tokens(request.input_chars)
     base_ms = profile.ttft_ms if options.ttft_ms is None else options.ttft_ms
+    ttft_factor, tps_factor = LANE_SPEED.get(request.lane, (1.0, 1.0))
     ttft_ms = (base_ms + prompt / profile.prefill_tps * 1000.0) * controls.ttft_factor
+    ttft_ms *= ttft_factor
     # Clipped at three standard deviations so a test's tolerance can be derived from the profile.
     jitter = max(-3.0, min(3.0, random.gauss(0.0, 1.0))) * profile.ttft_jitter
     return Plan(
         prompt_tokens=prompt,
         ttft_s=max(0.0, ttft_ms * (1.0 + jitter)) / 1000.0,
-        tps=options.tps or profile.tps,
+        tps=(options.tps or profile.tps) * tps_factor,
         batch_knee=profile.batch_knee,
         tokens_per_event=(
             ASYNC_FILTER_TOKENS_PER_EVENT if fault == "async_filter" else profile.tokens_per_event

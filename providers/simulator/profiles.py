@@ -79,6 +79,7 @@ class Options:
     fault: str = ""
     stall_s: float = DEFAULT_STALL_S
     retry_after_s: float = DEFAULT_RETRY_AFTER_S
+    quota: int | None = None  # priority requests of this model name before a downgrade
 
 
 def _positive_int(name: str, raw: str) -> int:
@@ -129,9 +130,11 @@ def parse_model(model: str) -> tuple[Profile, Options]:
             options = replace(options, stall_s=_number(key, raw, allow_zero=True))
         elif key == "retry_after":
             options = replace(options, retry_after_s=_number(key, raw, allow_zero=True))
+        elif key == "quota":
+            options = replace(options, quota=int(_number(key, raw, allow_zero=True)))
         else:
             raise BadModelOption(
                 f"unknown model option {key!r}; known: tokens, ttft, tps, fault, stall_s, "
-                "retry_after"
+                "retry_after, quota"
             )
     return profile, options

@@ -12,12 +12,14 @@ import json
 import os
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from time import perf_counter_ns
 from types import ModuleType
 from typing import Any
 
 from aiohttp import web
 
+from . import lanes as sim_lanes
 from .cloud_auth import TOKENS, add_auth_routes, bearer, verify_sigv4
 from .faults import HTTP_ERROR_FAULTS, PROTOCOL_FAULTS
 from .plan import Plan, make_plan
@@ -136,6 +138,10 @@ async def _accept(
         parsed = proto.parse(body, request.match_info.get("model"))
         record.model = parsed.model
         profile, options = parse_model(parsed.model)
+        lane = request.app[SIM].quota.serve(
+            parsed.model, sim_lanes.asked(proto.NAME, body), options.quota
+        )
+        parsed = replace(parsed, lane=lane)
         fault = options.fault
         if "x-sim-fault" in request.headers:
             fault = parse_fault(request.headers["x-sim-fault"])
@@ -182,12 +188,17 @@ def protocol_handler(proto: ModuleType | type) -> Callable[[web.Request], Any]:
         sim = request.app[SIM]
         plan = make_plan(profile, options, parsed, fault=fault, controls=sim.controls)
         record.prompt_tokens = plan.prompt_tokens
+        record.user_chars = parsed.prompt_chars
+        record.system_chars = parsed.system_chars
+        record.tool_names = parsed.tool_names
+        record.lane = parsed.lane
         encoder = proto.Encoder(
             request_id=record.request_id,
             model=parsed.model,
             created=int(time.time()),
             prompt_tokens=plan.prompt_tokens,
             include_usage=parsed.include_usage and fault != "no_usage",
+            served_tier=sim_lanes.says(proto.NAME, parsed.lane),
             nl=getattr(proto, "NL", gemini.NL if proto is gemini else None)
             or (gemini.NL if fault == "comments" else b"\n"),
         )

@@ -14,6 +14,7 @@ import random
 from time import perf_counter_ns
 
 from .faults import MID_STREAM_FAULTS
+from .lanes import LaneQuota
 from .plan import Controls, Plan
 from .protocols.common import Encoder
 from .textgen import answer_source, reasoning_source
@@ -34,6 +35,7 @@ class Simulation:
     def __init__(self) -> None:
         self.active = 0  # streams between their headers and their end
         self.controls = Controls()
+        self.quota = LaneQuota()  # priority requests served per model name (`+quota=N`)
         self._ticker: Ticker | None = None
 
     @property

@@ -37,6 +37,10 @@ class TruthRecord:
         "status",
         "fault",
         "prompt_tokens",
+        "user_chars",
+        "system_chars",
+        "tool_names",
+        "lane",
         "received_ns",
         "headers_ns",
         "first_token_ns",
@@ -61,6 +65,11 @@ class TruthRecord:
         self.status: int | None = None
         self.fault = ""
         self.prompt_tokens = 0
+        # Where the request put its parts (the protocol's own places): user text, system, tools.
+        self.user_chars = 0
+        self.system_chars = 0
+        self.tool_names: tuple[str, ...] = ()
+        self.lane = "standard"  # the lane served
         self.received_ns = received_ns
         self.headers_ns: int | None = None
         self.first_token_ns: int | None = None
@@ -111,6 +120,10 @@ class TruthRecord:
             "fault": self.fault,
             "outcome": self.outcome,
             "prompt_tokens": self.prompt_tokens,
+            "user_chars": self.user_chars,
+            "system_chars": self.system_chars,
+            "tool_names": list(self.tool_names),
+            "lane": self.lane,
             "received_ns": self.received_ns,
             "headers_ns": self.headers_ns,
             "first_token_ns": self.first_token_ns,

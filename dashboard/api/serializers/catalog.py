@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from rest_framework import serializers
 
+from benchmarks.confidential import TEXT_FIELDS, can_read_prompt_text, shape
 from benchmarks.models import Schedule, Vantage, Workload
 from benchmarks.validators import parse_times_of_day, validate_schedule_timing
 from providers.models import Endpoint
@@ -17,6 +18,12 @@ _QUEUE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 class WorkloadSerializer(serializers.ModelSerializer):
+    """A custom workload's text (prompt, suite, system prompt, context document, tools) is
+    written by staff and read back only by users with benchmarks.view_prompt_text; everyone
+    else gets its name and `shape` (benchmarks.confidential)."""
+
+    shape = serializers.SerializerMethodField(help_text="Sizes and counts, never text.")
+
     class Meta:
         model = Workload
         fields = [
@@ -24,12 +31,18 @@ class WorkloadSerializer(serializers.ModelSerializer):
             "slug",
             "name",
             "prompt",
+            "system_prompt",
+            "prompt_suite",
+            "context_document",
+            "tools",
+            "reasoning_effort",
             "context_tokens",
             "concurrency",
             "repetitions",
             "max_output_tokens",
             "cold_connections",
             "enabled",
+            "shape",
         ]
         read_only_fields = ["id"]
         extra_kwargs = {
@@ -41,6 +54,34 @@ class WorkloadSerializer(serializers.ModelSerializer):
             "repetitions": {"min_value": 1, "max_value": 1_000},
             "max_output_tokens": {"min_value": 1, "max_value": 1_000_000},
         }
+
+    def get_shape(self, workload: Workload) -> dict[str, Any]:
+        return shape(workload)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """The model's own checks (suite, tools, sizes, ceilings) as 400s, never 500s."""
+        candidate = Workload(**{**self._current(), **attrs})
+        try:
+            candidate.clean_fields(exclude=["slug"])
+            candidate.clean()
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(
+                exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+            ) from None
+        return attrs
+
+    def _current(self) -> dict[str, Any]:
+        if self.instance is None:
+            return {}
+        return {f.name: getattr(self.instance, f.name) for f in Workload._meta.concrete_fields}
+
+    def to_representation(self, workload: Workload) -> dict[str, Any]:
+        data = super().to_representation(workload)
+        request = self.context.get("request")
+        if workload.is_custom and not can_read_prompt_text(getattr(request, "user", None)):
+            for name in TEXT_FIELDS:
+                data.pop(name, None)
+        return data
 
 
 class VantageSerializer(serializers.ModelSerializer):

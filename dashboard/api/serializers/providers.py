@@ -4,6 +4,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from providers import lanes
 from providers.models import Endpoint, Provider
 
 from ..keyguard import check_headers, check_json, check_url, refuse_secret_fields
@@ -104,6 +105,7 @@ class EndpointSerializer(serializers.ModelSerializer):
             "price_note",
             "max_tokens_field",
             "reasoning_effort",
+            "lane",
             "extra_body",
             "peak_concurrency",
             "active_params_b",
@@ -143,6 +145,18 @@ class EndpointSerializer(serializers.ModelSerializer):
     def to_internal_value(self, data: Any) -> dict:
         refuse_secret_fields(data, self._env_name())
         return super().to_internal_value(data)
+
+    def validate(self, attrs: dict) -> dict:
+        """A lane the provider's protocol can ask for (providers.lanes), as a 400."""
+        attrs = super().validate(attrs)
+        provider = attrs.get("provider") or getattr(self.instance, "provider", None)
+        lane = attrs.get("lane", getattr(self.instance, "lane", lanes.STANDARD))
+        if provider is not None and lane not in lanes.supported(provider.protocol):
+            asks = ", ".join(lanes.supported(provider.protocol))
+            raise serializers.ValidationError(
+                {"lane": f"The {provider.protocol} protocol asks for: {asks}."}
+            )
+        return attrs
 
     def validate_extra_body(self, value: Any) -> dict:
         if not isinstance(value, dict):

@@ -254,6 +254,12 @@
         { type: "line", label: "Cheapest-and-fastest frontier", data: frontier.map(point), borderColor: C.frontier, borderDash: [6, 4], pointRadius: 0, fill: false, order: 3 },
         { type: "scatter", label: "On the frontier", data: frontier.map(point), backgroundColor: C.frontier, pointRadius: 6, pointHoverRadius: 8, order: 1 },
         { type: "scatter", label: "Other endpoints", data: priced.filter((p) => !onFrontier.has(p.slug)).map(point), backgroundColor: "#3b5bdb", pointRadius: 6, pointHoverRadius: 8, order: 2 },
+        // Lanes of one model (standard, priority, flex...) joined by a thin line, cheapest first.
+        ...(d.lanes || []).map((slugs) => ({
+          type: "line", label: "Lanes of one model",
+          data: slugs.map((s) => bySlug[s]).filter(Boolean).sort((a, b) => a.price_out - b.price_out).map(point),
+          borderColor: "#868e96", borderWidth: 1.5, pointRadius: 0, fill: false, order: 4,
+        })),
       ];
     }
     // The table's frontier column follows the chosen measure.

@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from . import carried as carried_parts
+from .carried import astuple_carried
 from .common import (
     BadRequest,
     EncoderBase,
@@ -63,9 +65,9 @@ def parse(body: dict[str, Any], path_model: str | None = None) -> ParsedRequest:
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
             raise BadRequest(f"messages.{index}.role: Input should be 'user' or 'assistant'")
         chars += text_chars(message.get("content"), f"messages.{index}.content")
-    chars += text_chars(body.get("system"), "system")
+    carried = carried_parts.anthropic(body, text_chars(body.get("system"), "system"))
     require_stream(body)
-    return ParsedRequest(model, chars, limit, True)
+    return ParsedRequest(model, chars, limit, True, *astuple_carried(carried))
 
 
 class Encoder(EncoderBase):
@@ -96,7 +98,7 @@ class Encoder(EncoderBase):
                 "cache_creation_input_tokens": 0,
                 "cache_read_input_tokens": 0,
                 "output_tokens": 1,
-                "service_tier": "standard",
+                "service_tier": self._tier or "standard",
             }
         ping = sse(b'{"type": "ping"}', self.nl, b"ping")
         return self._event({"type": "message_start", "message": message}) + ping

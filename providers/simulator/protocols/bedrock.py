@@ -13,6 +13,8 @@ import time
 import zlib
 from typing import Any
 
+from . import carried as carried_parts
+from .carried import astuple_carried
 from .common import BadRequest, EncoderBase, ParsedRequest, Rendered, dumps, optional_limit
 
 NAME = "bedrock_converse"
@@ -56,10 +58,12 @@ def parse(body: dict[str, Any], path_model: str | None = None) -> ParsedRequest:
         if not isinstance(content, list):
             raise BadRequest(f"messages.{index}.content must be a list of content blocks")
         chars += sum(len(b["text"]) for b in content if isinstance(b, dict) and "text" in b)
+    carried = carried_parts.bedrock(body)
     config = body.get("inferenceConfig") or {}
     if not isinstance(config, dict):
         raise BadRequest("inferenceConfig must be an object")
-    return ParsedRequest(path_model, chars, optional_limit(config, "maxTokens"), True)
+    limit = optional_limit(config, "maxTokens")
+    return ParsedRequest(path_model, chars, limit, True, *astuple_carried(carried))
 
 
 def _header(name: bytes, value: bytes) -> bytes:

@@ -28,6 +28,14 @@ class ParsedRequest:
     prompt_chars: int
     max_tokens: int | None  # None when the request set no limit
     include_usage: bool  # the client asked for usage (or the protocol always sends it)
+    system_chars: int = 0  # the system prompt, read from the protocol's own place
+    tool_names: tuple[str, ...] = ()  # tools sent in the protocol's own shape
+    tool_chars: int = 0  # their canonical JSON: tools cost prefill
+    lane: str = "standard"  # the lane served (providers.simulator.lanes), set by the server
+
+    @property
+    def input_chars(self) -> int:
+        return self.prompt_chars + self.system_chars + self.tool_chars
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +132,16 @@ class EncoderBase:
     CRLF). Subclasses pre-serialise their constant byte pieces in `_setup()`, so that `delta()`
     (called between a token's release and its write) only concatenates bytes."""
 
-    __slots__ = ("nl", "_rid", "_model", "_created", "_prompt_tokens", "_usage", "_text_head")
+    __slots__ = (
+        "nl",
+        "_rid",
+        "_model",
+        "_created",
+        "_prompt_tokens",
+        "_usage",
+        "_text_head",
+        "_tier",
+    )
 
     def __init__(
         self,
@@ -135,8 +152,10 @@ class EncoderBase:
         prompt_tokens: int,
         include_usage: bool,
         nl: bytes,
+        served_tier: str = "",
     ) -> None:
         self.nl = nl
+        self._tier = served_tier  # the lane served, as the API names it ("" = unsaid)
         self._rid = request_id
         self._model = model
         self._created = created  # Unix seconds

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from . import carried as carried_parts
+from .carried import astuple_carried
 from .common import (
     BadRequest,
     EncoderBase,
@@ -76,14 +78,17 @@ def parse(body: dict[str, Any], path_model: str | None = None) -> ParsedRequest:
             raise BadRequest(f"* GenerateContentRequest.contents[{index}].parts: must be a list")
         chars += text_chars(content["parts"], f"contents[{index}].parts")
     system = body.get("systemInstruction") or body.get("system_instruction")
+    system_chars = 0
     if system is not None:
         if not isinstance(system, dict):
             raise BadRequest("systemInstruction must be an object")
-        chars += text_chars(system.get("parts"), "systemInstruction.parts")
+        system_chars = text_chars(system.get("parts"), "systemInstruction.parts")
+    carried = carried_parts.gemini(body, system_chars)
     config = body.get("generationConfig") or {}
     if not isinstance(config, dict):
         raise BadRequest("generationConfig must be an object")
-    return ParsedRequest(path_model, chars, optional_limit(config, "maxOutputTokens"), True)
+    limit = optional_limit(config, "maxOutputTokens")
+    return ParsedRequest(path_model, chars, limit, True, *astuple_carried(carried))
 
 
 class Encoder(EncoderBase):

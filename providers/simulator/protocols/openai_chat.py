@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import carried as carried_parts
+from .carried import astuple_carried
 from .common import (
     BadRequest,
     EncoderBase,
@@ -75,18 +77,23 @@ def parse(body: dict[str, Any], path_model: str | None = None) -> ParsedRequest:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise BadRequest("messages must be a non-empty array")
-    chars = 0
+    chars = system = 0
     for index, message in enumerate(messages):
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise BadRequest(f"messages[{index}] must be an object with a role")
-        chars += text_chars(message.get("content"), f"messages[{index}].content")
+        count = text_chars(message.get("content"), f"messages[{index}].content")
+        if message["role"] in ("system", "developer"):
+            system += count
+        else:
+            chars += count
+    carried = carried_parts.openai_chat(body, system)
     require_stream(body)
     options = body.get("stream_options")
     if options is not None and not isinstance(options, dict):
         raise BadRequest("stream_options must be an object")
     include_usage = bool(options and options.get("include_usage") is True)
     limit = optional_limit(body, "max_completion_tokens", "max_tokens")
-    return ParsedRequest(model, chars, limit, include_usage)
+    return ParsedRequest(model, chars, limit, include_usage, *astuple_carried(carried))
 
 
 class Encoder(EncoderBase):
@@ -102,6 +109,7 @@ class Encoder(EncoderBase):
             + str(self._created).encode()
             + b',"model":'
             + dumps(self._model)
+            + (b',"service_tier":' + dumps(self._tier) if self._tier else b"")
             + b',"system_fingerprint":"fp_tokspeed_sim","choices":[{"index":0,"delta":'
         )
         self._tail = (

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from . import carried as carried_parts
+from .carried import astuple_carried
 from .common import (
     BadRequest,
     EncoderBase,
@@ -39,9 +41,10 @@ def parse(body: dict[str, Any], path_model: str | None = None) -> ParsedRequest:
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise BadRequest("instructions must be a string")
-    chars += len(instructions or "")
+    carried = carried_parts.openai_responses(body, len(instructions or ""))
     require_stream(body)
-    return ParsedRequest(model, chars, optional_limit(body, "max_output_tokens"), True)
+    limit = optional_limit(body, "max_output_tokens")
+    return ParsedRequest(model, chars, limit, True, *astuple_carried(carried))
 
 
 def _unescape(escaped: list[bytes]) -> str:
@@ -89,7 +92,7 @@ class Encoder(EncoderBase):
         return sse(dumps(data), self.nl, type_.encode())
 
     def _response(self, status: str) -> dict[str, Any]:
-        return {
+        response = {
             "id": f"resp_{self._rid}",
             "object": "response",
             "created_at": self._created,
@@ -98,6 +101,9 @@ class Encoder(EncoderBase):
             "output": list(self._output),
             "usage": None,
         }
+        if self._tier:
+            response["service_tier"] = self._tier
+        return response
 
     def start(self) -> bytes:
         return self._event("response.created", {"response": self._response("in_progress")}) + (

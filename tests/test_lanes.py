@@ -1,0 +1,181 @@
+"""Lanes (docs/workloads.md): each API asked for a lane its own way, the lane served recorded,
+a priority and a flex lane of one simulated model measured on a schedule and shown side by
+side with their price multiple, and a forced downgrade flagged and kept out of the lane's
+figures. Samples are written by the runner's writer thread: committed data."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.test import Client
+
+from benchmarks import dispatch, runner
+from benchmarks.models import Run, RunRollup, RunStatus, Schedule, Vantage, Workload
+from benchmarks.selectors.filters import BoardFilters
+from benchmarks.selectors.lanes import lane_groups
+from benchmarks.selectors.leaderboard import leaderboard
+from providers.base import EndpointConfig
+from providers.models import Endpoint, Provider
+from providers.registry import get_adapter
+from tests.celery_helpers import FILESYSTEM_URL, broker, filesystem_options
+
+KEY_ENV = "TOKSPEED_TEST_LANE_KEY"
+
+
+@pytest.mark.parametrize(
+    ("protocol", "lane", "field", "value"),
+    [
+        ("openai_chat", "priority", "service_tier", "priority"),
+        ("openai_chat", "flex", "service_tier", "flex"),
+        ("openai_responses", "priority", "service_tier", "priority"),
+        ("azure_openai", "priority", "service_tier", "priority"),
+        ("anthropic_messages", "priority", "service_tier", "auto"),
+        ("anthropic_messages", "standard", "service_tier", None),
+        ("bedrock_converse", "latency-optimized", "performanceConfig", {"latency": "optimized"}),
+    ],
+)
+def test_it_asks_for_a_lane_its_apis_way(protocol, lane, field, value) -> None:
+    config = EndpointConfig(
+        base_url="https://api.example.test", protocol=protocol, model="m", lane=lane
+    )
+    body = get_adapter(protocol).build_request(config, prompt="Hi", max_tokens=5).json
+    assert body.get(field) == value, body
+
+
+@pytest.mark.django_db
+def test_it_refuses_a_lane_the_protocol_cannot_ask_for() -> None:
+    provider = Provider.objects.create(
+        slug="g", name="G", protocol="gemini", base_url="https://g.example.test"
+    )
+    endpoint = Endpoint(provider=provider, slug="g-flex", model="gemini-x", lane="flex")
+    with pytest.raises(ValidationError, match="gemini protocol asks for: standard"):
+        endpoint.full_clean()
+
+
+def lane_endpoint(
+    provider: Provider, lane: str, model: str, price_in: str, price_out: str, slug: str = ""
+):
+    return Endpoint.objects.create(
+        provider=provider,
+        slug=slug or f"sim-{lane}",
+        model=model,
+        lane=lane,
+        price_input_per_mtok=Decimal(price_in),
+        price_output_per_mtok=Decimal(price_out),
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_measures_lanes_on_a_schedule_side_by_side_and_keeps_a_downgrade_out(
+    simulator, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, "sim-key")
+    provider = Provider.objects.create(
+        slug="sim-lanes",
+        name="Sim lanes",
+        protocol="openai_chat",
+        base_url=simulator.openai_base,
+        api_key_env=KEY_ENV,
+        simulated=True,
+    )
+    model = "sim-fast+tokens=120+tps=300+ttft=100"
+    standard = lane_endpoint(provider, "standard", model, "1.00", "4.00")
+    priority = lane_endpoint(provider, "priority", model, "1.80", "7.20")
+    flex = lane_endpoint(provider, "flex", model, "0.50", "2.00")
+    # The same model with a priority quota of 0: every priority request is downgraded.
+    starved = lane_endpoint(
+        provider, "priority", model + "+quota=0", "1.80", "7.20", slug="sim-starved"
+    )
+    workload = Workload.objects.create(
+        slug="lane-test", name="Lane test", max_output_tokens=200, repetitions=3
+    )
+    vantage = Vantage.objects.create(slug="lanes", label="Lanes", queue="lanes", is_default=True)
+    schedule = Schedule.objects.create(name="Lanes", interval_minutes=60, vantage=vantage)
+    schedule.workloads.set([workload])
+    schedule.endpoints.set([standard, priority, flex, starved])
+    Schedule.objects.exclude(pk=schedule.pk).update(enabled=False)  # the install's default
+
+    with broker(FILESYSTEM_URL, filesystem_options(tmp_path)):
+        # The schedule's first hourly slot after it was made (slots never predate it).
+        report = dispatch.tick(now=schedule.created_at + timedelta(minutes=61))
+        assert report.due == 4, report
+        for run in Run.objects.filter(schedule=schedule):
+            assert runner.execute(run.id, worker="t") in (RunStatus.DONE, RunStatus.PARTIAL)
+
+    runs = {run.endpoint.slug: run for run in Run.objects.filter(schedule=schedule)}
+    for slug in ("sim-standard", "sim-priority", "sim-flex"):
+        served = set(runs[slug].samples.values_list("served_lane", flat=True))
+        assert served == {slug.removeprefix("sim-")}, (slug, served)
+        assert not runs[slug].downgraded
+    starved_run = runs["sim-starved"]
+    assert set(starved_run.samples.values_list("served_lane", flat=True)) == {"standard"}
+    assert starved_run.downgraded and starved_run.lane == "priority"
+    assert starved_run.summary["downgraded"] == {"standard": 3}
+    # Kept out of the lane's figures: no rollup, no board median.
+    assert not RunRollup.objects.filter(endpoint=starved).exists()
+    assert RunRollup.objects.filter(endpoint=priority).exists()
+
+    rows = leaderboard(BoardFilters(workload="lane-test", vantage="lanes", window_hours=24))
+    by_slug = {row.slug: row for row in rows}
+    assert by_slug["sim-starved"].runs == 0, "a downgraded run entered the priority lane's figures"
+    [group] = [g for g in lane_groups(rows) if g.model == model]
+    compared = {c.row.lane: c for c in group.lanes}
+    base = by_slug["sim-standard"]
+    fast = compared["priority"]
+    assert fast.decode_multiple == pytest.approx(
+        by_slug["sim-priority"].decode_tps_p50 / base.decode_tps_p50
+    )
+    assert fast.decode_multiple > 1.3, "the priority lane should decode faster"
+    assert compared["flex"].decode_multiple < 0.8, "the flex lane should decode slower"
+    assert fast.price_multiple == pytest.approx(1.8)
+    assert fast.sentence == f"{fast.decode_multiple:.1f}× the decode for 1.8× the price"
+
+    page = Client()
+    page.force_login(_user())
+    html = page.get("/?workload=lane-test&vantage=lanes").content.decode()
+    assert 'id="lanes"' in html and fast.sentence in html
+    # The speed × price page joins the lanes of the model (its chart data names them).
+    price = page.get("/price/?workload=lane-test&vantage=lanes")
+    links = json.loads(
+        re.search(r'id="price-data"[^>]*>(.*?)</script>', price.content.decode(), re.S)[1]
+    )
+    assert links["lanes"] == [["sim-standard", "sim-flex", "sim-priority"]], links["lanes"]
+
+
+def _user():
+    from django.contrib.auth.models import User
+
+    return User.objects.create_user("lane-reader")
+
+
+@pytest.mark.django_db
+def test_it_creates_a_lane_through_the_api_and_refuses_one_the_protocol_lacks() -> None:
+    from django.contrib.auth.models import User
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(User.objects.create_user("ada", is_staff=True))
+    Provider.objects.create(slug="oa", name="OA", protocol="openai_chat", base_url="https://o.test")
+    Provider.objects.create(slug="gg", name="GG", protocol="gemini", base_url="https://g.test")
+    for lane in ("standard", "priority"):
+        body = {"slug": f"m-{lane}", "provider": "oa", "model": "m", "lane": lane}
+        response = client.post("/api/v1/endpoints/", body, format="json")
+        assert response.status_code == 201, response.content
+    assert response.json()["label"] == "m [priority] @ OA"
+    again = client.post(
+        "/api/v1/endpoints/",
+        {"slug": "m-priority-2", "provider": "oa", "model": "m", "lane": "priority"},
+        format="json",
+    )
+    assert again.status_code == 400, "a second endpoint of the same model and lane"
+    refused = client.post(
+        "/api/v1/endpoints/",
+        {"slug": "g-flex", "provider": "gg", "model": "g", "lane": "flex"},
+        format="json",
+    )
+    assert refused.status_code == 400 and "lane" in refused.json(), refused.content
