@@ -1,4 +1,5 @@
-""" "The advice changed": hysteresis over two evaluations, one email per change to subscribers."""
+""" "The advice changed": hysteresis over two evaluations, one email per change to each subscriber,
+through the one outbox."""
 
 from datetime import timedelta
 
@@ -6,7 +7,7 @@ import pytest
 from django.core import mail
 
 from advisor.models import WorkloadProfile
-from alerts.delivery import advice_changes
+from alerts.delivery import advice_changes, outbox
 from alerts.delivery.advice_changes import Hold, advance
 from alerts.models import AdviceChange, EmailOptOut
 from tests import advisor_data as seed
@@ -50,16 +51,20 @@ def test_it_emails_subscribers_a_before_after_table_when_the_advice_changed():
     (change,) = advice_changes.evaluate_all(now=seed.NOW + timedelta(hours=5))
     assert (change.before, change.after) == (fast, lonely)
 
-    assert advice_changes.send_pending() == [change.id]
-    (email,) = mail.outbox
-    assert email.bcc == ["lead@example.com", "ops@example.com"]
+    outbox.dispatch_advice()
+    assert len(outbox.deliver().sent) == 2
+    assert sorted(m.to[0] for m in mail.outbox) == ["lead@example.com", "ops@example.com"]
+    email = mail.outbox[0]
+    assert not email.bcc, "each subscriber gets their own email, with their own unsubscribe link"
+    assert "/alerts/unsubscribe/" in email.body and email.extra_headers["List-Unsubscribe"]
     assert email.subject == ("[tokspeed] Advice changed for Chat: Fast @ Fastco → Lonely @ Otherco")
     before, after = email.body.split("\nBefore\n")[1].split("\nAfter\n")
     assert "Fast @ Fastco (recommended)" in before and "2.3 s" in before
     assert "Lonely @ Otherco (recommended)" in after
     assert change.reason in email.body
     assert "/advisor/chat/" in email.body
-    assert advice_changes.send_pending() == []  # sent once
+    assert outbox.dispatch_advice() == [] and outbox.deliver().sent == []  # sent once
+    assert len(mail.outbox) == 2
     assert AdviceChange.objects.get().notified_at is not None
 
 
@@ -71,6 +76,7 @@ def test_it_leaves_out_addresses_that_unsubscribed():
     for hours in (1, 3):
         slow_down(fast, seed.NOW + timedelta(hours=hours))
         advice_changes.evaluate_all(now=seed.NOW + timedelta(hours=hours + 1))
-    advice_changes.send_pending()
+    outbox.dispatch_advice()
+    outbox.deliver()
     (email,) = mail.outbox
-    assert email.bcc == ["lead@example.com"]
+    assert email.to == ["lead@example.com"], "the address that unsubscribed is left out"
