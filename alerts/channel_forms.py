@@ -75,9 +75,8 @@ class ChannelForm(forms.ModelForm):
         data = super().clean()
         service = data.get("service")
         address = data.get("address", "")
-        if "\x00" in address:
-            self.add_error("address", "The address contains a NUL byte.")
-            return data
+        if "address" in self.errors:
+            return data  # e.g. a NUL byte, refused by the field itself
         stored = self.instance.pk and self.instance.secret_encrypted
         if not address and not data.get("secret_env") and not stored:
             self.add_error("address", f"Give {ADDRESS_HELP.get(service, 'the address')}.")

@@ -60,8 +60,10 @@ def handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
             with receiver.lock:
                 receiver.requests.append(Received(self.path, dict(self.headers), body))
             self.send_response(answer)
-            reply = b'{"status":"success","dedup_key":"x","requestId":"r1"}'
-            self.send_header("Content-Type", "application/json")
+            # Slack's incoming webhooks answer a plain "ok"; the others JSON.
+            slack = self.path.startswith("/slack/")
+            reply = b"ok" if slack else b'{"status":"success","dedup_key":"x","requestId":"r1"}'
+            self.send_header("Content-Type", "text/plain" if slack else "application/json")
             self.send_header("Content-Length", str(len(reply)))
             self.end_headers()
             self.wfile.write(reply)

@@ -71,17 +71,20 @@ def test_it_posts_an_alert_to_each_chat_service_in_its_own_shape_once(receiver: 
     report = send()
     assert len(report.sent) == 5 and not report.failed, report
     assert send().sent == [], "a second pass sends nothing"
-    by_path = {
-        prefix: receiver.at(prefix)
-        for prefix in ("/slack/", "/workflows/", "/discord/", "/tokspeed-alerts", "/hook")
-    }
+    by_path = {prefix: receiver.at(prefix) for prefix in ("/slack/", "/workflows/", "/discord/")}
+    by_path["/hook"] = receiver.at("/hook")
+    by_path["ntfy"] = [
+        r for r in receiver.requests if b"tokspeed-alerts" in r.path.encode() + r.body
+    ]
     assert {p: len(r) for p, r in by_path.items()} == dict.fromkeys(by_path, 1)
     slack = by_path["/slack/"][0]
     assert slack.path == "/slack/T0001/B0002/abcdefghijklmnopqrstuvwx"
-    blocks = slack.json["blocks"]
+    blocks = slack.json["attachments"][0]["blocks"]
+    assert blocks[0]["type"] == "header" and len(blocks[0]["text"]["text"]) <= 150
     text = str(blocks)
     assert "llama-3-70b @ Acme" in text and "slower" in text and "Baseline" in text, text
-    assert f"{BASE_URL}/alerts/" in text, "the Slack message links to the alert"
+    assert f"<{BASE_URL}/alerts/" in text and "|This alert>" in text, "Slack-style links"
+    assert "18–24 UTC" in text, "the time-of-day table, in short"
     card = by_path["/workflows/"][0].json
     assert card["attachments"][0]["content"]["type"] == "AdaptiveCard"
     assert "llama-3-70b @ Acme" in str(card)
@@ -242,7 +245,7 @@ def test_it_checks_the_address_before_saving():
             "min_severity": "minor",
         }  # fmt: skip
     )
-    assert not nul.is_valid() and "NUL" in str(nul.errors["address"])
+    assert not nul.is_valid() and "Null characters" in str(nul.errors["address"])
     good = ChannelForm(
         {
             "name": "hook",

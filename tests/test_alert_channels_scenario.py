@@ -56,7 +56,7 @@ def test_it_reaches_every_channel_once_and_resolves_the_pagerduty_incident(
         assert trigger.json["event_action"] == "trigger"
         assert trigger.json["dedup_key"] == f"tokspeed-alert-{alert.id}"
         assert "outage" in trigger.json["payload"]["summary"]
-        assert "outage" in str(rx.at("/slack/")[0].json["blocks"])
+        assert "outage" in str(rx.at("/slack/")[0].json["attachments"][0]["blocks"])
 
         perform(alert.id, "acknowledge", user=None)
         assert send() == [], "acknowledging in tokspeed pages nobody again"

@@ -28,6 +28,8 @@ from alerts.models import Channel, Notification, Service
 
 SIGNATURE_HEADER = "X-Tokspeed-Signature"
 RETRYABLE_4XX = (408, 425, 429)
+TITLE_LIMIT = 150  # Slack's header block
+BODY_LIMIT = 2900  # under Slack's 3,000 characters per section
 STATUS = re.compile(r"error=(\d{3})")
 # The HTTP libraries log request URLs, which hold the secret, at DEBUG (apprise, urllib3) or
 # INFO (httpx): they never reach a log, whatever level the rest of tokspeed logs at.
@@ -117,9 +119,10 @@ def _with_params(url: str, params: dict[str, str]) -> str:
 
 
 def _chat_params(channel: Channel) -> dict[str, str]:
+    # No remote images: the receiver sees tokspeed's words, not a library's icon.
     if channel.service == Service.SLACK:
-        return {"blocks": "yes", "footer": "no"}
-    return {}
+        return {"blocks": "yes", "footer": "no", "image": "no"}
+    return {"image": "no"} if channel.service in (Service.TEAMS, Service.DISCORD) else {}
 
 
 def _pager_actions(message: Message) -> list[str]:
@@ -158,8 +161,8 @@ def _apprise(channel: Channel, url: str, message: Message) -> None:
         )
     with apprise.LogCapture(level=logging.WARNING) as captured:
         ok = notifier.notify(
-            body=message.body,
-            title=message.title,
+            body=message.body[:BODY_LIMIT],
+            title=message.title[:TITLE_LIMIT],
             notify_type=message.level,
             body_format=apprise.NotifyFormat.MARKDOWN,
         )
