@@ -80,3 +80,36 @@ def test_it_leaves_out_addresses_that_unsubscribed():
     outbox.deliver()
     (email,) = mail.outbox
     assert email.to == ["lead@example.com"], "the address that unsubscribed is left out"
+
+
+def test_it_posts_the_advice_change_to_channels_and_pushes_the_feed_to_a_router(
+    monkeypatch, tmp_path
+):
+    from alerts.delivery.channels import secrets
+    from alerts.models import Channel, Service, Topic
+    from tests.channel_receivers import receivers
+    from tests.test_alert_channels import verify
+
+    profile, fast, cheap, lonely = seed.world()
+    WorkloadProfile.objects.exclude(id=profile.id).delete()
+    with receivers(monkeypatch, tmp_path) as rx:
+        made = {}
+        for service, path in ((Service.WEBHOOK, "/hook"), (Service.ROUTER, "/router")):
+            made[service] = Channel(name=service, service=service, topics=[Topic.ADVICE])
+            made[service].feed = "litellm" if service == Service.ROUTER else ""
+            secrets.set_address(made[service], f"{rx.base}{path}")
+            secrets.new_signing_secret(made[service])
+            made[service].save()
+        advice_changes.evaluate_all(now=seed.NOW)
+        for hours in (1, 3):
+            slow_down(fast, seed.NOW + timedelta(hours=hours))
+            advice_changes.evaluate_all(now=seed.NOW + timedelta(hours=hours + 1))
+        outbox.dispatch_advice()
+        assert len(outbox.deliver().sent) == 4  # two emails, two posts
+        (hook,) = rx.at("/hook")
+        assert hook.json["type"] == "advice.changed" and hook.json["after"] == "Lonely @ Otherco"
+        (push,) = rx.at("/router")
+        secret = secrets.signing_secret(made[Service.ROUTER])
+        verify(secret, push.headers["X-Tokspeed-Signature"], push.body)
+        first = push.json["model_list"][0]["litellm_params"]
+        assert first["order"] == 1 and "turbo" in first["model"], "the new advice routes first"
