@@ -452,6 +452,8 @@ ALERTS_HEALTH_BACKLOG_S = envint("ALERTS_HEALTH_BACKLOG_S", 3600)
 # BROKEN_AFTER attempts in a row is marked broken (it keeps being retried until GIVE_UP_H).
 # A webhook receiver rejects a signature older than the replay window it chooses (docs/channels.md).
 CHANNELS_KEY = os.environ.get("TOKSPEED_CHANNELS_KEY", "")
+# /metrics answers a logged-in user, or a scraper sending "Authorization: Bearer <this>".
+TOKSPEED_METRICS_TOKEN = os.environ.get("TOKSPEED_METRICS_TOKEN", "")
 CHANNELS_TIMEOUT_S = envfloat("CHANNELS_TIMEOUT_S", 10.0)
 CHANNELS_BROKEN_AFTER = envint("CHANNELS_BROKEN_AFTER", 5)
 # Change points: the daily pass looks this many days back; it annotates charts, never emails.
