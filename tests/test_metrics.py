@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -133,3 +134,19 @@ def test_it_is_scraped_by_a_real_prometheus(live_server, tmp_path: Path):
     assert float(result[0]["value"][1]) == pytest.approx(measured, rel=1e-9)
     assert result[0]["metric"]["vantage"] == "eu" and result[0]["metric"]["workload"] == "w"
     assert float(alerts[0]["value"][1]) == Alert.objects.filter(status="open").count() == 1
+
+
+@pytest.mark.django_db
+def test_it_ships_a_grafana_dashboard_that_reads_only_metrics_tokspeed_exposes(admin_client):
+    board = json.loads((Path(__file__).parent.parent / "contrib/grafana/tokspeed.json").read_text())
+    exprs = [t["expr"] for p in board["panels"] for t in p["targets"]]
+    used = {name for expr in exprs for name in re.findall(r"tokspeed_[a-z0-9_]+", expr)}
+    with time_machine.travel(NOW, tick=False):
+        regress(make_series())
+        text = admin_client.get("/metrics").content.decode()
+    exposed = {family.name for family in text_string_to_metric_families(text)}
+    assert used and used <= exposed, (
+        f"the dashboard asks for metrics /metrics lacks: {used - exposed}"
+    )
+    titles = {p["title"] for p in board["panels"]}
+    assert "Leaderboard (72 h medians)" in titles and any("latest run" in t for t in titles)
