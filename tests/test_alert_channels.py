@@ -260,3 +260,54 @@ def test_it_checks_the_address_before_saving():
     saved = good.save()
     assert good.new_signing_secret.startswith("whsec_")
     assert secrets.address(saved) == "https://a.example/hook"
+
+
+@pytest.mark.django_db
+def test_it_manages_channels_through_the_api_without_showing_the_address(
+    receiver: Receiver, admin_client, client, django_user_model
+):
+    body = {
+        "name": "team hook",
+        "service": "webhook",
+        "address": f"{receiver.base}/hook/secret-path-0123",
+        "topics": ["regression", "outage"],
+        "min_severity": "minor",
+    }
+    made = admin_client.post("/api/v1/channels/", body, content_type="application/json")
+    assert made.status_code == 201, made.content
+    assert "secret-path" not in made.content.decode() and made.json()["secret_hint"].endswith(
+        "0123"
+    )
+    secret = made.json()["signing_secret"]
+    listed = admin_client.get("/api/v1/channels/").content.decode()
+    assert "secret-path" not in listed and secret not in listed, "shown once, never again"
+    tested = admin_client.post(f"/api/v1/channels/{made.json()['id']}/test/")
+    assert tested.status_code == 200 and tested.json() == {"sent": True, "error": ""}
+    (post,) = receiver.at("/hook/secret-path-0123")
+    verify(secret, post.headers["X-Tokspeed-Signature"], post.body)
+    bad = admin_client.post(
+        "/api/v1/channels/",
+        {**body, "service": "slack", "address": "not a webhook"},
+        content_type="application/json",
+    )
+    assert bad.status_code == 400 and "address" in bad.json()
+    client.force_login(django_user_model.objects.create_user("reader", "r@team.example"))
+    assert client.get("/api/v1/channels/").status_code == 403, "operators only"
+
+
+@pytest.mark.django_db
+def test_it_posts_one_daily_digest_to_a_digest_channel(receiver: Receiver):
+    channel(Service.WEBHOOK, f"{receiver.base}/hook", topics=[Topic.DIGEST])
+    regress(make_series())
+    regress(make_series("globex", vantage="us"), seed=7)
+    assert send().sent == [], "a digest-only channel gets nothing at once"
+    outbox.dispatch(Delivery.DIGEST)
+    assert len(outbox.deliver().sent) == 1
+    (digest,) = receiver.at("/hook")
+    assert digest.json["type"] == "digest"
+    assert {a["id"] for a in digest.json["alerts"]} == set(
+        Notification.objects.get().events.values_list("alert_id", flat=True)
+    )
+    assert "Acme" in digest.json["text"] and "Globex" in digest.json["text"]
+    outbox.dispatch(Delivery.DIGEST)
+    assert outbox.deliver().sent == [], "one digest, once"
