@@ -31,12 +31,12 @@ class ChannelForm(forms.ModelForm):
         required=False,
         strip=True,
         max_length=2000,
-        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off", "size": 60}),
         help_text="Webhook URL, routing key or API key; stored encrypted and never shown "
         "again. Leave empty to keep the stored one.",
     )
     topics = forms.MultipleChoiceField(
-        choices=Topic.choices, widget=forms.CheckboxSelectMultiple, required=True
+        label="Receives", choices=Topic.choices, widget=forms.CheckboxSelectMultiple
     )
 
     class Meta:

@@ -7,6 +7,7 @@ POST /channels/{id}/test/ sends a test notification through the outbox and says 
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import BasePermission
@@ -116,6 +117,16 @@ class ChannelViewSet(CheckedLookupMixin, StrictQueryMixin, viewsets.ModelViewSet
             body["signing_secret"] = serializer.signing_secret  # shown once
         return Response(body, status=status.HTTP_201_CREATED)
 
+    @extend_schema(
+        request=None,
+        responses={
+            code: inline_serializer(
+                "ChannelTestResult",
+                {"sent": serializers.BooleanField(), "error": serializers.CharField()},
+            )
+            for code in (200, 502)
+        },
+    )
     @action(detail=True, methods=["post"])
     def test(self, request: Request, pk: str | None = None) -> Response:
         sent = send_test(self.get_object())
