@@ -20,7 +20,7 @@ from alerts.channel_forms import ChannelForm
 from alerts.delivery import outbox
 from alerts.delivery.channels import secrets
 from alerts.delivery.channels.testing import send_test
-from alerts.models import Channel, Delivery, Notification, Service, Topic
+from alerts.models import Alert, Channel, Delivery, Notification, Service, Topic
 from tests.channel_receivers import Receiver, receivers
 from tests.test_alert_emails import BASE_URL, T0, make_series, regress
 
@@ -67,9 +67,13 @@ def test_it_posts_an_alert_to_each_chat_service_in_its_own_shape_once(receiver: 
     channel(Service.DISCORD, DISCORD)
     channel(Service.NTFY, f"ntfy://{receiver.base.split('//')[1]}/tokspeed-alerts")
     hook = channel(Service.WEBHOOK, f"{receiver.base}/hook")
+    channel(Service.PAGERDUTY, "R0UT1NGKEY0123456789abcdef")
+    channel(Service.OPSGENIE, "0psg3n1e-key-0123456789")
     regress(make_series())
+    alert = Alert.objects.get()
+    assert alert.severity == "major", "a 30 % slowdown is major: the pagers are triggered"
     report = send()
-    assert len(report.sent) == 5 and not report.failed, report
+    assert len(report.sent) == 7 and not report.failed, report
     assert send().sent == [], "a second pass sends nothing"
     by_path = {prefix: receiver.at(prefix) for prefix in ("/slack/", "/workflows/", "/discord/")}
     by_path["/hook"] = receiver.at("/hook")
@@ -89,6 +93,12 @@ def test_it_posts_an_alert_to_each_chat_service_in_its_own_shape_once(receiver: 
     assert card["attachments"][0]["content"]["type"] == "AdaptiveCard"
     assert "llama-3-70b @ Acme" in str(card)
     assert "llama-3-70b @ Acme" in str(by_path["/discord/"][0].json)
+    (page,) = receiver.at("/pagerduty/")
+    assert page.json["event_action"] == "trigger"
+    assert page.json["dedup_key"] == f"tokspeed-alert-{alert.id}"
+    (genie,) = receiver.at("/opsgenie/")
+    assert genie.json["alias"] == f"tokspeed-alert-{alert.id}"
+    assert genie.headers["Authorization"] == "GenieKey 0psg3n1e-key-0123456789"
     webhook = by_path["/hook"][0]
     document = webhook.json
     assert document["type"] == "alert.opened" and document["alert"]["provider"] == "acme"
@@ -222,6 +232,8 @@ def test_it_never_shows_or_logs_the_address(receiver: Receiver, admin_client, ca
         assert "team slack" in html or "Stored address" in html, page
         assert hidden not in html, f"{page} shows the address"
     assert "…uvwx" in admin_client.get("/alerts/channels/").content.decode()
+    pressed = admin_client.post(f"/alerts/channels/{slack.id}/test/", follow=True)
+    assert "Test notification sent to “team slack”" in pressed.content.decode()
 
 
 @pytest.mark.django_db
