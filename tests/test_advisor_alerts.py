@@ -113,3 +113,30 @@ def test_it_posts_the_advice_change_to_channels_and_pushes_the_feed_to_a_router(
         verify(secret, push.headers["X-Tokspeed-Signature"], push.body)
         first = push.json["model_list"][0]["litellm_params"]
         assert first["order"] == 1 and "turbo" in first["model"], "the new advice routes first"
+
+
+def test_it_lets_a_user_subscribe_to_the_advice_of_one_profile_on_the_page(
+    client, django_user_model
+):
+    from django.urls import reverse
+
+    from alerts.models import Subscription
+
+    profile, fast, cheap, lonely = seed.world()
+    WorkloadProfile.objects.exclude(id=profile.id).delete()
+    Subscription.objects.all().delete()
+    client.force_login(django_user_model.objects.create_user("ana", "ana@team.example"))
+    form = {"email": "ana@team.example", "topics": ["advice"], "profiles": [profile.id]}
+    saved = client.post(reverse("alerts:subscription_new"), {**form, "min_severity": "minor",
+                        "delivery": "immediate", "active": "on"})  # fmt: skip
+    assert saved.status_code == 302
+    assert (
+        "The advice changed (Chat)" in client.get(reverse("alerts:subscriptions")).content.decode()
+    )
+    advice_changes.evaluate_all(now=seed.NOW)
+    for hours in (1, 3):
+        slow_down(fast, seed.NOW + timedelta(hours=hours))
+        advice_changes.evaluate_all(now=seed.NOW + timedelta(hours=hours + 1))
+    outbox.dispatch_advice()
+    outbox.deliver()
+    assert [m.to for m in mail.outbox] == [["ana@team.example"]]
