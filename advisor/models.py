@@ -82,9 +82,6 @@ class WorkloadProfile(models.Model):
         related_name="+",
         help_text="What the team routes to today (the page says what switching is worth).",
     )
-    subscribers = models.TextField(
-        blank=True, help_text="Emails told when the recommendation changes, one per line."
-    )
     preset = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -93,10 +90,6 @@ class WorkloadProfile(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-    def subscriber_emails(self) -> list[str]:
-        raw = self.subscribers.replace(",", "\n").splitlines()
-        return sorted({line.strip().lower() for line in raw if line.strip()})
 
 
 class RunDigest(models.Model):

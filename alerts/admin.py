@@ -1,9 +1,11 @@
 from django.contrib import admin
 
+from alerts.channel_forms import ChannelForm
 from alerts.models import (
     Alert,
     AlertEvent,
     ChangePoint,
+    Channel,
     EmailOptOut,
     Notification,
     Segment,
@@ -43,9 +45,9 @@ class AlertAdmin(admin.ModelAdmin):
 
 @admin.register(Subscription)
 class SubscriptionAdmin(admin.ModelAdmin):
-    list_display = ["email", "user", "min_severity", "delivery", "active", "created_at"]
+    list_display = ["email", "user", "topics", "min_severity", "delivery", "active", "created_at"]
     list_filter = ["delivery", "min_severity", "active"]
-    filter_horizontal = ["endpoints", "providers"]
+    filter_horizontal = ["endpoints", "providers", "profiles"]
 
 
 @admin.register(Notification)
@@ -53,6 +55,7 @@ class NotificationAdmin(admin.ModelAdmin):
     list_display = [
         "id",
         "email",
+        "channel",
         "delivery",
         "created_at",
         "sent_at",
@@ -63,8 +66,10 @@ class NotificationAdmin(admin.ModelAdmin):
     list_filter = ["delivery"]
     readonly_fields = [
         "email",
+        "channel",
         "delivery",
         "events",
+        "advice_change",
         "created_at",
         "claimed_until",
         "claim_token",
@@ -88,3 +93,25 @@ class SegmentAdmin(admin.ModelAdmin):
 
 
 admin.site.register(EmailOptOut)
+
+
+@admin.register(Channel)
+class ChannelAdmin(admin.ModelAdmin):
+    """The address is write-only: only its hint is listed; the form never renders it back."""
+
+    form = ChannelForm
+    list_display = ["name", "service", "secret_hint", "active", "broken_at", "last_sent_at"]
+    list_filter = ["service", "active"]
+    filter_horizontal = ["endpoints", "providers", "profiles"]
+    readonly_fields = ["secret_hint", "failures", "broken_at", "last_error", "last_sent_at"]
+
+    def save_model(self, request, obj, form, change) -> None:
+        if not change:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
+        if form.new_signing_secret:
+            self.message_user(
+                request,
+                "Signing secret (shown once, keep it with the receiver): "
+                + form.new_signing_secret,
+            )

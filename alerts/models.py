@@ -10,7 +10,9 @@ from django.db import models
 from django.db.models import Q
 
 from benchmarks.models import Run, Vantage, Workload
-from providers.models import Endpoint, Provider
+from providers.models import Endpoint
+
+from .routes import ALERT_TOPICS, Route, Topic  # noqa: F401 (Topic, ALERT_TOPICS: re-exported)
 
 
 class Metric(models.TextChoices):
@@ -207,16 +209,33 @@ class Delivery(models.TextChoices):
 
 
 class Notification(models.Model):
-    """One email to one recipient: the events of one round (or one day's digest).
+    """One message in the outbox: an email to one recipient, or a post to one channel.
 
-    Created together with the events' claim, in one transaction; then claimed for sending
-    with a lease (claimed_until), so two senders never send it twice and a sender that dies
-    mid-send leaves it to be retried once the lease expires.
+    An alert email carries the events of one round (or one day's digest); a channel post carries
+    one event (or the digest); an "advice changed" message carries its AdviceChange; a channel
+    message with neither is the "send test notification" button's. Created together with the
+    claim of what it tells, in one transaction; then claimed for sending with a lease
+    (claimed_until), so two senders never send it twice and a sender that dies mid-send leaves
+    it to be retried once the lease expires.
     """
 
-    email = models.EmailField()
+    email = models.EmailField(blank=True)
+    channel = models.ForeignKey(
+        "alerts.Channel",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="notifications",
+    )
     delivery = models.CharField(max_length=10, choices=Delivery.choices)
     events = models.ManyToManyField(AlertEvent, related_name="notifications")
+    advice_change = models.ForeignKey(
+        "alerts.AdviceChange",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="notifications",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     claimed_until = models.DateTimeField(null=True, blank=True)
     claim_token = models.UUIDField(null=True, blank=True)
@@ -237,9 +256,16 @@ class Notification(models.Model):
                 name="notification_unsent",
             )
         ]
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(email="") | Q(channel__isnull=False),
+                name="notification_has_a_recipient",
+            )
+        ]
 
     def __str__(self) -> str:
-        return f"{self.delivery} email to {self.email}"
+        where = f"channel {self.channel_id}" if self.channel_id else self.email
+        return f"{self.delivery} message to {where}"
 
 
 class SeriesFields(models.Model):
@@ -336,30 +362,28 @@ class ChangePoint(SeriesFields):
         return f"{self.metric} {self.change:+.0%} at {self.at:%Y-%m-%d %H:%M}"
 
 
-class Subscription(models.Model):
-    """Who wants which alerts, how: chosen endpoints and/or providers (none = all)."""
+class Subscription(Route):
+    """An address that wants alerts and/or "the advice changed" emails.
+
+    user: the account that made it (None for the addresses a profile listed before the one
+    subscription mechanism; those were entered by staff and count as confirmed).
+    """
 
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="alert_subscriptions"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="alert_subscriptions",
     )
     email = models.EmailField(help_text="Where to send; defaults to the account's address.")
-    endpoints = models.ManyToManyField(Endpoint, blank=True, related_name="+")
-    providers = models.ManyToManyField(Provider, blank=True, related_name="+")
-    min_severity = models.CharField(
-        "severities",
-        max_length=8,
-        choices=[(Severity.MINOR, "Minor and major"), (Severity.MAJOR, "Major only")],
-        default=Severity.MINOR,
-    )
     delivery = models.CharField(max_length=10, choices=Delivery.choices, default=Delivery.IMMEDIATE)
-    active = models.BooleanField(default=True)
     confirmed_at = models.DateTimeField(
         null=True,
         blank=True,
         help_text="When the address agreed (its own account's, or a link emailed to it); "
         "nothing is sent before.",
     )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -380,3 +404,4 @@ class EmailOptOut(models.Model):
 
 # "The advice changed" lives in its own module; imported here so Django finds its models.
 from .advice_models import AdviceChange, AdviceState  # noqa: E402, F401
+from .channel_models import Channel, Service  # noqa: E402, F401

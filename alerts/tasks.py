@@ -90,8 +90,9 @@ def detect_change_points() -> None:
 
 @shared_task(name="alerts.evaluate_advice", acks_late=True, ignore_result=True)
 def evaluate_advice() -> None:
-    """Every profile's recommendation; a change that held twice is emailed to subscribers."""
+    """Every profile's recommendation; a change that held twice goes to subscribers and channels."""
     changes = advice_changes.evaluate_all()
-    sent = advice_changes.send_pending()
-    if changes or sent:
-        log.info("advice: %d change(s) recorded, %d emailed", len(changes), len(sent))
+    queued = outbox.dispatch_advice()
+    if changes or queued:
+        log.info("advice: %d change(s) recorded, %d message(s) queued", len(changes), len(queued))
+    outbox.deliver()  # and the every-minute sender retries what fails

@@ -5,8 +5,9 @@ from __future__ import annotations
 from django import forms
 
 from alerts.delivery.recipients import normal
-from alerts.models import Kind, Metric, Severity, Subscription
+from alerts.models import Kind, Metric, Severity, Subscription, Topic
 from alerts.pages.selectors import VIEW_LABELS
+from alerts.routes import alert_topics
 from benchmarks.models import Vantage
 from providers.models import Endpoint, Provider
 
@@ -56,17 +57,39 @@ class ActionForm(forms.Form):
 
 
 class SubscriptionForm(forms.ModelForm):
+    topics = forms.MultipleChoiceField(
+        label="Receives",
+        choices=[(t.value, t.label) for t in Topic if t != Topic.DIGEST],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        initial=alert_topics,
+        help_text="None chosen: every alert. “The advice changed” is told at once.",
+    )
+
     class Meta:
         model = Subscription
-        fields = ["email", "providers", "endpoints", "min_severity", "delivery", "active"]
+        fields = [
+            "email",
+            "topics",
+            "providers",
+            "endpoints",
+            "profiles",
+            "min_severity",
+            "delivery",
+            "active",
+        ]
         widgets = {
             "providers": forms.CheckboxSelectMultiple,
             "endpoints": forms.CheckboxSelectMultiple,
+            "profiles": forms.CheckboxSelectMultiple,
         }
         help_texts = {
             "providers": "Every endpoint of these providers.",
             "endpoints": "These endpoints. Choose neither providers nor endpoints for all.",
         }
+
+    def clean_topics(self) -> list[str]:
+        return self.cleaned_data.get("topics") or alert_topics()
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -1,6 +1,7 @@
 from django.urls import path, re_path
 
 from .views.alerts.actions import alert_action
+from .views.alerts.channels import channel_delete, channel_edit, channel_list, channel_test
 from .views.alerts.pages import alert_detail, alert_list
 from .views.alerts.subscriptions import (
     subscription_confirm,
@@ -28,4 +29,9 @@ urlpatterns = [
     path("subscriptions/<int:pk>/resend/", subscription_resend, name="subscription_resend"),
     path("subscriptions/confirm/<str:token>/", subscription_confirm, name="subscription_confirm"),
     path("unsubscribe/<str:token>/", unsubscribe, name="unsubscribe"),
+    path("channels/", channel_list, name="channels"),
+    path("channels/new/", channel_edit, name="channel_new"),
+    path("channels/<int:pk>/", channel_edit, name="channel_edit"),
+    path("channels/<int:pk>/test/", channel_test, name="channel_test"),
+    path("channels/<int:pk>/delete/", channel_delete, name="channel_delete"),
 ]

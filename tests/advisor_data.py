@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 from advisor.digest import digest_run, rebuild
 from advisor.models import WorkloadProfile
+from alerts.models import Subscription, Topic
 from tests import dashboard_data as data
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -62,10 +63,17 @@ def world(*, now: datetime = NOW):
         budget_s=10,
         accepted_models=["llama-3.3-70b"],
         current_endpoint=cheap,
-        subscribers="ops@example.com\nLead@Example.com",
     )
+    for email in ("ops@example.com", "lead@example.com"):
+        subscribe_to_advice(email, profile)
     rebuild(now=now)  # as `manage.py advisor_digest` would: these runs never went through finish
     return profile, fast, cheap, lonely
+
+
+def subscribe_to_advice(email: str, profile) -> None:
+    """A confirmed subscription to "the advice changed" for one profile (alerts.Subscription)."""
+    subscription = Subscription.objects.create(email=email, topics=[Topic.ADVICE], confirmed_at=NOW)
+    subscription.profiles.add(profile)
 
 
 def finished(run):

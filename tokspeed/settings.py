@@ -446,6 +446,16 @@ ALERTS_SEND_LEASE_S = envint("ALERTS_SEND_LEASE_S", 300)
 ALERTS_SMTP_MAX_RETRIES = envint("ALERTS_SMTP_MAX_RETRIES", 8)
 ALERTS_SMTP_GIVE_UP_H = envfloat("ALERTS_SMTP_GIVE_UP_H", 48.0)
 ALERTS_HEALTH_BACKLOG_S = envint("ALERTS_HEALTH_BACKLOG_S", 3600)
+# Channels (alerts/channel_models.py): addresses are encrypted with CHANNELS_KEY (a Fernet key,
+# `python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"`);
+# without it, a key derived from SECRET_KEY. A post waits TIMEOUT_S at most; a channel that failed
+# BROKEN_AFTER attempts in a row is marked broken (it keeps being retried until GIVE_UP_H).
+# A webhook receiver rejects a signature older than the replay window it chooses (docs/channels.md).
+CHANNELS_KEY = os.environ.get("TOKSPEED_CHANNELS_KEY", "")
+# /metrics answers a logged-in user, or a scraper sending "Authorization: Bearer <this>".
+TOKSPEED_METRICS_TOKEN = os.environ.get("TOKSPEED_METRICS_TOKEN", "")
+CHANNELS_TIMEOUT_S = envfloat("CHANNELS_TIMEOUT_S", 10.0)
+CHANNELS_BROKEN_AFTER = envint("CHANNELS_BROKEN_AFTER", 5)
 # Change points: the daily pass looks this many days back; it annotates charts, never emails.
 ALERTS_CHANGEPOINT_DAYS = envint("ALERTS_CHANGEPOINT_DAYS", 30)
 CELERY_BEAT_SCHEDULE.update(

@@ -3,6 +3,7 @@ from django.urls import include, path
 
 urlpatterns = [
     path("health/", include("dashboard.health_urls")),
+    path("metrics", include("dashboard.metrics_urls")),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include("dashboard.api_urls")),

@@ -1,39 +1,26 @@
 """ "The advice changed": evaluate every profile's recommendation, record a change once it has
-held for two evaluations in a row (hysteresis, like regressions), email its subscribers.
-
-Sending follows the outbox pattern: a change row is claimed with a conditional UPDATE
-(`notified_at IS NULL`) so each change is emailed once across processes; a failed send releases
-the claim for the next pass.
+held for two evaluations in a row (hysteresis, like regressions). Telling its subscribers and
+channels goes through the one outbox (alerts/delivery/dispatch.py: dispatch_advice).
 """
 
 from __future__ import annotations
 
 import logging
-import smtplib
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.conf import settings
-from django.core.mail import EmailMessage
 from django.db import transaction
-from django.template.loader import render_to_string
-from django.urls import reverse
 from django.utils import timezone
 
 from advisor.advice import Advice, advise
 from advisor.models import WorkloadProfile
 from advisor.shape import Shape
 from alerts.advice_models import AdviceChange, AdviceState
-from alerts.delivery.emails import text_table
-from alerts.delivery.recipients import normal
-from alerts.models import EmailOptOut
-from alerts.pages.presenters import absolute
 
 log = logging.getLogger(__name__)
 
 HOLD_EVALUATIONS = 2
 TABLE_ROWS = 5
-HEADER = ["#", "Endpoint", "Task p50", "Task p90", "$ / 1,000 tasks", "Availability"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,45 +110,3 @@ def evaluate_all(*, now: datetime | None = None) -> list[AdviceChange]:
         if change is not None:
             changes.append(change)
     return changes
-
-
-def message(change: AdviceChange, recipients: list[str]) -> EmailMessage:
-    context = {
-        "change": change,
-        "before": text_table(HEADER, change.before_table) if change.before_table else "",
-        "after": text_table(HEADER, change.after_table) if change.after_table else "",
-        "url": absolute(reverse("benchmarks:advisor_profile", args=[change.profile.slug])),
-    }
-    return EmailMessage(
-        subject=f"[tokspeed] Advice changed for {change.profile.name}: "
-        f"{change.before_label} → {change.after_label}"[:300],
-        body=render_to_string("emails/advice_changed.txt", context),
-        from_email=settings.DEFAULT_FROM_EMAIL,
-        bcc=recipients,
-        headers={"Auto-Submitted": "auto-generated"},
-    )
-
-
-def send_pending() -> list[int]:
-    """Email each unsent change to its profile's subscribers (minus opt-outs); returns the ids
-    of the changes sent."""
-    sent = []
-    opted_out = {normal(e) for e in EmailOptOut.objects.values_list("email", flat=True)}
-    pending = AdviceChange.objects.filter(notified_at__isnull=True).select_related("profile")
-    for change in pending.order_by("created_at", "id"):
-        recipients = [e for e in change.profile.subscriber_emails() if e not in opted_out]
-        claimed = AdviceChange.objects.filter(id=change.id, notified_at__isnull=True)
-        if not claimed.update(notified_at=timezone.now()):
-            continue  # another sender has it
-        if not recipients:
-            continue
-        try:
-            message(change, recipients).send()
-        except (smtplib.SMTPException, OSError) as error:
-            AdviceChange.objects.filter(id=change.id).update(
-                notified_at=None, last_error=f"{type(error).__name__}: {error}"[:2000]
-            )
-            log.warning("advice-changed email %s failed, retried next pass: %s", change.id, error)
-            continue
-        sent.append(change.id)
-    return sent

@@ -1,4 +1,5 @@
-"""Rendering one Notification as an email: plain text and HTML, with an unsubscribe link."""
+"""Rendering one Notification as an email: an alert email (plain text and HTML) or "the advice
+changed" (plain text), each to one recipient with an unsubscribe link."""
 
 from __future__ import annotations
 
@@ -50,7 +51,17 @@ def why(notification: Notification) -> str:
     return "you subscribed to tokspeed alerts"
 
 
+def headers(unsubscribe: str) -> dict[str, str]:
+    return {
+        "List-Unsubscribe": f"<{unsubscribe}>",
+        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+        "Auto-Submitted": "auto-generated",
+    }
+
+
 def build(notification: Notification, *, connection=None) -> EmailMultiAlternatives:
+    if notification.advice_change_id:
+        return advice_email(notification, connection=connection)
     events = notification.events.select_related(
         "alert__endpoint__provider", "alert__workload", "alert__vantage"
     ).order_by("created_at", "id")
@@ -83,11 +94,38 @@ def build(notification: Notification, *, connection=None) -> EmailMultiAlternati
         from_email=settings.DEFAULT_FROM_EMAIL,
         to=[notification.email],
         connection=connection,
-        headers={
-            "List-Unsubscribe": f"<{unsubscribe}>",
-            "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
-            "Auto-Submitted": "auto-generated",
-        },
+        headers=headers(unsubscribe),
     )
     message.attach_alternative(render_to_string("emails/alerts.html", context), "text/html")
     return message
+
+
+ADVICE_HEADER = ["#", "Endpoint", "Task p50", "Task p90", "$ / 1,000 tasks", "Availability"]
+
+
+def advice_subject(change) -> str:
+    text = f"Advice changed for {change.profile.name}: {change.before_label} → {change.after_label}"
+    return f"[tokspeed] {text}"[:300]
+
+
+def advice_email(notification: Notification, *, connection=None) -> EmailMultiAlternatives:
+    change = notification.advice_change
+    unsubscribe = absolute(
+        reverse("alerts:unsubscribe", args=[unsubscribe_token(notification.email)])
+    )
+    context = {
+        "change": change,
+        "before": text_table(ADVICE_HEADER, change.before_table) if change.before_table else "",
+        "after": text_table(ADVICE_HEADER, change.after_table) if change.after_table else "",
+        "url": absolute(reverse("benchmarks:advisor_profile", args=[change.profile.slug])),
+        "unsubscribe_url": unsubscribe,
+        "subscriptions_url": absolute(reverse("alerts:subscriptions")),
+    }
+    return EmailMultiAlternatives(
+        subject=advice_subject(change),
+        body=render_to_string("emails/advice_changed.txt", context),
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=[notification.email],
+        connection=connection,
+        headers=headers(unsubscribe),
+    )

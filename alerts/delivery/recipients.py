@@ -1,8 +1,8 @@
-"""Who is told about an event, and how (immediately or in the daily digest).
+"""Who is emailed about an event, and how (immediately or in the daily digest).
 
-ALERT_EMAILS get every alert immediately; subscribers get the endpoints / providers they chose
-(none chosen = all), at the severities they chose, immediately or in a daily digest, once the
-address has confirmed (alerts/subscriptions.py). Events of
+ALERT_EMAILS get every alert immediately; subscribers get the topics, endpoints / providers they
+chose (none chosen = all; routing.py), at the severities they chose, immediately or in a daily
+digest, once the address has confirmed (alerts/subscriptions.py). Events of
 a flapping series (digest_only) reach immediate recipients only through the digest. Addresses
 that used an unsubscribe link get nothing.
 """
@@ -14,7 +14,8 @@ from collections.abc import Iterable
 
 from django.conf import settings
 
-from alerts.models import AlertEvent, Delivery, EmailOptOut, Severity, Subscription
+from alerts.delivery.routing import PREFETCH, Choice, wants_change, wants_event
+from alerts.models import AdviceChange, AlertEvent, Delivery, EmailOptOut, Subscription
 
 
 def normal(email: str) -> str:
@@ -29,27 +30,22 @@ class Audience:
         self.opted_out = {normal(e) for e in EmailOptOut.objects.values_list("email", flat=True)}
         self.subscriptions = list(
             Subscription.objects.filter(active=True, confirmed_at__isnull=False).prefetch_related(
-                "endpoints", "providers"
+                *PREFETCH
             )
         )
-        self._choice = {
-            s.id: (
-                {e.id for e in s.endpoints.all()},
-                {p.id for p in s.providers.all()},
-            )
-            for s in self.subscriptions
-        }
+        self._choice = {s.id: Choice.of(s) for s in self.subscriptions}
 
     def matches(self, subscription: Subscription, event: AlertEvent) -> bool:
-        if subscription.min_severity == Severity.MAJOR and event.severity != Severity.MAJOR:
-            return False
-        endpoints, providers = self._choice[subscription.id]
-        if not endpoints and not providers:
-            return True
-        endpoint = event.alert.endpoint
-        if endpoint is None:  # a probe alert concerns every endpoint: only "all" subscribers
-            return False
-        return endpoint.id in endpoints or endpoint.provider_id in providers
+        return wants_event(subscription, self._choice[subscription.id], event)
+
+    def advice(self, change: AdviceChange) -> set[str]:
+        """Addresses told that a profile's advice changed (always at once: it is rare)."""
+        emails = {
+            normal(s.email)
+            for s in self.subscriptions
+            if wants_change(s, self._choice[s.id], change)
+        }
+        return emails - self.opted_out
 
     def subscribers(self, event: AlertEvent, delivery: str) -> set[str]:
         """Addresses of the subscriptions with this delivery that want the event."""

@@ -24,7 +24,8 @@ from alerts.pages.presenters import absolute
 
 
 def needs_confirmation(subscription: Subscription) -> bool:
-    own = normal(subscription.user.email or "") == normal(subscription.email)
+    user = subscription.user
+    own = user is not None and normal(user.email or "") == normal(subscription.email)
     opted_out = EmailOptOut.objects.filter(email=normal(subscription.email)).exists()
     return not own or opted_out
 

@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 def subscription_list(request: HttpRequest) -> HttpResponse:
     subscriptions = (
         Subscription.objects.filter(user=request.user)
-        .prefetch_related("endpoints__provider", "providers")
+        .prefetch_related("endpoints__provider", "providers", "profiles")
         .order_by("created_at")
     )
     opted_out = set(

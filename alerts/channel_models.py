@@ -1,0 +1,75 @@
+"""Channels: where a team already looks (Slack, Teams, Discord, PagerDuty, Opsgenie, ntfy, a
+webhook, a router) as routes beside email subscriptions, sent through the same outbox.
+
+The address (webhook URL, routing key, API key) is a secret: stored encrypted
+(alerts/delivery/secrets.py) or named as an environment variable, shown back only as a hint.
+"""
+
+from django.conf import settings
+from django.db import models
+
+from .routes import Route
+
+
+class Service(models.TextChoices):
+    SLACK = "slack", "Slack (incoming webhook)"
+    TEAMS = "teams", "Microsoft Teams (workflow webhook)"
+    DISCORD = "discord", "Discord (webhook)"
+    PAGERDUTY = "pagerduty", "PagerDuty (Events v2)"
+    OPSGENIE = "opsgenie", "Opsgenie"
+    NTFY = "ntfy", "ntfy"
+    WEBHOOK = "webhook", "Webhook (signed JSON)"
+    ROUTER = "router", "Router push (signed LiteLLM / OpenRouter feed)"
+
+
+# Services that page: an outage or a major regression triggers, its resolution resolves.
+PAGING = (Service.PAGERDUTY, Service.OPSGENIE)
+# Services signed with the channel's own HMAC secret.
+SIGNED = (Service.WEBHOOK, Service.ROUTER)
+
+
+class Channel(Route):
+    """One destination and what it receives (Route: topics, endpoints, providers, severity)."""
+
+    name = models.CharField(max_length=100)
+    service = models.CharField(max_length=16, choices=Service.choices)
+    secret_encrypted = models.TextField(
+        blank=True, help_text="The webhook URL / routing key, encrypted; never shown back."
+    )
+    secret_env = models.CharField(
+        "environment variable",
+        max_length=100,
+        blank=True,
+        help_text="Or: the name of an environment variable that holds it.",
+    )
+    secret_hint = models.CharField(max_length=40, blank=True)
+    signing_secret_encrypted = models.TextField(blank=True)
+    feed = models.CharField(
+        max_length=16,
+        blank=True,
+        choices=[("litellm", "LiteLLM router config"), ("openrouter", "OpenRouter provider order")],
+        help_text="Router push: which feed to POST when a profile's advice changes.",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    failures = models.PositiveIntegerField(default=0, help_text="Failed attempts in a row.")
+    broken_at = models.DateTimeField(
+        null=True, blank=True, help_text="Marked broken: it kept failing (shown on the page)."
+    )
+    last_error = models.CharField(max_length=300, blank=True)
+    last_sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.get_service_display()})"
+
+    @property
+    def pages(self) -> bool:
+        return self.service in PAGING
+
+    @property
+    def signed(self) -> bool:
+        return self.service in SIGNED
