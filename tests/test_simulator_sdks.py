@@ -139,7 +139,7 @@ def test_it_takes_a_bearer_key_on_azures_v1_surface(keyed_sim: SimulatorHandle) 
     ("path", "reads"),
     [
         ("/v1/chat/complete", lambda body: body["error"]["message"]),
-        ("/v1beta/models/sim-fast:generateContentTypo", lambda body: body["error"]["status"] + body["error"]["message"]),
+        ("/v1beta/models/sim-fast:generateContentTypo", lambda body: body["error"]["message"]),
         ("/openai/v2/chat/completions", lambda body: body["error"]["message"]),
         ("/model/sim-fast/converse-typo", lambda body: body["message"]),
     ],
