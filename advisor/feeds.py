@@ -5,8 +5,8 @@
   fields LiteLLM's cost tracking reads, the key as "os.environ/NAME" (LiteLLM's reference to
   an environment variable: the key itself never leaves the server it lives on).
 - openrouter: a request-body fragment — `models` (fallback order) and a `provider` preference
-  object with `order` and `allow_fallbacks`. The names are tokspeed's provider slugs; map them
-  to OpenRouter's provider names where they differ.
+  object with `order` and `allow_fallbacks`, in OpenRouter's own model ids and provider slugs
+  (advisor.openrouter_names); `unmapped` names the endpoints OpenRouter has no name for, and why.
 - list: the endpoint slugs, best first.
 
 Order: the recommended endpoint, then the rest in rank order (inside the budget first).
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import openrouter_names
 from .advice import Advice
 from .ranking import Option
 
@@ -64,17 +65,38 @@ def litellm(advice: Advice) -> dict[str, Any]:
     return {"model_list": deployments}
 
 
+def _unmapped(option: Option, model: str | None, provider: str | None) -> dict[str, str] | None:
+    missing = []
+    if provider is None and option.provider_slug != "openrouter":
+        missing.append(f"provider {option.provider_slug!r}")
+    if model is None:
+        missing.append(f"model {option.model!r}")
+    if not missing:
+        return None
+    why = "a simulated endpoint" if option.simulated else "not known by these names on OpenRouter"
+    return {"endpoint": option.slug, "reason": f"{' and '.join(missing)}: {why}"}
+
+
 def openrouter(advice: Advice) -> dict[str, Any]:
-    options = ordered(advice)
+    """OpenRouter's names for the ordered endpoints; those without one listed in `unmapped`."""
     providers: list[str] = []
-    for option in options:
-        if option.provider_slug not in providers:
-            providers.append(option.provider_slug)
     models: list[str] = []
-    for option in options:
-        if option.model not in models:
-            models.append(option.model)
-    return {"models": models, "provider": {"order": providers, "allow_fallbacks": True}}
+    unmapped: list[dict[str, str]] = []
+    for option in ordered(advice):
+        model = openrouter_names.model_name(option.model, option.display_name, option.provider_slug)
+        provider = openrouter_names.provider_name(option.provider_slug)
+        if (gap := _unmapped(option, model, provider)) is not None:
+            unmapped.append(gap)
+            continue
+        if model not in models:
+            models.append(model)
+        if provider is not None and provider not in providers:
+            providers.append(provider)
+    return {
+        "models": models,
+        "provider": {"order": providers, "allow_fallbacks": True},
+        "unmapped": unmapped,
+    }
 
 
 def plain(advice: Advice) -> list[str]:
