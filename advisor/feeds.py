@@ -1,6 +1,9 @@
 """Router feeds: the advice in the shapes routers read.
 
 - litellm: a LiteLLM Router `model_list` — one deployment per endpoint under one model group,
+  in the form LiteLLM wants for its protocol (advisor.litellm_params: `azure/…` + `api_version`,
+  `bedrock/converse/…` + `aws_region_name`, `vertex_ai/…` + project and location, Gemini's
+  `api_base` with its version),
   `litellm_params.order` (1 = tried first) following the advice, list prices per token in the
   fields LiteLLM's cost tracking reads, the key as "os.environ/NAME" (LiteLLM's reference to
   an environment variable: the key itself never leaves the server it lives on).
@@ -16,17 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import openrouter_names
+from . import litellm_params, openrouter_names
 from .advice import Advice
 from .ranking import Option
 
 FORMATS = ("litellm", "openrouter", "list")
-LITELLM_PREFIX = {
-    "openai_chat": "openai",
-    "openai_responses": "openai",
-    "anthropic_messages": "anthropic",
-    "gemini": "gemini",
-}
 PER_TOKEN = 1_000_000
 
 
@@ -43,11 +40,8 @@ def group_name(advice: Advice) -> str:
 def litellm(advice: Advice) -> dict[str, Any]:
     deployments = []
     for position, option in enumerate(ordered(advice), start=1):
-        params: dict[str, Any] = {
-            "model": f"{LITELLM_PREFIX.get(option.protocol, 'openai')}/{option.model}",
-            "api_base": option.base_url,
-            "order": position,
-        }
+        params = litellm_params.route(option.protocol, option.model, option.base_url)
+        params["order"] = position
         if option.api_key_env:
             params["api_key"] = f"os.environ/{option.api_key_env}"
         if option.price_in is not None and option.price_out is not None:
