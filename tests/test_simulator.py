@@ -627,3 +627,22 @@ def test_it_keeps_only_the_most_recent_truth_records() -> None:
 def test_it_refuses_a_port_out_of_range() -> None:
     with pytest.raises(CommandError, match="--port must be between 0 and 65535"):
         call_command("simulate", port=70000)
+
+
+def test_it_gives_each_simulated_endpoint_its_own_load() -> None:
+    gpu, wafer = "sim-gpu+tokens=300+tps=200+ttft=50", "sim-wafer+tokens=300+tps=200+ttft=50"
+
+    def median_decode(truths: list[dict]) -> float:
+        return sorted(_decode_tps(t) for t in truths)[len(truths) // 2]
+
+    async def together(sim: SimulatorHandle) -> tuple[list[dict], list[dict]]:
+        return tuple(await asyncio.gather(_burst(sim, gpu, 8), _burst(sim, wafer, 8)))
+
+    with start_simulator() as sim:  # its own process: no other test's streams load it
+        alone = {model: median_decode(asyncio.run(_burst(sim, model, 8))) for model in (gpu, wafer)}
+        both = asyncio.run(together(sim))
+    for model, truths in zip((gpu, wafer), both, strict=True):
+        shared = median_decode(truths)
+        assert shared == pytest.approx(alone[model], rel=0.01), (
+            f"{model}: {shared:.1f} tok/s beside the other endpoint, {alone[model]:.1f} alone"
+        )
