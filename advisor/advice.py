@@ -92,6 +92,7 @@ def _option(endpoint: Endpoint, projection, shape: Shape) -> Option:
         endpoint_id=endpoint.id,
         slug=endpoint.slug,
         label=endpoint.label,
+        display_name=endpoint.display_name,
         model=endpoint.model,
         provider=endpoint.provider.name,
         provider_slug=endpoint.provider.slug,

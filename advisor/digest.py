@@ -10,9 +10,10 @@ SQL from the runs themselves, so building is idempotent and any row can be rebui
 
 A record is FIELDS as big-endian float64 (float8send), NaN where the run has no figure.
 
-The digest is a PostgreSQL structure. On another database (the embedded SQLite of `make run`,
-a demo's few hundred runs) nothing is digested and the advice reads the runs themselves
-(measures.load_points): the same answer, which tests hold the two paths to.
+On PostgreSQL each row is built by one INSERT … SELECT. On another database (the embedded SQLite
+of `make run`) the same rows are built in Python from the same run figures (`_build_rows`), so
+`advisor_digest` writes there what it writes on PostgreSQL; the advice on SQLite still reads the
+runs themselves (measures.load_points): the same answer, which tests hold the two paths to.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from django.db import connection, connections, router, transaction
 
 from benchmarks.models import Run, Vantage
 
-from .measures import FIELDS, load_columns, load_points
+from .measures import FIELDS, POINT_COLUMNS, RunPoint, as_rows, load_columns, load_points
 from .models import RunDigest
 
 RECENT_HOURS = 48
@@ -78,7 +79,7 @@ def rebuild_days(
         "vantage": vantage_id,
     }
     if connection.vendor != "postgresql":
-        return 0  # see the module's docstring: other databases read the runs directly
+        return _build_rows(params, endpoint_id=endpoint_id, vantage_id=vantage_id)
     runs = digests = ""
     if endpoint_id is not None and vantage_id is not None:
         runs = "AND r.endpoint_id = %(endpoint)s AND r.vantage_id = %(vantage)s"
@@ -87,6 +88,37 @@ def rebuild_days(
         cursor.execute(CLEAR.format(digests=digests), params)
         cursor.execute(BUILD.format(runs=runs), params)
         return cursor.rowcount
+
+
+def _build_rows(params: dict, *, endpoint_id: int | None, vantage_id: int | None) -> int:
+    """BUILD's rows made in Python (databases without float8send and string_agg of bytea)."""
+    runs = Run.objects.filter(
+        status__in=FINISHED, slot__gte=params["start"], slot__lt=params["end"]
+    )
+    digests = RunDigest.objects.filter(day__gte=params["first"], day__lt=params["stop"])
+    if endpoint_id is not None and vantage_id is not None:
+        runs = runs.filter(endpoint_id=endpoint_id, vantage_id=vantage_id)
+        digests = digests.filter(endpoint_id=endpoint_id, vantage_id=vantage_id)
+    groups: dict[tuple[int, int, date], list[RunPoint]] = {}
+    for vantage, endpoint, *figures in runs.order_by("slot", "id").values_list(
+        "vantage_id", "endpoint_id", *POINT_COLUMNS
+    ):
+        day = figures[0].astimezone(UTC).date()
+        groups.setdefault((vantage, endpoint, day), []).append(RunPoint(*figures))
+    rows = [
+        RunDigest(
+            vantage_id=vantage,
+            endpoint_id=endpoint,
+            day=day,
+            runs=len(points),
+            points=as_rows(points).astype(">f8").tobytes(),  # float8send's bytes, NaN included
+        )
+        for (vantage, endpoint, day), points in groups.items()
+    ]
+    with transaction.atomic():
+        digests.delete()
+        RunDigest.objects.bulk_create(rows, batch_size=500)
+    return len(rows)
 
 
 def digest_run(run_id: int) -> int:

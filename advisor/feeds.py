@@ -1,12 +1,15 @@
 """Router feeds: the advice in the shapes routers read.
 
 - litellm: a LiteLLM Router `model_list` — one deployment per endpoint under one model group,
+  in the form LiteLLM wants for its protocol (advisor.litellm_params: `azure/…` + `api_version`,
+  `bedrock/converse/…` + `aws_region_name`, `vertex_ai/…` + project and location, Gemini's
+  `api_base` with its version),
   `litellm_params.order` (1 = tried first) following the advice, list prices per token in the
   fields LiteLLM's cost tracking reads, the key as "os.environ/NAME" (LiteLLM's reference to
   an environment variable: the key itself never leaves the server it lives on).
 - openrouter: a request-body fragment — `models` (fallback order) and a `provider` preference
-  object with `order` and `allow_fallbacks`. The names are tokspeed's provider slugs; map them
-  to OpenRouter's provider names where they differ.
+  object with `order` and `allow_fallbacks`, in OpenRouter's own model ids and provider slugs
+  (advisor.openrouter_names); `unmapped` names the endpoints OpenRouter has no name for, and why.
 - list: the endpoint slugs, best first.
 
 Order: the recommended endpoint, then the rest in rank order (inside the budget first).
@@ -16,16 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import litellm_params, openrouter_names
 from .advice import Advice
 from .ranking import Option
 
 FORMATS = ("litellm", "openrouter", "list")
-LITELLM_PREFIX = {
-    "openai_chat": "openai",
-    "openai_responses": "openai",
-    "anthropic_messages": "anthropic",
-    "gemini": "gemini",
-}
 PER_TOKEN = 1_000_000
 
 
@@ -42,11 +40,8 @@ def group_name(advice: Advice) -> str:
 def litellm(advice: Advice) -> dict[str, Any]:
     deployments = []
     for position, option in enumerate(ordered(advice), start=1):
-        params: dict[str, Any] = {
-            "model": f"{LITELLM_PREFIX.get(option.protocol, 'openai')}/{option.model}",
-            "api_base": option.base_url,
-            "order": position,
-        }
+        params = litellm_params.route(option.protocol, option.model, option.base_url)
+        params["order"] = position
         if option.api_key_env:
             params["api_key"] = f"os.environ/{option.api_key_env}"
         if option.price_in is not None and option.price_out is not None:
@@ -64,17 +59,38 @@ def litellm(advice: Advice) -> dict[str, Any]:
     return {"model_list": deployments}
 
 
+def _unmapped(option: Option, model: str | None, provider: str | None) -> dict[str, str] | None:
+    missing = []
+    if provider is None and option.provider_slug != "openrouter":
+        missing.append(f"provider {option.provider_slug!r}")
+    if model is None:
+        missing.append(f"model {option.model!r}")
+    if not missing:
+        return None
+    why = "a simulated endpoint" if option.simulated else "not known by these names on OpenRouter"
+    return {"endpoint": option.slug, "reason": f"{' and '.join(missing)}: {why}"}
+
+
 def openrouter(advice: Advice) -> dict[str, Any]:
-    options = ordered(advice)
+    """OpenRouter's names for the ordered endpoints; those without one listed in `unmapped`."""
     providers: list[str] = []
-    for option in options:
-        if option.provider_slug not in providers:
-            providers.append(option.provider_slug)
     models: list[str] = []
-    for option in options:
-        if option.model not in models:
-            models.append(option.model)
-    return {"models": models, "provider": {"order": providers, "allow_fallbacks": True}}
+    unmapped: list[dict[str, str]] = []
+    for option in ordered(advice):
+        model = openrouter_names.model_name(option.model, option.display_name, option.provider_slug)
+        provider = openrouter_names.provider_name(option.provider_slug)
+        if (gap := _unmapped(option, model, provider)) is not None:
+            unmapped.append(gap)
+            continue
+        if model not in models:
+            models.append(model)
+        if provider is not None and provider not in providers:
+            providers.append(provider)
+    return {
+        "models": models,
+        "provider": {"order": providers, "allow_fallbacks": True},
+        "unmapped": unmapped,
+    }
 
 
 def plain(advice: Advice) -> list[str]:

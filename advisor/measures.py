@@ -58,6 +58,22 @@ class RunPoint:
     decode_tps_p10: float | None
 
 
+# A run's columns in RunPoint's order (values_list arguments).
+POINT_COLUMNS = (
+    "slot",
+    "tod_bucket",
+    "context_tokens",
+    "concurrency",
+    "input_tokens",
+    "ok_count",
+    "error_count",
+    "ttft_p50_ms",
+    Cast(KT("summary__ttft_ms__p90"), FloatField()),
+    "decode_tps_p50",
+    Cast(KT("summary__decode_tps__p10"), FloatField()),
+)
+
+
 def as_rows(points: Sequence[RunPoint]) -> np.ndarray:
     """RunPoints as rows of FIELDS (None → NaN), in the given order."""
     rows = np.full((len(points), len(FIELDS)), np.nan)
@@ -98,20 +114,7 @@ def load_points(
             status__in=Run.FINISHED,
         )
         .order_by("endpoint_id", "slot", "id")
-        .values_list(
-            "endpoint_id",
-            "slot",
-            "tod_bucket",
-            "context_tokens",
-            "concurrency",
-            "input_tokens",
-            "ok_count",
-            "error_count",
-            "ttft_p50_ms",
-            Cast(KT("summary__ttft_ms__p90"), FloatField()),
-            "decode_tps_p50",
-            Cast(KT("summary__decode_tps__p10"), FloatField()),
-        )
+        .values_list("endpoint_id", *POINT_COLUMNS)
     )
     if not rows:
         return {}

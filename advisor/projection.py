@@ -8,6 +8,8 @@ one measured condition; per condition:
   prefill cost per token measured as (TTFT long − TTFT base) ÷ (tokens long − tokens base) at
   the same slot (the window's median pair when that slot has no long run). Never below the
   base prompt; past the longest measured prompt the line is extended and the note says so.
+  Without a long-context run a prompt more than LONG_SLACK_TOKENS past the base prompt is not
+  measured (`missing` long-context: the advisor offers to queue that run), never a guess.
 - concurrency c > 1 scales TTFT and decode speed by the ratio of the medians at c to those at
   one user (concurrency runs), interpolated in log c between measured concurrencies.
 - spread within the run: σ(TTFT) = (p90 − p50) ÷ z90 scaled with TTFT; σ(decode time) =
@@ -49,9 +51,11 @@ from .shape import Shape
 
 Z90 = NormalDist().inv_cdf(0.9)
 BASE_PROMPT_TOKENS = 150  # the standard prompt when a run has no token count
-# Extra prompt tokens treated as the base measurement without a long-context run: prefill of
-# 2,000 tokens is tens of ms on any served model; the note still says it was not measured.
-LONG_SLACK_TOKENS = 2_000
+# Extra prompt tokens treated as the base measurement without a long-context run (the note says
+# so). Prefill is not cheap everywhere: ~0.19 ms a token on GPU-class serving, 380 ms for 2,000
+# tokens, 5 % of a 10-call task. Past this slack a shape is "not measured" until a long-context
+# run gives the endpoint's own prefill cost; 256 tokens cost such an endpoint ~50 ms a call.
+LONG_SLACK_TOKENS = 256
 HALF_LIFE_DAYS = 3.0
 MIN_RUNS = 6  # conditions (base runs) below which an answer is thin: two days at 3 a day
 MISSING_LONG = "long-context"

@@ -44,6 +44,7 @@ class Option:
     tie: bool = False
     recommended: bool = False
     flags: list[str] = field(default_factory=list)
+    display_name: str = ""
 
     @property
     def inside_budget(self) -> bool:

@@ -61,15 +61,20 @@ def claim_run(run_id: int, *, worker: str) -> Claim:
     """Make this worker the run's executor if it is queued, or running but silent past its lease.
 
     An endpoint has one run in flight per vantage: while another run of it holds a fresh lease,
-    a run of the same slot (another workload) waits (WAIT), and a run of a later slot is skipped
-    with a reason, so a stalling provider never piles its runs onto every worker.
+    a run of the same slot (another workload) or one a person asked for (no schedule: run_now,
+    the API, the admin) waits (WAIT), and a scheduled run of a later slot is skipped with a
+    reason, so a stalling provider never piles its scheduled runs onto every worker.
     """
     return retry_db(lambda: _claim_once(run_id, worker=worker), what=f"claiming run {run_id}")
 
 
 def _claim_once(run_id: int, *, worker: str) -> Claim:
     with transaction.atomic():
-        target = Run.objects.filter(id=run_id).values("endpoint_id", "vantage_id", "slot").first()
+        target = (
+            Run.objects.filter(id=run_id)
+            .values("endpoint_id", "vantage_id", "slot", "schedule_id")
+            .first()
+        )
         if target is None:
             return Claim(MISSING)
         # The endpoint's row lock serialises claims of its runs: two workers never both see
@@ -88,6 +93,8 @@ def _claim_once(run_id: int, *, worker: str) -> Claim:
             .first()
         )
         if in_flight is not None:
+            if target["schedule_id"] is None:
+                return Claim(WAIT)  # asked for by a person: after the one in flight, not never
             return _held_back(run_id, target["slot"], in_flight)
         return _claim(run_id, worker=worker)
 

@@ -174,13 +174,25 @@ def classify_status(
     return _refine(by_status, message)
 
 
+class ProxyRefused(httpx.ProxyError):
+    """A proxy answered CONNECT with a status other than 2xx (407: its credentials)."""
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 def classify_transport(exc: BaseException, *, after_first_token: bool) -> str:
     """Category of an httpx transport exception (docs/protocols.md §8, last rows).
 
     A connection that could not be made (refused, DNS failure, TLS handshake or certificate
-    failure: httpx.ConnectError) is `unreachable`; one that took too long is a `timeout`.
+    failure: httpx.ConnectError; a proxy that could not open the tunnel: httpx.ProxyError) is
+    `unreachable`; a proxy asking for credentials (407) is `auth`; one that took too long is a
+    `timeout`.
     """
-    if isinstance(exc, httpx.ConnectError):
+    if isinstance(exc, ProxyRefused) and exc.status == 407:
+        return C.AUTH
+    if isinstance(exc, httpx.ConnectError | httpx.ProxyError):
         return C.UNREACHABLE
     if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
         return C.TIMEOUT

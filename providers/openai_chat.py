@@ -102,9 +102,17 @@ def llamacpp_usage(timings: Mapping[str, Any]) -> Usage:
     )
 
 
+def _flagged(choice: Mapping[str, Any]) -> bool:
+    results = as_dict(choice.get("content_filter_results"))
+    return any(as_dict(verdict).get("filtered") is True for verdict in results.values())
+
+
 class OpenAIChatAdapter:
     name = "openai_chat"
     ends_on_close = False
+    # `reasoning_content` / `reasoning` text is the reasoning itself, never a summary: a summary
+    # (OpenRouter's of OpenAI's models) comes with a reasoning_tokens count that says so.
+    reasoning_in_full = True
 
     def build_request(
         self, config: EndpointConfig, *, prompt: str | Prompt, max_tokens: int
@@ -172,6 +180,10 @@ class OpenAIChatAdapter:
             reason = choice.get("finish_reason")
             if isinstance(reason, str) and reason:
                 finish = Finish(reason, FINISH_OUTCOMES.get(reason, ""))
+            elif "content_filter_offsets" in choice and _flagged(choice):
+                # Azure's asynchronous filter: a verdict that flags text already sent, possibly
+                # after the stop, ends the answer as filtered.
+                finish = Finish("content_filter", ErrorCategory.CONTENT_FILTERED)
         # Usage may sit on its own choices:[] chunk, on the last content chunk, on every chunk
         # (vLLM continuous stats), under x_groq, or beside an error (OpenRouter): look
         # everywhere, later values win.

@@ -12,6 +12,7 @@ from benchmarks.measure import Limits, Measurement, measure_request
 from benchmarks.measure.http.transport import make_client
 from providers.base import Delta, EndpointConfig, ErrorCategory, Finish, Usage
 from tests.adapter_contract import merged_usage, parse_bytes, stream
+from tests.stream_shapes import Shape, measure_served
 
 LIMITS = Limits(connect_timeout_s=5, idle_timeout_s=5, deadline_s=10, max_bytes=1 << 20)
 
@@ -50,6 +51,15 @@ AZURE_ASYNC_STREAM = b"".join(
         b'"total_tokens":23}}\n\n',
         b"data: [DONE]\n\n",
     ]
+)
+
+# The same mode when the verdict on the last text, arriving after the stop, flags it.
+_FLAGGED = (
+    b'{"hate":{"filtered":false,"severity":"safe"},'
+    b'"violence":{"filtered":true,"severity":"medium"}}'
+)
+AZURE_ASYNC_LATE_FLAG = AZURE_ASYNC_STREAM.replace(
+    _ANNOTATION % (58, 58, 84), _ANNOTATION.replace(_SAFE, _FLAGGED) % (58, 58, 84)
 )
 
 
@@ -113,6 +123,20 @@ def test_it_counts_the_tokens_of_async_filter_chunks(simulator: Any) -> None:
     assert all(4 <= e["tokens"] <= 8 for e in text_events[:-1])
     assert m.tokens_per_chunk == pytest.approx(60 / m.chunks) and m.tokens_per_chunk >= 4
     assert m.decode_tps is not None and m.decode_tps > 0
+
+
+def test_it_records_a_filter_verdict_after_the_stop_as_filtered() -> None:
+    assert AZURE_ASYNC_LATE_FLAG != AZURE_ASYNC_STREAM
+    shape = Shape("azure_openai", AZURE_ASYNC_LATE_FLAG)
+    m, _ = measure_served(shape, base_path="")
+    assert m.ok and m.outcome == ErrorCategory.CONTENT_FILTERED, (
+        f"a late flag read as outcome {m.outcome!r}, finish {m.finish_reason!r}"
+    )
+    assert m.finish_reason == "content_filter"
+    # What streamed before the verdict keeps its count and its timings.
+    assert m.output_tokens == 14 and m.tokens_source == "usage" and m.decode_tps is not None
+    clean, _ = measure_served(Shape("azure_openai", AZURE_ASYNC_STREAM), base_path="")
+    assert clean.outcome == "" and clean.finish_reason == "stop"
 
 
 def test_it_turns_down_a_filter_fault_that_a_protocol_does_not_speak(simulator: Any) -> None:

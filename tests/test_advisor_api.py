@@ -9,6 +9,7 @@ from django.core.cache import cache
 
 from benchmarks.models import Run, RunStatus
 from tests import advisor_data as seed
+from tests import dashboard_data as data
 
 pytest_plugins = ["tests.api_fixtures"]
 pytestmark = pytest.mark.django_db
@@ -104,9 +105,44 @@ def test_it_serves_a_plain_ordered_list_and_an_openrouter_preference(reader, wor
     plain = reader.get("/api/v1/advice/", {"profile": "chat", "format": "list"}).json()
     assert plain == ["fast", "lonely", "cheap"]
     openrouter = reader.get("/api/v1/advice/", {"profile": "chat", "format": "openrouter"}).json()
-    assert openrouter["provider"] == {"order": ["fastco", "otherco", "cheapco"],
-                                      "allow_fallbacks": True}  # fmt: skip
-    assert openrouter["models"] == ["llama-3.3-70b", "llama-3.3-70b-turbo"]
+    # Three made-up providers: OpenRouter knows none of them, and the feed says so.
+    assert openrouter["provider"] == {"order": [], "allow_fallbacks": True}
+    assert openrouter["models"] == []
+    assert [u["endpoint"] for u in openrouter["unmapped"]] == ["fast", "lonely", "cheap"]
+    assert "provider 'fastco'" in openrouter["unmapped"][0]["reason"]
+
+
+def test_it_names_openrouters_models_and_providers_in_the_openrouter_feed(reader, world):
+    profile = world[0]
+    base = data.workload("base")
+    endpoints = [  # (provider slug, endpoint slug, model id, display name, TTFT ms)
+        ("aws-bedrock", "bedrock-llama", "us.meta.llama3-3-70b-instruct-v1:0",
+         "Llama 3.3 70B on Bedrock", 150),
+        ("groq", "groq-llama", "llama-3.3-70b-versatile", "Llama 3.3 70B", 200),
+        ("vertex-gemini", "vertex-flash", "gemini-2.5-flash", "Gemini 2.5 Flash on Vertex AI", 220),
+        ("gemini", "studio-flash", "gemini-2.5-flash", "Gemini 2.5 Flash", 230),
+        ("azure-openai", "azure-mini", "gpt-4o-mini",
+         "GPT-4o mini on Azure (deployment gpt-4o-mini)", 240),
+        ("openai-responses", "oai-gpt5", "gpt-5", "GPT-5", 250),
+        ("simcloud", "sim-llama", "sim-fast", "Llama 3.3 70B (simulated)", 100),
+    ]  # fmt: skip
+    for provider_slug, slug, model, name, ttft in endpoints:
+        prov = data.provider(provider_slug, simulated=provider_slug == "simcloud")
+        ep = data.endpoint(prov, slug, model=model, display_name=name)
+        seed.measured(ep, ttft_ms=ttft, decode_tps=250, wl=base)
+        profile.endpoints.add(ep)
+    seed.rebuild(now=seed.NOW)
+    feed = reader.get("/api/v1/advice/", {"profile": "chat", "format": "openrouter"}).json()
+    assert feed["provider"]["order"] == [
+        "amazon-bedrock", "groq", "google-vertex", "google-ai-studio", "azure", "openai"
+    ], feed  # fmt: skip
+    assert feed["models"] == [
+        "meta-llama/llama-3.3-70b-instruct", "google/gemini-2.5-flash", "openai/gpt-4o-mini",
+        "openai/gpt-5",
+    ], feed  # fmt: skip
+    unmapped = {u["endpoint"]: u["reason"] for u in feed["unmapped"]}
+    assert "simulated" in unmapped["sim-llama"], unmapped
+    assert "fast" in unmapped and "bedrock-llama" not in unmapped, unmapped
 
 
 def test_it_serves_a_litellm_model_list_that_litellm_router_loads(reader, world):

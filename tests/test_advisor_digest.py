@@ -1,6 +1,11 @@
 """The run digest: the advice it gives is the advice the runs give, and it keeps up with runs."""
 
+import json
+import os
+import subprocess
+import sys
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -128,3 +133,60 @@ def test_it_rebuilds_from_the_runs_by_command_and_drops_days_without_runs():
     assert [r["endpoint"] for r in rebuilt["results"]] == [
         r["endpoint"] for r in answer["results"] if r["endpoint"] != "lonely"
     ]
+
+
+# The same richer world seeded into the SQLite database `make run` uses, digested by the command
+# there, its rows printed as JSON (a subprocess: this test session's database is PostgreSQL).
+_SQLITE_SCRIPT = """
+import json, django
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+from advisor.models import RunDigest
+from tests.test_advisor_digest import digest_rows, richer_world
+richer_world()
+RunDigest.objects.all().delete()
+call_command("advisor_digest")
+print("ROWS " + json.dumps(digest_rows()))
+"""
+
+
+def digest_rows() -> list[list]:
+    """Every digest row by slugs and day, its packed records in hex."""
+    rows = RunDigest.objects.select_related("vantage", "endpoint").order_by(
+        "vantage__slug", "endpoint__slug", "day"
+    )
+    return [
+        [
+            row.vantage.slug,
+            row.endpoint.slug,
+            row.day.isoformat(),
+            row.runs,
+            bytes(row.points).hex(),
+        ]
+        for row in rows
+    ]
+
+
+@pytest.mark.slow
+def test_it_writes_the_same_digest_rows_on_sqlite_as_on_postgresql(tmp_path):
+    richer_world()
+    on_postgresql = digest_rows()
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env |= {"TOKSPEED_VAR_DIR": str(tmp_path), "DEBUG": "1"}
+    env["DJANGO_SETTINGS_MODULE"] = "tokspeed.settings"
+    done = subprocess.run(
+        [sys.executable, "-c", _SQLITE_SCRIPT],
+        cwd=Path(__file__).resolve().parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "tokspeed.sqlite3").exists(), "the script did not use SQLite"
+    printed = next(line for line in done.stdout.splitlines() if line.startswith("ROWS "))
+    on_sqlite = json.loads(printed.removeprefix("ROWS "))
+    assert on_postgresql, "the seeded runs made no digest rows on PostgreSQL"
+    assert len(on_sqlite) == len(on_postgresql), (len(on_sqlite), len(on_postgresql))
+    assert on_sqlite == on_postgresql, "SQLite's digest rows differ from PostgreSQL's"

@@ -88,6 +88,19 @@ def test_it_will_not_project_a_long_prompt_without_a_long_context_run():
     assert not result.measured
 
 
+def test_it_will_not_guess_the_prefill_of_a_2000_token_prompt_from_base_runs_alone():
+    # GPU-class serving: 0.19 ms a prompt token, measured base runs of the 103-token prompt.
+    base = [point(T0 + timedelta(hours=8 * i), tokens=103, ttft=600) for i in range(6)]
+    shape = Shape(input_tokens=2_000, output_tokens=300, calls=10)
+    alone = project(1, base, shape)
+    assert alone.missing == [MISSING_LONG], f"projected without prefill: {alone.task_p50_s} s"
+    assert not alone.measured and alone.task_p50_s is None
+    long = point(T0, context=30_000, tokens=30_103, ttft=600 + 0.19 * 30_000)
+    measured = project(1, [*base, long], shape)
+    assert measured.measured, measured.missing
+    assert measured.ttft_ms == pytest.approx(600 + 0.19 * (2_000 - 103)), measured.notes
+
+
 def test_it_will_not_project_concurrency_without_concurrency_runs():
     result = project(1, [point()], Shape(input_tokens=200, concurrency=10))
     assert result.missing == [MISSING_CONCURRENCY]

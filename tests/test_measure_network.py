@@ -248,6 +248,8 @@ def test_it_authenticates_to_a_proxy_and_reports_a_refusal_in_words(
 
     assert not refused.ok and "proxy refused the tunnel: 407" in refused.error_message
     assert not wrong.ok and "407" in wrong.error_message
+    for m in (refused, wrong):  # the proxy's credentials to fix, not a stream to retry
+        assert m.error_category == ErrorCategory.AUTH, f"a 407 read as {m.error_category}"
     assert "s3cret" not in wrong.error_message + refused.error_message
     assert allowed.ok and allowed.output_tokens == 20
 
@@ -272,6 +274,19 @@ def test_it_keeps_what_it_measured_when_the_proxy_drops_the_tunnel(
 
     assert not m.ok and m.error_category == ErrorCategory.STREAM_BROKEN
     assert m.ttft_ms is not None and m.ttft_ms < 1500
+
+
+def test_it_calls_a_proxy_that_cannot_open_the_tunnel_unreachable(
+    simulator: SimulatorHandle,
+) -> None:
+    config = chat(f"http://127.0.0.1:{free_port()}/v1")  # the proxy's CONNECT finds nobody
+    with proxy_server() as proxy:
+        m = burst(config, net=Network(proxy=f"http://{proxy.address}"))[0]
+
+    assert not m.ok and m.http_status is None, m.error_message
+    assert m.error_category == ErrorCategory.UNREACHABLE, (
+        f"a tunnel the proxy could not open read as {m.error_category}: {m.error_message}"
+    )
 
 
 def test_it_follows_the_proxy_variables_and_no_proxy(

@@ -627,3 +627,35 @@ def test_it_keeps_only_the_most_recent_truth_records() -> None:
 def test_it_refuses_a_port_out_of_range() -> None:
     with pytest.raises(CommandError, match="--port must be between 0 and 65535"):
         call_command("simulate", port=70000)
+
+
+def test_it_gives_each_simulated_endpoint_its_own_load() -> None:
+    # Endpoint A streams one reply at a time, alone and then while endpoint B has 8 streams in
+    # flight; one load shared by the server would slow A by a quarter (1 + 8/32).
+    a, b = "sim-gpu+tokens=400+tps=400+ttft=20", "sim-wafer+tokens=1000+tps=15+ttft=20"
+
+    async def one_at_a_time(sim: SimulatorHandle) -> list[dict]:
+        return [(await _burst(sim, a, 1))[0] for _ in range(3)]
+
+    async def beside_b(sim: SimulatorHandle) -> tuple[list[dict], list[dict]]:
+        crowd = asyncio.create_task(_burst(sim, b, 8))
+        await asyncio.sleep(1.0)  # B's streams are decoding (20 s of tokens each)
+        mine = await one_at_a_time(sim)
+        return mine, await crowd
+
+    def median_decode(truths: list[dict]) -> float:
+        return sorted(_decode_tps(t) for t in truths)[len(truths) // 2]
+
+    with start_simulator() as sim:  # its own process: no other test's streams load it
+        alone = median_decode(asyncio.run(one_at_a_time(sim)))
+        mine, crowd = asyncio.run(beside_b(sim))
+    spans = [(t["first_token_ns"], t["last_token_ns"]) for t in crowd]
+    mine_spans = [(t["first_token_ns"], t["last_token_ns"]) for t in mine]
+    covered = max(f for f, _ in spans) < min(f for f, _ in mine_spans) and min(
+        last for _, last in spans
+    ) > max(last for _, last in mine_spans)
+    assert covered, f"B's streams {spans} did not cover A's {mine_spans}"
+    beside = median_decode(mine)
+    assert beside == pytest.approx(alone, rel=0.01), (
+        f"A decodes at {beside:.1f} tok/s beside B's 8 streams, {alone:.1f} alone"
+    )

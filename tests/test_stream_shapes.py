@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from benchmarks.measure import Limits, Measurement
+from benchmarks.stats import summarize
 from providers.base import ErrorCategory, ReasoningMode
 from providers.tokens import estimate_tokens
 from tests.stream_shapes import (
@@ -71,6 +72,33 @@ THINK_TAGS = Shape(
     + usage_chunk(12)
     + DONE,
 )
+# llama.cpp with a reasoning model (--reasoning-format deepseek): the reasoning streams in full,
+# a token per chunk, under `reasoning_content`; its usage counts every token without a reasoning
+# split. Qwen's and DeepSeek's tokenizers give each digit a token: far more tokens than the
+# text's estimate, which must not make the streamed reasoning look like a summary.
+_DIGITS = ["Multiply", " 9", "8", "7", "6", "5", "4", "3", "2", "1", " by", " 1", "2", "3",
+           "4", "5", "6", "7", "8", "9", ":", " 1", "2", "1", "9", "3", "2", "6", "3", "1", "1",
+           "2", "6", "3", "5", "2", "6", "9", "0", "0", "0", "0", "0", "0"]  # fmt: skip
+_LLAMACPP_TIMINGS = {"prompt_n": 9, "predicted_n": len(_DIGITS), "predicted_per_second": 50.0}
+LLAMACPP_REASONING = Shape(
+    "openai_chat",
+    ROLE
+    + b"".join(chat({"reasoning_content": piece}) for piece in _DIGITS)
+    + chat({"content": "About 1.2e17."})
+    + chat({}, finish="stop")
+    + chat(choices=[], usage={"prompt_tokens": 9, "completion_tokens": len(_DIGITS) + 6,
+                              "total_tokens": len(_DIGITS) + 15}, timings=_LLAMACPP_TIMINGS)
+    + DONE,
+)  # fmt: skip
+LLAMACPP_REASONING_TRUNCATED = Shape(  # max_tokens spent before the answer began
+    "openai_chat",
+    ROLE
+    + b"".join(chat({"reasoning_content": piece}) for piece in _DIGITS)
+    + chat({}, finish="length")
+    + chat(choices=[], usage={"prompt_tokens": 9, "completion_tokens": len(_DIGITS),
+                              "total_tokens": len(_DIGITS) + 9}, timings=_LLAMACPP_TIMINGS)
+    + DONE,
+)  # fmt: skip
 OPENROUTER_ERROR_WITH_USAGE = Shape(
     "openai_chat",
     ROLE
@@ -233,6 +261,8 @@ SHAPES = {
     "chat_hidden_reasoning": CHAT_HIDDEN_REASONING,
     "gemini_finish_other": GEMINI_OTHER,
     "anthropic_data_only_pings": ANTHROPIC_DATA_ONLY_PINGS,
+    "llamacpp_reasoning": LLAMACPP_REASONING,
+    "llamacpp_reasoning_truncated": LLAMACPP_REASONING_TRUNCATED,
 }
 
 
@@ -258,12 +288,29 @@ def test_it_measures_each_shape_served_one_byte_at_a_time(name: str) -> None:
     assert KEY not in str(served.as_dict())
 
 
-def test_it_keeps_a_refusals_timings_but_no_speed() -> None:
+def test_it_keeps_a_refusals_timings_and_decode_speed_but_no_statistics() -> None:
     m, _ = measure_served(REFUSAL)
     assert m.outcome == ErrorCategory.REFUSED and m.ok and m.finish_reason == "stop"
     assert m.output_chars == len("I'm sorry, I can't help with that.")
     assert m.ttft_ms is not None and m.ttfa_ms == m.ttft_ms and m.last_token_ms > m.ttft_ms
-    assert m.decode_tps is None and m.tpot_ms is None and m.itl_p50_ms is None
+    # Its 9 tokens streamed: the sample says how fast, the run's speed figures leave it out.
+    window_s = (m.last_token_ms - m.ttft_ms) / 1000
+    assert m.decode_tps == pytest.approx((9 - 1) / window_s), "a streamed refusal has a speed"
+    assert m.tpot_ms == pytest.approx(1000 / m.decode_tps)
+    summary = summarize([m])
+    assert summary["outcomes"] == {ErrorCategory.REFUSED: 1}
+    assert summary.get("decode_tps") is None, f"a refusal entered speed statistics: {summary}"
+
+
+@pytest.mark.parametrize("shape", [LLAMACPP_REASONING, LLAMACPP_REASONING_TRUNCATED])
+def test_it_times_llamacpps_streamed_reasoning_as_decode(shape: Shape) -> None:
+    m = record_split(shape, *shape.events())
+    assert m.reasoning_mode == ReasoningMode.STREAMED, "full reasoning read as a summary"
+    assert m.tokens_source == "usage" and m.reasoning_tokens is None
+    window_s = (m.last_token_ms - m.ttft_ms) / 1000  # every output token, from the first
+    assert m.decode_tps == pytest.approx((m.output_tokens - 1) / window_s), (
+        f"decode {m.decode_tps} for {m.output_tokens} tokens over {window_s} s"
+    )
 
 
 def test_it_reads_mistral_thinking_parts_as_reasoning_and_text_parts_as_the_answer() -> None:

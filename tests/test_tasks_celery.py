@@ -190,3 +190,46 @@ def test_it_works_the_same_on_the_filesystem_broker(simulator, tmp_path: Path) -
     assert f"run {now_run.id} · " in printed and ": done" in printed
     assert f"TTFT p50 {now_run.ttft_p50_ms:,.0f} ms" in printed
     assert f"decode p50 {now_run.decode_tps_p50:,.1f} tok/s" in printed
+
+
+def test_it_runs_five_asked_runs_of_one_endpoint_one_after_another(simulator, tmp_path) -> None:
+    Workload.objects.create(slug="t-f", name="t", concurrency=1, repetitions=2)
+    fast = sim_endpoint(simulator, "sim-fast+tokens=20+ttft=30")
+    here = probe_vantage()
+    options = filesystem_options(tmp_path)
+    out = io.StringIO()
+    with (
+        broker(FILESYSTEM_URL, options),
+        workers(  # two workers: the second must wait for the first's run, not skip its own
+            *(
+                start_worker(
+                    name=f"w-repeat-{n}",
+                    queues=[here.queue],
+                    broker_url=FILESYSTEM_URL,
+                    broker_dir=tmp_path,
+                    TOKSPEED_RUN_BUSY_RETRY_S="1",
+                )
+                for n in (1, 2)
+            )
+        ),
+    ):
+        call_command(
+            "run_now",
+            endpoint=[fast.slug],
+            workload="t-f",
+            vantage=here.slug,
+            repeat=5,
+            wait=True,
+            timeout=120,
+            stdout=out,
+        )
+
+    runs = list(Run.objects.filter(endpoint=fast).order_by("id"))
+    states = [(run.id, run.status, run.failure_reason) for run in runs]
+    assert len(runs) == 5, f"asked for 5 runs, found {states}"
+    assert all(run.status == RunStatus.DONE for run in runs), f"not all finished: {states}"
+    assert out.getvalue().count(": done") == 5, out.getvalue()
+    # One at a time: each run started after the one before it finished.
+    ordered = sorted(runs, key=lambda run: run.started_at)
+    for before, after in zip(ordered, ordered[1:], strict=False):
+        assert after.started_at >= before.finished_at, f"runs {before.id} and {after.id} overlap"

@@ -52,8 +52,8 @@ class Measurement:
 
     A field is None when the stream never got that far (an error before the first token leaves
     ttft_ms None) or, for the speed fields (decode_tps, tpot_ms, itl_*, tokens_per_chunk), when
-    the request was not ok or was refused: error and refused samples keep their timings but
-    never enter speed statistics.
+    the request was not ok: error samples keep their timings. A refused answer that streamed
+    keeps its speed fields too, but never enters speed statistics (benchmarks.stats).
     """
 
     started_at: datetime

@@ -275,7 +275,7 @@ class Recorder:
         reads = read_stats(self.token_ns)
         m.coalesced_events = reads.coalesced_events
         m.saturated = reads.saturated
-        if m.ok and outcome != ErrorCategory.REFUSED and output_tokens:
+        if m.ok and output_tokens:  # a refusal that streamed has a pace too (not in statistics)
             self._speed(m, output_tokens, answer, reads)
         return m
 
@@ -298,7 +298,10 @@ class Recorder:
                     if streamed < _SUMMARY_SHARE * counted
                     else ReasoningMode.STREAMED
                 )
-            if tokens_source == "usage" and output_tokens:
+            # A chat-completions reasoning field carries the reasoning itself (llama.cpp, vLLM,
+            # DeepSeek): only a protocol that can send a summary uncounted is judged by size.
+            in_full = getattr(self.adapter, "reasoning_in_full", False)
+            if tokens_source == "usage" and output_tokens and not in_full:
                 streamed = estimate_tokens(reasoning) + estimate_tokens(answer)
                 if streamed < _SUMMARY_SHARE * output_tokens:
                     return ReasoningMode.SUMMARIZED  # e.g. Claude 4's summarised thinking

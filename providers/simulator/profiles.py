@@ -107,10 +107,19 @@ def parse_fault(raw: str) -> str:
     return raw
 
 
+def _by_suffix(name: str) -> Profile | None:
+    """`claude-sim-fast` is `sim-fast`: clients that choose their handler by the model's name
+    (LiteLLM's Vertex Claude route wants `claude…`) can still reach a profile."""
+    for profile_name, profile in PROFILES.items():
+        if name.endswith("-" + profile_name):
+            return profile
+    return None
+
+
 def parse_model(model: str) -> tuple[Profile, Options]:
     """Split `profile+key=value+...` into its profile and options."""
     name, *pairs = model.split("+")
-    profile = PROFILES.get(name)
+    profile = PROFILES.get(name) or _by_suffix(name)
     if profile is None:
         raise UnknownModel(model)
     options = Options()

@@ -29,6 +29,7 @@ from .protocols.common import BadRequest, Encoder, ParsedRequest
 from .sim_routes import add_sim_routes
 from .stream import SimStream, Simulation
 from .truth import KIND, TruthRecord, TruthStore
+from .unknown_routes import provider_shaped_not_found
 
 SIMULATED_HEADER = ("x-tokspeed-simulated", "true")
 NOT_SSE_BODY = (
@@ -82,6 +83,9 @@ async def _cloud_auth_error(request: web.Request, proto: Any) -> str | None:
             if not expected or hmac.compare_digest(presented, expected.encode())
             else ("auth_invalid")
         )
+    if mode == "azure" and token is not None and token not in request.app[TOKENS].tokens:
+        if request.path.startswith("/openai/v1/"):
+            return _auth_error(request)  # the v1 surface takes the key as a bearer token too
     if mode == "google" and token is None and "x-goog-api-key" in request.headers:
         return _auth_error(request)  # Vertex express mode: an API key
     if token is None:
@@ -278,7 +282,7 @@ async def _mark_simulated(request: web.Request, response: web.StreamResponse) ->
 
 def build_app(*, api_key: str | None = None) -> web.Application:
     """The simulator application; `api_key` None or "" accepts any key."""
-    app = web.Application(client_max_size=16 * 1024 * 1024)
+    app = web.Application(client_max_size=16 * 1024 * 1024, middlewares=[provider_shaped_not_found])
     app[SIM] = Simulation()
     app[TRUTH] = TruthStore()
     app[API_KEY] = api_key or ""
@@ -286,22 +290,29 @@ def build_app(*, api_key: str | None = None) -> web.Application:
     app.router.add_post("/v1/chat/completions", protocol_handler(PROTOCOLS["openai_chat"]))
     app.router.add_post("/v1/responses", protocol_handler(PROTOCOLS["openai_responses"]))
     app.router.add_post("/v1/messages", protocol_handler(PROTOCOLS["anthropic_messages"]))
-    app.router.add_post("/v1beta/models/{model}:streamGenerateContent", protocol_handler(gemini))
+    # The Gemini API at /v1beta and at /v1 (google-genai's newer default).
+    app.router.add_post(
+        "/{version:v1beta|v1}/models/{model}:streamGenerateContent", protocol_handler(gemini)
+    )
     # The cloud faces (docs/protocols.md §9–§11): Bedrock, Azure OpenAI, Vertex AI.
     app.router.add_post("/model/{model:.+}/converse-stream", protocol_handler(bedrock))
     azure_chat = protocol_handler(azure_openai)
     app.router.add_post("/openai/deployments/{model}/chat/completions", azure_chat)
     app.router.add_post("/openai/v1/chat/completions", azure_chat)
     app.router.add_post("/openai/v1/responses", protocol_handler(azure_openai.Responses))
-    publishers = "/v1/projects/{project}/locations/{location}/publishers"
-    app.router.add_post(
-        publishers + "/google/models/{model}:streamGenerateContent",
-        protocol_handler(vertex.Gemini),
-    )
-    app.router.add_post(
-        publishers + "/anthropic/models/{model}:streamRawPredict",
-        protocol_handler(vertex.Anthropic),
-    )
+    # Vertex at v1 and v1beta1 (google-genai's default), and express mode's project-less paths.
+    vertex_gemini = protocol_handler(vertex.Gemini)
+    for publishers in (
+        "/{version:v1|v1beta1}/projects/{project}/locations/{location}/publishers",
+        "/{version:v1|v1beta1}/publishers",
+    ):
+        app.router.add_post(
+            publishers + "/google/models/{model}:streamGenerateContent", vertex_gemini
+        )
+        app.router.add_post(
+            publishers + "/anthropic/models/{model}:streamRawPredict",
+            protocol_handler(vertex.Anthropic),
+        )
     add_auth_routes(app)
     add_sim_routes(app, sim_key=SIM, truth_key=TRUTH)
     return app

@@ -30,10 +30,14 @@ COMMENT_EVERY_EVENTS = 7  # comments fault: a comment before every 7th token eve
 
 
 class Simulation:
-    """State shared by all streams of one server: batching load, runtime controls, the ticker."""
+    """State shared by all streams of one server: batching load, runtime controls, the ticker.
+
+    Load is per deployment (the model a request names, options included): each simulated
+    endpoint is its own server, so endpoints measured at the same time do not slow each other.
+    """
 
     def __init__(self) -> None:
-        self.active = 0  # streams between their headers and their end
+        self.active: dict[str, int] = {}  # per deployment: streams between headers and end
         self.controls = Controls()
         self.quota = LaneQuota()  # priority requests served per model name (`+quota=N`)
         self._ticker: Ticker | None = None
@@ -44,9 +48,9 @@ class Simulation:
             self._ticker = Ticker(asyncio.get_running_loop())
         return self._ticker
 
-    def decode_rate(self, plan: Plan) -> float:
-        """Per-user tokens/s now: the aggregate saturates at tps * batch_knee."""
-        load = 1.0 + max(0, self.active - 1) / plan.batch_knee
+    def decode_rate(self, plan: Plan, deployment: str) -> float:
+        """Per-user tokens/s now: the deployment's aggregate saturates at tps * batch_knee."""
+        load = 1.0 + max(0, self.active.get(deployment, 0) - 1) / plan.batch_knee
         return plan.tps * self.controls.speed_factor / load
 
 
@@ -88,7 +92,8 @@ class SimStream:
 
     def begin(self) -> None:
         """Called right after the headers went out: preamble events, then the first token."""
-        self.sim.active += 1
+        active = self.sim.active
+        active[self.record.model] = active.get(self.record.model, 0) + 1
         self._begun = True
         preamble = self.encoder.start()
         if self.comments:
@@ -114,7 +119,12 @@ class SimStream:
             self._keepalive.cancel()
         self._handle = self._keepalive = None
         if self._begun:
-            self.sim.active -= 1
+            active = self.sim.active
+            left = active[self.record.model] - 1
+            if left:
+                active[self.record.model] = left
+            else:
+                del active[self.record.model]
         # A cancelled handler cancels the future it awaited: `done` may be settled already.
         if not self.done.done():
             self.done.set_result(result)
@@ -179,7 +189,7 @@ class SimStream:
             )
             self._finish(("end", encoder.comment() + tail if self.comments else tail))
             return
-        gap = n / self.sim.decode_rate(plan)
+        gap = n / self.sim.decode_rate(plan, self.record.model)
         if plan.itl_jitter:
             gap *= 1.0 + plan.itl_jitter * (2.0 * random.random() - 1.0)
         self._deadline += gap

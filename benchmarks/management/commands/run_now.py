@@ -1,4 +1,4 @@
-"""manage.py run_now [--endpoint SLUG] [--workload SLUG] [--vantage SLUG] [--wait]"""
+"""manage.py run_now [--endpoint SLUG] [--workload SLUG] [--vantage SLUG] [--repeat N] [--wait]"""
 
 from __future__ import annotations
 
@@ -50,6 +50,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--repetitions", type=int, help="Override the workload's rounds for these runs."
         )
+        parser.add_argument(
+            "--repeat",
+            type=int,
+            default=1,
+            help="Runs per endpoint (default 1); they run one after another, never skipped.",
+        )
         parser.add_argument("--wait", action="store_true", help="Wait and print the summaries.")
         parser.add_argument(
             "--timeout", type=float, default=3600.0, help="Seconds --wait waits (default 3600)."
@@ -63,8 +69,11 @@ class Command(BaseCommand):
             if options["repetitions"] < 1:
                 raise CommandError("--repetitions must be at least 1.")
             workload.repetitions = options["repetitions"]  # this call only; not saved
+        if options["repeat"] < 1:
+            raise CommandError("--repeat must be at least 1.")
         runs = [
             queue_run_now(endpoint=endpoint, workload=workload, vantage=vantage)
+            for _ in range(options["repeat"])
             for endpoint in endpoints
         ]
         self.stdout.write(

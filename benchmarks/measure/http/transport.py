@@ -27,6 +27,8 @@ from typing import Any
 
 import httpx
 
+from providers.errors import ProxyRefused
+
 from ..measurement import Limits
 from . import http11
 from .connection import Connection, open_connection
@@ -308,7 +310,8 @@ async def _tunnel(
     if not 200 <= answer.status < 300 or extra:
         conn.close()
         reason = answer.reason.decode("latin-1")[:60]
-        raise httpx.ProxyError(f"the proxy refused the tunnel: {answer.status} {reason}".strip())
+        message = f"the proxy refused the tunnel: {answer.status} {reason}".strip()
+        raise ProxyRefused(message, status=answer.status)
     return conn
 
 

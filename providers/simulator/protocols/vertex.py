@@ -13,6 +13,8 @@ from . import anthropic_messages, gemini
 from .common import BadRequest, ParsedRequest, Rendered
 
 ANTHROPIC_VERSION = "vertex-2023-10-16"
+# What AnthropicVertex sends today (the SDK's ANTHROPIC_API_VERSION) besides Vertex's own name.
+ANTHROPIC_VERSIONS = (ANTHROPIC_VERSION, "2026-10-21")
 _AUTH_KINDS = ("auth_missing", "auth_invalid", "auth_expired")
 _AUTH_MESSAGE = (
     "Request had invalid authentication credentials. Expected OAuth 2 access token, login "
@@ -53,8 +55,9 @@ class Anthropic:
 
     @staticmethod
     def parse(body: dict[str, Any], path_model: str | None = None) -> ParsedRequest:
-        if body.get("anthropic_version") != ANTHROPIC_VERSION:
-            raise BadRequest(f"anthropic_version: must be {ANTHROPIC_VERSION!r} on Vertex AI")
+        if body.get("anthropic_version") not in ANTHROPIC_VERSIONS:
+            known = " or ".join(repr(v) for v in ANTHROPIC_VERSIONS)
+            raise BadRequest(f"anthropic_version: must be {known} on Vertex AI")
         if "model" in body:
             raise BadRequest("model: Extra inputs are not permitted (the model is in the URL)")
         return anthropic_messages.parse({**body, "model": path_model})
