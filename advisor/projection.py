@@ -328,24 +328,3 @@ def project(endpoint_id: int, points: Sequence[RunPoint] | np.ndarray, shape: Sh
     """One endpoint's projection (runs as RunPoints or rows of advisor.measures.FIELDS)."""
     rows = points if isinstance(points, np.ndarray) else as_rows(points)
     return project_all({endpoint_id: rows}, shape)[endpoint_id]
-
-
-def cost_per_task(
-    shape: Shape,
-    *,
-    price_in: float | None,
-    price_out: float | None,
-    price_cached: float | None,
-) -> float | None:
-    """USD per task at list prices (USD per 1M tokens): every call sends its whole input (the
-    cached share at the cached price, or the input price where none is listed) and pays for
-    reasoning and output tokens at the output price. None without both list prices."""
-    if price_in is None or price_out is None:
-        return None
-    cached = shape.input_tokens * shape.cached_share
-    per_call = (
-        (shape.input_tokens - cached) * price_in
-        + cached * (price_in if price_cached is None else price_cached)
-        + shape.decoded_tokens * price_out
-    ) / 1_000_000
-    return shape.calls * per_call

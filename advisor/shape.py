@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from decimal import Decimal
 from typing import Any
+
+from benchmarks.money import Prices, task_cost
 
 from .models import WorkloadProfile
 
@@ -48,6 +51,17 @@ class Shape:
     @property
     def decoded_tokens(self) -> int:
         return self.output_tokens + self.reasoning_tokens
+
+    def cost(self, prices: Prices) -> Decimal | None:
+        """USD per task at list prices (benchmarks.money): every call sends its whole input (the
+        cached share at the cached price) and pays for reasoning and output at the output price."""
+        return task_cost(
+            prices,
+            calls=self.calls,
+            input_tokens=self.input_tokens,
+            output_tokens=self.decoded_tokens,
+            cached_share=self.cached_share,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)

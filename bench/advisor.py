@@ -141,9 +141,10 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=20.0)
     args = parser.parse_args()
     setup_django()
-    from advisor.projection import cost_per_task, project
+    from advisor.projection import project
     from advisor.ranking import Option, rank
     from advisor.shape import Shape
+    from benchmarks.money import Prices, usd
 
     shape = Shape(input_tokens=2000, output_tokens=600, calls=4, tool_s=0.5,
                   budget_s=args.budget)  # fmt: skip
@@ -152,7 +153,7 @@ def main() -> None:
     history = [measure_runs(t, i, args.days, rng, start) for i, t in enumerate(ENDPOINTS)]
     truth = task_times(shape, rng, args.days, args.tasks_per_day)
     costs = np.array([
-        cost_per_task(shape, price_in=t.price_out / 4, price_out=t.price_out, price_cached=None)
+        usd(shape.cost(Prices.listed(t.price_out / 4, t.price_out)))
         for t in ENDPOINTS
     ])  # fmt: skip
 

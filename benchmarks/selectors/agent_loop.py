@@ -7,6 +7,7 @@ Under ~1 s feels immediate, under ~10 s holds attention, beyond that it is a bac
 from collections.abc import Iterable
 from typing import Any
 
+from ..money import task_cost, usd
 from .rows import BoardRow
 
 DEFAULT_CALLS = 20
@@ -37,12 +38,13 @@ def wall_time_s(
 
 
 def loop_cost_usd(row: BoardRow, *, calls: int, tokens_per_call: int) -> float | None:
-    """What the loop costs at list prices: each call sends the workload's measured prompt
-    (input tokens) and gets `tokens_per_call` back. None without both prices or a prompt size."""
-    if row.price_in_per_mtok is None or row.price_out_per_mtok is None or not row.input_tokens:
-        return None
-    per_call = row.input_tokens * row.price_in_per_mtok + tokens_per_call * row.price_out_per_mtok
-    return calls * per_call / 1_000_000
+    """What the loop costs at list prices (benchmarks.money): each call sends the workload's
+    measured prompt (input tokens) and gets `tokens_per_call` back. None without both prices or
+    a prompt size."""
+    cost = task_cost(
+        row.prices, calls=calls, input_tokens=row.input_tokens, output_tokens=tokens_per_call
+    )
+    return usd(cost)
 
 
 def project(
