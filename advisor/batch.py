@@ -47,7 +47,7 @@ from .projection import (
     along_curve,
     check_shape,
 )
-from .shape import Shape
+from .shape import Shape, task_seconds
 
 QUANTILE_NAMES = ("task_p25_s", "task_p50_s", "task_p75_s", "task_p90_s")
 
@@ -205,9 +205,8 @@ def project_batch(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, P
         decode10 = base[:, DECODE10]
         slow_s = shape.decoded_tokens / (decode10 * df)
         decode_sd = np.where(_present(decode10), np.maximum(0.0, slow_s - decode_s) / Z90, 0.0)
-    call_s = ttft / 1000 + decode_s + shape.tool_s
     call_sd = np.hypot(ttft_sd / 1000, decode_sd)
-    means = shape.calls * call_s
+    means = task_seconds(shape, ttft_ms=ttft, decode_tps=decode)
     sds = math.sqrt(shape.calls) * call_sd
     ttft_ms = group_median(ttft, bg, count).tolist()
     decode_tps = group_median(decode, bg, count).tolist()

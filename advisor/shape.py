@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from benchmarks.money import Prices, task_cost
+from benchmarks.task_time import Seconds, task_time_s
 
 from .models import WorkloadProfile
 
@@ -67,3 +68,15 @@ class Shape:
         data = asdict(self)
         data["models"] = list(self.models)
         return data
+
+
+def task_seconds(shape: Shape, *, ttft_ms: Seconds, decode_tps: Seconds) -> Seconds:
+    """The shape's task time at a TTFT and decode speed (benchmarks.task_time, the agent-loop
+    page's formula): `calls` × (TTFT + reasoning and output ÷ decode speed + tool time)."""
+    return task_time_s(
+        calls=shape.calls,
+        ttft_ms=ttft_ms,
+        decoded_tokens=shape.decoded_tokens,
+        decode_tps=decode_tps,
+        tool_s=shape.tool_s,
+    )

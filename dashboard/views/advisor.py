@@ -14,7 +14,7 @@ from advisor.feeds import FORMATS
 from advisor.missing import missing_runs, queue_missing
 from advisor.models import WorkloadProfile
 from advisor.shape import Shape
-from benchmarks.selectors.agent_loop import ATTENTION_S, IMMEDIATE_S
+from benchmarks.task_time import ATTENTION_S, IMMEDIATE_S
 
 from ..advice_query import parse
 from .access import dashboard_view

@@ -24,7 +24,7 @@ def agent_loop_page(request: HttpRequest) -> HttpResponse:
         "filters": filters,
         "form": form,
         "filter_form": FilterForm(filters, fields=FIELDS),
-        "thresholds": {"immediate": agent_loop.IMMEDIATE_S, "attention": agent_loop.ATTENTION_S},
+        "thresholds": agent_loop.THRESHOLDS,
         "params": filters.as_query(),
         "projections": [],
     }

@@ -124,10 +124,7 @@ class AgentLoopView(StrictQueryMixin, APIView):
                 "calls": calls,
                 "tokens_per_call": tokens,
                 "tool_s": tool_s,
-                "thresholds_s": {
-                    "immediate": agent_loop.IMMEDIATE_S,
-                    "attention": agent_loop.ATTENTION_S,
-                },
+                "thresholds_s": agent_loop.THRESHOLDS,
                 "projections": projections,
             }
         )
