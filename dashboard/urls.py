@@ -11,7 +11,7 @@ from .views.price import price_page
 from .views.run import run_page
 from .views.runs import runs_page
 
-app_name = "benchmarks"
+app_name = "dashboard"
 
 urlpatterns = [
     path("", leaderboard_page, name="leaderboard"),

@@ -64,7 +64,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
                 "tokens": agent_loop.DEFAULT_TOKENS_PER_CALL,
             },
         )
-    return render(request, "benchmarks/compare.html", context)
+    return render(request, "dashboard/compare.html", context)
 
 
 def picker_groups() -> list[tuple[str, list[Endpoint]]]:
