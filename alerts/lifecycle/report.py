@@ -14,7 +14,7 @@ from django.db.models import BooleanField, ExpressionWrapper, Q, Sum
 
 from alerts.detection.detector import SeriesDetail, SeriesTest
 from alerts.detection.rules import DetectorConfig, MetricRule
-from alerts.lifecycle.series import ENDED, RUN_MEDIAN, Bounds, series_runs
+from alerts.lifecycle.series import RUN_MEDIAN, SUMMARIZED, Bounds, series_runs
 from benchmarks.buckets import BUCKETS
 from benchmarks.models import Run
 from providers.models import Endpoint
@@ -49,7 +49,7 @@ def peers(run: Run, rule: MetricRule, bounds: Bounds) -> list[dict]:
             endpoint__in=others,
             workload_id=run.workload_id,
             vantage_id=run.vantage_id,
-            status__in=ENDED,
+            status__in=SUMMARIZED,
             slot__gt=bounds.baseline_start,
             slot__lte=bounds.end,
             **{f"{column}__isnull": False},

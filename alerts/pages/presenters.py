@@ -45,7 +45,7 @@ def links(alert: Alert) -> list[tuple[str, str]]:
     out = []
     if alert.endpoint is not None:
         query = {"workload": alert.workload.slug, "vantage": alert.vantage.slug}
-        path = reverse("benchmarks:endpoint", args=[alert.endpoint.slug])
+        path = reverse("dashboard:endpoint", args=[alert.endpoint.slug])
         out.append(("Endpoint page", absolute(f"{path}?{urlencode(query)}")))
     out.append(("This alert", absolute(reverse("alerts:detail", args=[alert.id]))))
     for action in allowed_actions(alert):
@@ -86,6 +86,14 @@ def _of_arm(snap: dict) -> str:
 
 
 def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
+    _speed_test(shown, alert, snap)
+    _speed_notes(shown, alert, snap)
+    _bucket_table(shown, alert.metric, snap)
+    _peer_table(shown, alert.metric, snap)
+
+
+def _speed_test(shown: Presented, alert: Alert, snap: dict) -> None:
+    """Baseline, recent median, shift and the test that found it."""
     metric = alert.metric
     worse = WORSE[metric]
     level = snap.get("ci_level", settings.ALERTS_CI_LEVEL)
@@ -119,6 +127,11 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
             f"arms of the series evaluated together)",
         ),
     ]
+
+
+def _speed_notes(shown: Presented, alert: Alert, snap: dict) -> None:
+    """Why an alert is still open, a new baseline, when it started, errors, accepted level."""
+    worse = WORSE[alert.metric]
     if alert.status in ACTIVE and snap.get("verdict") == "clear" and snap.get("recovered") is False:
         shown.facts.append(
             (
@@ -151,6 +164,11 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
         )
     if snap.get("segment_start"):
         shown.facts.append(("Baseline since", f"{_time(snap['segment_start'])} (accepted)"))
+
+
+def _bucket_table(shown: Presented, metric: str, snap: dict) -> None:
+    """The baseline model against the last 72 h in each time-of-day bucket."""
+    worse = WORSE[metric]
     rows = [
         [
             b["label"],
@@ -175,6 +193,11 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
                 "rows": rows,
             }
         )
+
+
+def _peer_table(shown: Presented, metric: str, snap: dict) -> None:
+    """The same model at other providers over the same days."""
+    worse = WORSE[metric]
     peer_rows = [
         [
             p["endpoint"],
