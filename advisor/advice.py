@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from benchmarks.buckets import BUCKETS
 from benchmarks.models import Vantage
+from benchmarks.money import Prices, usd
 from benchmarks.selectors.scope import resolve_vantage
 from providers.models import Endpoint
 
@@ -20,7 +21,7 @@ from .batch import project_batch
 from .digest import load_digest
 from .measures import FIELDS, WINDOW_DAYS
 from .models import WorkloadProfile
-from .projection import Projection, cost_per_task
+from .projection import Projection
 from .ranking import Option, rank, reason
 from .shape import Shape
 from .wording import dollars, seconds
@@ -101,7 +102,7 @@ def _option(endpoint: Endpoint, projection, shape: Shape) -> Option:
         api_key_env=endpoint.provider.api_key_env,
         simulated=endpoint.provider.simulated,
         projection=projection,
-        cost_per_task=cost_per_task(shape, **prices),
+        cost_per_task=usd(shape.cost(Prices.of(endpoint))),
         **prices,
     )
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import numpy as np
@@ -47,7 +48,7 @@ from .projection import (
     along_curve,
     check_shape,
 )
-from .shape import Shape
+from .shape import Shape, task_seconds
 
 QUANTILE_NAMES = ("task_p25_s", "task_p50_s", "task_p75_s", "task_p90_s")
 
@@ -100,6 +101,34 @@ def _lookup(keys: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return at, keys[at] == wanted
 
 
+@dataclass(slots=True)
+class _Kinds:
+    """The usable runs of every endpoint by kind, each with its endpoint index (`*_group`) and
+    (endpoint, slot) key: base (one user, no padding), long (padded), parallel (c > 1)."""
+
+    base: np.ndarray
+    base_group: np.ndarray
+    base_key: np.ndarray
+    long: np.ndarray
+    long_group: np.ndarray
+    long_key: np.ndarray
+    parallel: np.ndarray
+    parallel_group: np.ndarray
+
+
+@dataclass(slots=True)
+class _Prefill:
+    """projection.prefill_rates for every endpoint: median base prompt, longest measured
+    prompt, the rate per (endpoint, slot) key where a long run pairs with a base run, and each
+    endpoint's median rate (NaN where none)."""
+
+    base_in: np.ndarray
+    longest: list[float]
+    rate_keys: np.ndarray
+    rates: np.ndarray
+    median_rate: np.ndarray
+
+
 def project_batch(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, Projection]:
     """advisor.projection.project_all, computed for all endpoints together."""
     ids = list(points)
@@ -110,10 +139,43 @@ def project_batch(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, P
         return results
     rows = np.concatenate([points[e] for e in ids]).reshape(-1, len(FIELDS))
     group = np.repeat(np.arange(count), sizes)
+    _tally(rows, group, ids, sizes, results)
+    kinds = _kinds(rows, group)
+    prefill = _prefill(kinds, count)
+    measured = _check_shapes(kinds, prefill, ids, results, shape)
+    if not measured.any():
+        return results
+    ttft_f, decode_f = _concurrency(
+        kinds.base, kinds.base_group, kinds.parallel, kinds.parallel_group, measured, ids, results,
+        shape,
+    )  # fmt: skip
+    _conditions(kinds, prefill, ttft_f, decode_f, measured, ids, results, shape)
+    return results
+
+
+def _tally(
+    rows: np.ndarray,
+    group: np.ndarray,
+    ids: list[int],
+    sizes: list[int],
+    results: dict[int, Projection],
+) -> None:
+    """Samples, availability and newest run of every endpoint, from all its runs."""
+    count = len(ids)
     ok_sum = np.bincount(group, rows[:, OK], count).tolist()
     error_sum = np.bincount(group, rows[:, ERRORS], count).tolist()
     newest = group_max(rows[:, SLOT], group, count).tolist()
+    for i, endpoint_id in enumerate(ids):
+        result = results[endpoint_id]
+        attempts = int(ok_sum[i] + error_sum[i])
+        result.samples = attempts
+        result.availability = int(ok_sum[i]) / attempts if attempts else None
+        if sizes[i]:
+            result.newest = datetime.fromtimestamp(newest[i], UTC)
 
+
+def _kinds(rows: np.ndarray, group: np.ndarray) -> _Kinds:
+    """The usable runs (ok, with a TTFT and a decode speed) split by kind."""
     usable = (rows[:, OK] != 0) & ~np.isnan(rows[:, TTFT50]) & _present(rows[:, DECODE50])
     rows, group = rows[usable], group[usable]
     _, slot_rank = np.unique(rows[:, SLOT], return_inverse=True)
@@ -122,30 +184,34 @@ def project_batch(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, P
     is_base = no_context & one_user
     is_long = (rows[:, CONTEXT] > 0) & one_user
     is_parallel = no_context & (rows[:, USERS] > 1)
-    base, base_group, base_key = rows[is_base], group[is_base], key[is_base]
-    long, long_group, long_key = rows[is_long], group[is_long], key[is_long]
-    parallel, parallel_group = rows[is_parallel], group[is_parallel]
+    return _Kinds(
+        base=rows[is_base], base_group=group[is_base], base_key=key[is_base],
+        long=rows[is_long], long_group=group[is_long], long_key=key[is_long],
+        parallel=rows[is_parallel], parallel_group=group[is_parallel],
+    )  # fmt: skip
+
+
+def _prefill(kinds: _Kinds, count: int) -> _Prefill:
+    """Prefill cost (projection.prefill_rates): base_in there falls back to the standard prompt."""
+    base, base_group, long, long_group = kinds.base, kinds.base_group, kinds.long, kinds.long_group
     base_runs = np.bincount(base_group, minlength=count)
     long_runs = np.bincount(long_group, minlength=count)
-    parallel_runs = np.bincount(parallel_group, minlength=count).tolist()
-
-    # Prefill cost (projection.prefill_rates): base_in there falls back to the standard prompt.
     base_in = group_median(_tokens(base, BASE_PROMPT_TOKENS), base_group, count)
     prefill_base_in = np.where(base_in == 0, BASE_PROMPT_TOKENS, base_in)
     long_tokens = _tokens(long, long[:, CONTEXT] + prefill_base_in[long_group])
     longest = np.where(
         long_runs > 0, group_max(long_tokens, long_group, count), prefill_base_in
     ).tolist()
-    base_keys, base_last = _last_per_key(base_key)
-    at, paired = _lookup(base_keys, long_key)
+    base_keys, base_last = _last_per_key(kinds.base_key)
+    at, paired = _lookup(base_keys, kinds.long_key)
     pair = base[base_last[at[paired]]]
-    paired_long, paired_group, paired_key = long[paired], long_group[paired], long_key[paired]
+    paired_long, paired_group = long[paired], long_group[paired]
     pair_in = _tokens(pair, prefill_base_in[paired_group])
     extra = _tokens(paired_long, paired_long[:, CONTEXT] + pair_in) - pair_in
     positive = extra > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.maximum(0.0, (paired_long[:, TTFT50] - pair[:, TTFT50]) / extra)[positive]
-    rate_keys, rate_last = _last_per_key(paired_key[positive])
+    rate_keys, rate_last = _last_per_key(kinds.long_key[paired][positive])
     rates = rate[rate_last]
     median_rate = group_median(rates, paired_group[positive][rate_last], count)
     unpaired = np.isnan(median_rate) & (long_runs > 0) & (base_runs > 0)
@@ -156,16 +222,24 @@ def project_batch(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, P
         )
         fallback = np.maximum(0.0, gap / np.maximum(long_in - prefill_base_in, 1.0))
         median_rate = np.where(unpaired, fallback, median_rate)
+    return _Prefill(base_in, longest, rate_keys, rates, median_rate)
 
+
+def _check_shapes(
+    kinds: _Kinds,
+    prefill: _Prefill,
+    ids: list[int],
+    results: dict[int, Projection],
+    shape: Shape,
+) -> np.ndarray:
+    """Which endpoints are measured for the shape (projection.check_shape on each)."""
+    count = len(ids)
+    base_runs = np.bincount(kinds.base_group, minlength=count)
+    parallel_runs = np.bincount(kinds.parallel_group, minlength=count).tolist()
     measured = np.zeros(count, bool)
-    base_in_list, rate_list = base_in.tolist(), median_rate.tolist()
+    base_in_list, rate_list = prefill.base_in.tolist(), prefill.median_rate.tolist()
     for i, endpoint_id in enumerate(ids):
         result = results[endpoint_id]
-        attempts = int(ok_sum[i] + error_sum[i])
-        result.samples = attempts
-        result.availability = int(ok_sum[i]) / attempts if attempts else None
-        if sizes[i]:
-            result.newest = datetime.fromtimestamp(newest[i], UTC)
         if not base_runs[i]:
             result.missing.append("base")
             continue
@@ -174,24 +248,34 @@ def project_batch(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, P
             shape,
             base_in=base_in_list[i],
             median_rate=None if math.isnan(rate_list[i]) else rate_list[i],
-            longest=longest[i],
+            longest=prefill.longest[i],
             parallel_runs=parallel_runs[i],
         )
         measured[i] = not result.missing
-    if not measured.any():
-        return results
-    ttft_f, decode_f = _concurrency(
-        base, base_group, parallel, parallel_group, measured, ids, results, shape
-    )
+    return measured
 
-    keep = measured[base_group]
-    base, bg, base_key = base[keep], base_group[keep], base_key[keep]
+
+def _conditions(
+    kinds: _Kinds,
+    prefill: _Prefill,
+    ttft_f: np.ndarray,
+    decode_f: np.ndarray,
+    measured: np.ndarray,
+    ids: list[int],
+    results: dict[int, Projection],
+    shape: Shape,
+) -> None:
+    """Each measured endpoint's task time under each base run (projection.prepare), then its
+    medians and task quantiles."""
+    count = len(ids)
+    keep = measured[kinds.base_group]
+    base, bg, base_key = kinds.base[keep], kinds.base_group[keep], kinds.base_key[keep]
     slot = base[:, SLOT]
     weights = 0.5 ** ((group_max(slot, bg, count)[bg] - slot) / 86_400 / HALF_LIFE_DAYS)
-    rate = np.where(np.isnan(median_rate), 0.0, median_rate)[bg]
-    at, found = _lookup(rate_keys, base_key)
-    rate[found] = rates[at[found]]
-    extra_ms = rate * np.maximum(0.0, shape.prefilled_tokens - _tokens(base, base_in[bg]))
+    rate = np.where(np.isnan(prefill.median_rate), 0.0, prefill.median_rate)[bg]
+    at, found = _lookup(prefill.rate_keys, base_key)
+    rate[found] = prefill.rates[at[found]]
+    extra_ms = rate * np.maximum(0.0, shape.prefilled_tokens - _tokens(base, prefill.base_in[bg]))
     tf, df = ttft_f[bg], decode_f[bg]
     ttft50, ttft90 = base[:, TTFT50], base[:, TTFT90]
     ttft = (ttft50 + extra_ms) * tf
@@ -205,9 +289,8 @@ def project_batch(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, P
         decode10 = base[:, DECODE10]
         slow_s = shape.decoded_tokens / (decode10 * df)
         decode_sd = np.where(_present(decode10), np.maximum(0.0, slow_s - decode_s) / Z90, 0.0)
-    call_s = ttft / 1000 + decode_s + shape.tool_s
     call_sd = np.hypot(ttft_sd / 1000, decode_sd)
-    means = shape.calls * call_s
+    means = task_seconds(shape, ttft_ms=ttft, decode_tps=decode)
     sds = math.sqrt(shape.calls) * call_sd
     ttft_ms = group_median(ttft, bg, count).tolist()
     decode_tps = group_median(decode, bg, count).tolist()
@@ -220,7 +303,6 @@ def project_batch(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, P
         result.decode_tps = decode_tps[i]
         result.reasoning_s = shape.reasoning_tokens / decode_tps[i]
     _quantiles(means, sds, weights, bg, base[:, BUCKET].astype(int), chosen, ids, results)
-    return results
 
 
 def _concurrency(

@@ -1,7 +1,8 @@
 """Projection: one endpoint's task time for a workload shape, from its measured runs.
 
-Per call (docs/design.md §1): TTFT at the shape's prefilled tokens + (reasoning + output tokens) ÷
-decode speed at the shape's concurrency + tool time. Each base run (no padding, one user) is
+Per call (docs/design.md §1, benchmarks.task_time, the agent-loop page's formula): TTFT at the
+shape's prefilled tokens + (reasoning + output tokens) ÷ decode speed at the shape's concurrency +
+tool time. Each base run (no padding, one user) is
 one measured condition; per condition:
 
 - TTFT = the run's median TTFT + prefill cost × (prefilled tokens − base prompt tokens), the
@@ -47,7 +48,7 @@ from .measures import (
     as_rows,
 )
 from .mixture import many_quantiles
-from .shape import Shape
+from .shape import Shape, task_seconds
 
 Z90 = NormalDist().inv_cdf(0.9)
 BASE_PROMPT_TOKENS = 150  # the standard prompt when a run has no token count
@@ -268,14 +269,13 @@ def prepare(
         decode10 = base[:, DECODE10]
         slow_s = shape.decoded_tokens / (decode10 * decode_f)
         decode_sd = np.where(_present(decode10), np.maximum(0.0, slow_s - decode_s) / Z90, 0.0)
-    call_s = ttft / 1000 + decode_s + shape.tool_s
     call_sd = np.hypot(ttft_sd / 1000, decode_sd)
     result.conditions = len(base)
     result.ttft_ms = float(np.median(ttft))
     result.decode_tps = float(np.median(decode))
     result.reasoning_s = shape.reasoning_tokens / result.decode_tps
     conditions = Conditions(
-        means=shape.calls * call_s,
+        means=task_seconds(shape, ttft_ms=ttft, decode_tps=decode),
         sds=math.sqrt(shape.calls) * call_sd,
         weights=weights,
         buckets=base[:, BUCKET].astype(int),
@@ -332,24 +332,3 @@ def project(endpoint_id: int, points: Sequence[RunPoint] | np.ndarray, shape: Sh
     """One endpoint's projection (runs as RunPoints or rows of advisor.measures.FIELDS)."""
     rows = points if isinstance(points, np.ndarray) else as_rows(points)
     return project_all({endpoint_id: rows}, shape)[endpoint_id]
-
-
-def cost_per_task(
-    shape: Shape,
-    *,
-    price_in: float | None,
-    price_out: float | None,
-    price_cached: float | None,
-) -> float | None:
-    """USD per task at list prices (USD per 1M tokens): every call sends its whole input (the
-    cached share at the cached price, or the input price where none is listed) and pays for
-    reasoning and output tokens at the output price. None without both list prices."""
-    if price_in is None or price_out is None:
-        return None
-    cached = shape.input_tokens * shape.cached_share
-    per_call = (
-        (shape.input_tokens - cached) * price_in
-        + cached * (price_in if price_cached is None else price_cached)
-        + shape.decoded_tokens * price_out
-    ) / 1_000_000
-    return shape.calls * per_call

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.selectors.agent_loop import verdict
+from benchmarks.task_time import verdict
 
 from .projection import Projection
 from .shape import Shape

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from decimal import Decimal
 from typing import Any
+
+from benchmarks.money import Prices, task_cost
+from benchmarks.task_time import Seconds, task_time_s
 
 from .models import WorkloadProfile
 
@@ -49,7 +53,30 @@ class Shape:
     def decoded_tokens(self) -> int:
         return self.output_tokens + self.reasoning_tokens
 
+    def cost(self, prices: Prices) -> Decimal | None:
+        """USD per task at list prices (benchmarks.money): every call sends its whole input (the
+        cached share at the cached price) and pays for reasoning and output at the output price."""
+        return task_cost(
+            prices,
+            calls=self.calls,
+            input_tokens=self.input_tokens,
+            output_tokens=self.decoded_tokens,
+            cached_share=self.cached_share,
+        )
+
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["models"] = list(self.models)
         return data
+
+
+def task_seconds(shape: Shape, *, ttft_ms: Seconds, decode_tps: Seconds) -> Seconds:
+    """The shape's task time at a TTFT and decode speed (benchmarks.task_time, the agent-loop
+    page's formula): `calls` × (TTFT + reasoning and output ÷ decode speed + tool time)."""
+    return task_time_s(
+        calls=shape.calls,
+        ttft_ms=ttft_ms,
+        decoded_tokens=shape.decoded_tokens,
+        decode_tps=decode_tps,
+        tool_s=shape.tool_s,
+    )

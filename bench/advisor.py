@@ -132,30 +132,13 @@ def task_times(shape, rng: np.random.Generator, days: int, per_day: int) -> np.n
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--days", type=int, default=90)
-    parser.add_argument("--window", type=int, default=14)
-    parser.add_argument("--tasks-per-day", type=int, default=48)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--budget", type=float, default=20.0)
-    args = parser.parse_args()
-    setup_django()
-    from advisor.projection import cost_per_task, project
+def follow(args, shape, history, truth, costs) -> dict[str, list[int]]:
+    """Each day's pick of each strategy: the advisor (from the window before the day), the
+    oracle (the day's truth), the best endpoint overall and the cheapest."""
+    from advisor.projection import project
     from advisor.ranking import Option, rank
-    from advisor.shape import Shape
 
-    shape = Shape(input_tokens=2000, output_tokens=600, calls=4, tool_s=0.5,
-                  budget_s=args.budget)  # fmt: skip
-    rng = np.random.default_rng(args.seed)
     start = datetime(2026, 1, 1, tzinfo=UTC)
-    history = [measure_runs(t, i, args.days, rng, start) for i, t in enumerate(ENDPOINTS)]
-    truth = task_times(shape, rng, args.days, args.tasks_per_day)
-    costs = np.array([
-        cost_per_task(shape, price_in=t.price_out / 4, price_out=t.price_out, price_cached=None)
-        for t in ENDPOINTS
-    ])  # fmt: skip
-
     first = args.window  # the advisor needs a window of history before its first answer
     followed_days = range(first, args.days)
     picks = {"advisor": [], "oracle": [], "best overall": [], "cheapest": []}
@@ -182,6 +165,12 @@ def main() -> None:
         picks["best overall"].append(best_overall)
         picks["cheapest"].append(cheapest)
 
+    return picks
+
+
+def report(args, shape, truth, costs, picks: dict[str, list[int]]) -> None:
+    followed_days = range(args.window, args.days)
+    best_overall, cheapest = picks["best overall"][0], picks["cheapest"][0]
     days = np.array(list(followed_days))
     print("SYNTHETIC back-test: 8 synthetic endpoints (drifting, time-of-day, regressing)")
     print(
@@ -217,6 +206,31 @@ def main() -> None:
     print(f"target: budget-met rate above (b) and (c): {'MET' if beats else 'NOT MET'}")
     print(f"target: mean task time within 10 % of the oracle: "
           f"{'MET' if within else 'NOT MET'} ({ratio - 1:+.1%})")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--days", type=int, default=90)
+    parser.add_argument("--window", type=int, default=14)
+    parser.add_argument("--tasks-per-day", type=int, default=48)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--budget", type=float, default=20.0)
+    args = parser.parse_args()
+    setup_django()
+    from advisor.shape import Shape
+    from benchmarks.money import Prices, usd
+
+    shape = Shape(input_tokens=2000, output_tokens=600, calls=4, tool_s=0.5,
+                  budget_s=args.budget)  # fmt: skip
+    rng = np.random.default_rng(args.seed)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    history = [measure_runs(t, i, args.days, rng, start) for i, t in enumerate(ENDPOINTS)]
+    truth = task_times(shape, rng, args.days, args.tasks_per_day)
+    costs = np.array([
+        usd(shape.cost(Prices.listed(t.price_out / 4, t.price_out)))
+        for t in ENDPOINTS
+    ])  # fmt: skip
+    report(args, shape, truth, costs, follow(args, shape, history, truth, costs))
 
 
 if __name__ == "__main__":

@@ -233,7 +233,7 @@ def _within(delays, limit):
     return f"{hit / len(delays):.0%} (median {median}, n={len(delays)})"
 
 
-def table(acc, families, *, timings: dict) -> list[tuple[str, str, str, str]]:
+def _false_alert_rows(acc, families) -> list[tuple[str, str, str, str]]:
     rows = []
     for metric, label in ((DECODE, "decode"), (TTFT, "TTFT")):
         for fam in families:
@@ -248,6 +248,11 @@ def table(acc, families, *, timings: dict) -> list[tuple[str, str, str, str]]:
                     cell if fam.tune else "",
                 )
             )
+    return rows
+
+
+def table(acc, families, *, timings: dict) -> list[tuple[str, str, str, str]]:
+    rows = _false_alert_rows(acc, families)
 
     def both(fn):
         return fn(acc["held"]), fn(acc["tune"])

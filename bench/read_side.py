@@ -203,7 +203,7 @@ def sizes() -> None:
     print(f"  database {size}: {runs:,} runs ({run_size}), {samples:,} samples ({sample_size})")
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--endpoints", type=int, default=100)
     parser.add_argument("--days", type=int, default=365)
@@ -226,24 +226,11 @@ def main() -> int:
         "queries); gunicorn's load is timed both ways.",
     )
     parser.add_argument("--skip-export", action="store_true", help="No year export via gunicorn.")
-    args = parser.parse_args()
-    os.environ["TOKSPEED_RESPONSE_CACHE"] = "1" if args.response_cache else "0"
-    expected = args.endpoints * args.workloads * args.days * args.slots
-    fresh = args.reseed or synthetic_runs(args.database) != expected
-    configure(args.database, fresh=fresh)
+    return parser.parse_args()
 
-    import django
 
-    django.setup()
-    from django.test import Client
-
-    from providers.models import Endpoint
-
-    seed(args, fresh=fresh)
-    client = Client(HTTP_HOST="localhost")
-    slugs = list(
-        Endpoint.objects.filter(runs__isnull=False).distinct().values_list("slug", flat=True)[:10]
-    )
+def targets_for(slugs: list[str]) -> dict[str, list[str]]:
+    """The timed pages and API calls: name -> the paths requested in turn."""
     targets: dict[str, list[str]] = {}
     for window in ("72h", "7d", "30d", "90d", "365d"):
         queries = [f"?window={window}", f"?window={window}&workload=long-context&sort=ttft"]
@@ -261,6 +248,29 @@ def main() -> int:
         ]
     targets["runs list first page"] = ["/api/v1/runs/", "/api/v1/runs/?endpoint=" + slugs[0]]
     targets["runs list deep page"] = deep_runs_pages(slugs[0])
+    return targets
+
+
+def main() -> int:
+    args = parse_args()
+    os.environ["TOKSPEED_RESPONSE_CACHE"] = "1" if args.response_cache else "0"
+    expected = args.endpoints * args.workloads * args.days * args.slots
+    fresh = args.reseed or synthetic_runs(args.database) != expected
+    configure(args.database, fresh=fresh)
+
+    import django
+
+    django.setup()
+    from django.test import Client
+
+    from providers.models import Endpoint
+
+    seed(args, fresh=fresh)
+    client = Client(HTTP_HOST="localhost")
+    slugs = list(
+        Endpoint.objects.filter(runs__isnull=False).distinct().values_list("slug", flat=True)[:10]
+    )
+    targets = targets_for(slugs)
     cached = (
         "response cache ON: repeats are served from it"
         if args.response_cache

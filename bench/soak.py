@@ -74,22 +74,41 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--minutes", type=float, default=60.0)
-    parser.add_argument("--endpoints", type=int, default=50)
-    parser.add_argument("--concurrency", type=int, default=2, help="processes per probe worker")
-    args = parser.parse_args()
+class Children:
+    """The processes the soak starts (redis, Celery workers, beat), each logging to scratch."""
 
-    scratch = Path(tempfile.mkdtemp(prefix="tokspeed-soak-"))
+    def __init__(self, scratch: Path, env: dict[str, str]) -> None:
+        self.scratch, self.env = scratch, env
+        self.running: dict[str, subprocess.Popen] = {}
+
+    def start(self, name: str, command: list[str]) -> subprocess.Popen:
+        log = open(self.scratch / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
+        self.running[name] = subprocess.Popen(
+            command, cwd=ROOT, env=self.env, stdout=log, stderr=log
+        )
+        return self.running[name]
+
+    def stop_all(self) -> None:
+        for process in self.running.values():
+            if process.poll() is None:
+                process.terminate()
+        for process in self.running.values():
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def fresh_database() -> None:
     import psycopg
 
     with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as c:
         c.execute("DROP DATABASE IF EXISTS tokspeed_soak WITH (FORCE)")
         c.execute("CREATE DATABASE tokspeed_soak")
-    redis_port = free_port()
-    broker = f"redis://127.0.0.1:{redis_port}/0"
-    env = dict(
+
+
+def environment(scratch: Path, broker: str) -> dict[str, str]:
+    return dict(
         os.environ,
         DATABASE_URL=PG_URL,
         CELERY_BROKER_URL=broker,
@@ -99,70 +118,119 @@ def main() -> None:
         LOG_LEVEL="WARNING",
         PYTHONUNBUFFERED="1",
     )
+
+
+def seed(endpoints: int):
+    """Simulated endpoints on a one-minute schedule (created a week ago); the simulator."""
+    from django.utils import timezone
+
+    from benchmarks.models import Schedule, Vantage, Workload
+    from providers.models import Endpoint, Provider
+    from providers.simulator.process import start_simulator
+
+    simulator = start_simulator()
+    provider = Provider.objects.create(
+        slug="sim", name="Sim", protocol="openai_chat", base_url=simulator.openai_base,
+        simulated=True,
+    )  # fmt: skip
+    week_ago = timezone.now() - timedelta(days=7)
+    for i in range(endpoints):
+        Endpoint.objects.create(
+            provider=provider, slug=f"e{i}", model=f"sim-fast+tokens=40+tps=120+ttft={80 + i}"
+        )
+    Endpoint.objects.update(created_at=week_ago)
+    work = Workload.objects.create(slug="soak", name="soak", concurrency=1, repetitions=2,
+                                   max_output_tokens=64)  # fmt: skip
+    vantage = Vantage.objects.create(slug="soak", label="soak", queue=QUEUE, is_default=True)
+    schedule = Schedule.objects.create(name="soak", vantage=vantage, interval_minutes=1)
+    schedule.workloads.set([work])
+    # The seeded default schedule would queue runs on a queue nobody here consumes.
+    Schedule.objects.exclude(id=schedule.id).update(enabled=False)
+    Schedule.objects.update(created_at=week_ago)
+    return simulator
+
+
+def start_celery(
+    children: Children, scratch: Path, concurrency: int
+) -> dict[str, subprocess.Popen]:
+    """Two probe workers, the central worker and beat; the probe workers returned."""
+    options = ["-l", "warning", "--without-mingle", "--without-gossip", "--without-heartbeat"]
+    workers = {
+        name: children.start(
+            name,
+            [*CELERY, "worker", "-Q", QUEUE, "-c", str(concurrency), "-n", f"{name}@%h", *options],
+        )
+        for name in ("probe-1", "probe-2")
+    }
+    children.start("central", [*CELERY, "worker", "-Q", "tokspeed", "-c", "1", "-n",
+                               "central@%h", *options])  # fmt: skip
+    children.start("beat", [*CELERY, "beat", "-l", "warning", "-s", str(scratch / "beat")])
+    return workers
+
+
+def watch(end: datetime) -> None:
+    from benchmarks.models import Run
+
+    while datetime.now(UTC) < end:
+        time.sleep(30)
+        states = Counter(Run.objects.values_list("status", flat=True))
+        print(f"  {datetime.now(UTC):%H:%M:%S} {dict(states)} load "
+              f"{os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
+
+
+def report(started: datetime, end: datetime, endpoints: int) -> None:
+    """Runs expected and done, samples, queue wait and skips of the slots in the soak."""
+    from benchmarks.models import Run, Sample
+
+    window = Run.objects.filter(slot__gt=started, slot__lte=end)
+    slots = int((end - started).total_seconds() // 60)
+    states = Counter(window.values_list("status", flat=True))
+    waits = [
+        (r.started_at - r.slot).total_seconds()
+        for r in window.exclude(started_at=None).only("slot", "started_at")
+    ]
+    samples = Sample.objects.filter(run__in=window).count()
+    reasons = Counter(window.filter(status="skipped").values_list("failure_reason", flat=True))
+    failed = Counter(window.filter(status="failed").values_list("failure_reason", flat=True))
+    print(f"runs expected {slots * endpoints} ({slots} slots × {endpoints})")
+    print(f"runs done {states.get('done', 0)}, partial {states.get('partial', 0)}, failed "
+          f"{states.get('failed', 0)}, skipped {states.get('skipped', 0)}, still queued or "
+          f"running {states.get('queued', 0) + states.get('running', 0)}")  # fmt: skip
+    print(f"samples stored {samples} (expected {2 * states.get('done', 0)} for done runs)")
+    print(
+        f"queue wait (started − slot): p50 {percentile(waits, 0.5):.1f} s, "
+        f"p95 {percentile(waits, 0.95):.1f} s, max {max(waits, default=0):.1f} s"
+    )
+    print(f"skipped slots {states.get('skipped', 0)}: {dict(reasons) or 'none'}")
+    if failed:
+        print(f"failed: {dict(failed)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--minutes", type=float, default=60.0)
+    parser.add_argument("--endpoints", type=int, default=50)
+    parser.add_argument("--concurrency", type=int, default=2, help="processes per probe worker")
+    args = parser.parse_args()
+
+    scratch = Path(tempfile.mkdtemp(prefix="tokspeed-soak-"))
+    fresh_database()
+    redis_port = free_port()
+    env = environment(scratch, f"redis://127.0.0.1:{redis_port}/0")
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
-    children: dict[str, subprocess.Popen] = {}
-
-    def start(name: str, command: list[str]) -> subprocess.Popen:
-        log = open(scratch / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
-        children[name] = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
-        return children[name]
-
+    children = Children(scratch, env)
     try:
-        start("redis", [shutil.which("redis-server") or "redis-server", "--port", str(redis_port),
-                        "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])  # fmt: skip
+        children.start("redis", [shutil.which("redis-server") or "redis-server", "--port",
+                                 str(redis_port), "--bind", "127.0.0.1", "--save", "",
+                                 "--appendonly", "no"])  # fmt: skip
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env,
                        check=True)  # fmt: skip
         import django
 
         django.setup()
-        from django.utils import timezone
-
-        from benchmarks.models import Run, Sample, Schedule, Vantage, Workload
-        from providers.models import Endpoint, Provider
-        from providers.simulator.process import start_simulator
-
-        simulator = start_simulator()
-        provider = Provider.objects.create(
-            slug="sim", name="Sim", protocol="openai_chat", base_url=simulator.openai_base,
-            simulated=True,
-        )  # fmt: skip
-        week_ago = timezone.now() - timedelta(days=7)
-        for i in range(args.endpoints):
-            Endpoint.objects.create(
-                provider=provider, slug=f"e{i}", model=f"sim-fast+tokens=40+tps=120+ttft={80 + i}"
-            )
-        Endpoint.objects.update(created_at=week_ago)
-        work = Workload.objects.create(slug="soak", name="soak", concurrency=1, repetitions=2,
-                                       max_output_tokens=64)  # fmt: skip
-        vantage = Vantage.objects.create(slug="soak", label="soak", queue=QUEUE, is_default=True)
-        schedule = Schedule.objects.create(name="soak", vantage=vantage, interval_minutes=1)
-        schedule.workloads.set([work])
-        # The seeded default schedule would queue runs on a queue nobody here consumes.
-        Schedule.objects.exclude(id=schedule.id).update(enabled=False)
-        Schedule.objects.update(created_at=week_ago)
-
-        options = ["-l", "warning", "--without-mingle", "--without-gossip", "--without-heartbeat"]
-        workers = {
-            name: start(
-                name,
-                [
-                    *CELERY,
-                    "worker",
-                    "-Q",
-                    QUEUE,
-                    "-c",
-                    str(args.concurrency),
-                    "-n",
-                    f"{name}@%h",
-                    *options,
-                ],
-            )  # fmt: skip
-            for name in ("probe-1", "probe-2")
-        }
-        start("central", [*CELERY, "worker", "-Q", "tokspeed", "-c", "1", "-n", "central@%h",
-                          *options])  # fmt: skip
-        start("beat", [*CELERY, "beat", "-l", "warning", "-s", str(scratch / "beat")])
+        simulator = seed(args.endpoints)
+        workers = start_celery(children, scratch, args.concurrency)
         time.sleep(20)  # workers import and fork; beat waits for the next minute
         started = datetime.now(UTC)
         rss_start = memory(workers)
@@ -170,50 +238,18 @@ def main() -> None:
               f" one-minute schedule, {args.minutes:g} min (load {os.getloadavg()[0]:.1f})",
               flush=True)  # fmt: skip
         end = started + timedelta(minutes=args.minutes)
-        while datetime.now(UTC) < end:
-            time.sleep(30)
-            states = Counter(Run.objects.values_list("status", flat=True))
-            print(f"  {datetime.now(UTC):%H:%M:%S} {dict(states)} load "
-                  f"{os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
+        watch(end)
         rss_end = memory(workers)
-        children.pop("beat").send_signal(signal.SIGTERM)
+        children.running.pop("beat").send_signal(signal.SIGTERM)
         time.sleep(60)  # let the last slot's runs finish
-        window = Run.objects.filter(slot__gt=started, slot__lte=end)
-        slots = int((end - started).total_seconds() // 60)
-        states = Counter(window.values_list("status", flat=True))
-        waits = [
-            (r.started_at - r.slot).total_seconds()
-            for r in window.exclude(started_at=None).only("slot", "started_at")
-        ]
-        samples = Sample.objects.filter(run__in=window).count()
-        reasons = Counter(window.filter(status="skipped").values_list("failure_reason", flat=True))
-        failed = Counter(window.filter(status="failed").values_list("failure_reason", flat=True))
-        print(f"runs expected {slots * args.endpoints} ({slots} slots × {args.endpoints})")
-        print(f"runs done {states.get('done', 0)}, partial {states.get('partial', 0)}, failed "
-              f"{states.get('failed', 0)}, skipped {states.get('skipped', 0)}, still queued or "
-              f"running {states.get('queued', 0) + states.get('running', 0)}")  # fmt: skip
-        print(f"samples stored {samples} (expected {2 * states.get('done', 0)} for done runs)")
-        print(
-            f"queue wait (started − slot): p50 {percentile(waits, 0.5):.1f} s, "
-            f"p95 {percentile(waits, 0.95):.1f} s, max {max(waits, default=0):.1f} s"
-        )
-        print(f"skipped slots {states.get('skipped', 0)}: {dict(reasons) or 'none'}")
-        if failed:
-            print(f"failed: {dict(failed)}")
+        report(started, end, args.endpoints)
         for name in workers:
             print(f"worker {name} RSS MiB (main, pool…): start {rss_start[name]} "
                   f"end {rss_end[name]}")  # fmt: skip
         print(f"load average at end {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs, shared)")
         simulator.stop()
     finally:
-        for process in children.values():
-            if process.poll() is None:
-                process.terminate()
-        for process in children.values():
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        children.stop_all()
         shutil.rmtree(scratch, ignore_errors=True)
 
 

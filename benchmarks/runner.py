@@ -42,7 +42,7 @@ CLIENT_VERSION = f"tokspeed {tokspeed.__version__} httpx {httpx.__version__}"
 # What execute() returns besides a final run status.
 BUSY = "busy"  # another worker holds a fresh lease: try again later
 WAIT = "wait"  # another run of the same endpoint and slot is in flight: try again soon
-ENDED = "ended"  # already finished (or skipped): nothing to do
+ALREADY_ENDED = "ended"  # already finished (or skipped): nothing to do
 MISSING = "missing"  # deleted since it was queued
 TAKEN_OVER = "taken-over"  # this worker went silent and another one resumed the run
 
@@ -53,7 +53,7 @@ class LeaseLost(Exception):
 
 @dataclass(slots=True)
 class Claim:
-    outcome: str  # "claimed", BUSY, WAIT, ENDED or MISSING
+    outcome: str  # "claimed", BUSY, WAIT, ALREADY_ENDED or MISSING
     run: Run | None = None
 
 
@@ -109,7 +109,7 @@ def _held_back(run_id: int, slot, in_flight: Run) -> Claim:
     skipped = Run.objects.filter(id=run_id, status=RunStatus.QUEUED).update(
         status=RunStatus.SKIPPED, failure_reason=reason, finished_at=timezone.now()
     )
-    return Claim(ENDED if skipped else WAIT)
+    return Claim(ALREADY_ENDED if skipped else WAIT)
 
 
 def _claim(run_id: int, *, worker: str) -> Claim:
@@ -137,11 +137,12 @@ def _claim(run_id: int, *, worker: str) -> Claim:
         return Claim(MISSING)
     if claimed:
         return Claim("claimed", run)
-    return Claim(BUSY if run.status == RunStatus.RUNNING else ENDED, run)
+    return Claim(BUSY if run.status == RunStatus.RUNNING else ALREADY_ENDED, run)
 
 
 def execute(run_id: int, *, worker: str = "") -> str:
-    """Execute (or resume) a run; returns its final status, or BUSY / WAIT / ENDED / MISSING."""
+    """Execute (or resume) a run; returns its final status, or BUSY, WAIT, ALREADY_ENDED or
+    MISSING."""
     claim = claim_run(run_id, worker=worker)
     if claim.run is None or claim.outcome != "claimed":
         return claim.outcome

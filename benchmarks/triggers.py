@@ -22,8 +22,7 @@ from providers.models import Endpoint
 from .costs import input_tokens_estimate, request_cost_usd
 from .dispatch import queue_run_now
 from .models import Run, RunTrigger, Vantage, Workload
-
-MICRO_USD = Decimal("0.000001")
+from .money import MICRO_USD
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +56,8 @@ def quotas() -> list[Quota]:
 def run_cost_usd(endpoint: Endpoint, workload: Workload, *, repetitions: int) -> Decimal:
     """Upper bound of a run at list prices: requests × (prompt + max output) priced per token.
 
-    An endpoint without a list price (a local server, the simulator) costs nothing here.
+    An endpoint without a list price (a local server, the simulator) has an unknown cost
+    (benchmarks.money): the quota can only count what is priced, so it charges nothing here.
     """
     requests = repetitions * workload.concurrency_for(endpoint)
     per_request = request_cost_usd(
@@ -65,6 +65,8 @@ def run_cost_usd(endpoint: Endpoint, workload: Workload, *, repetitions: int) ->
         input_tokens=input_tokens_estimate(workload),
         max_output_tokens=workload.max_output_tokens,
     )
+    if per_request is None:
+        return Decimal(0)
     # Stored with 6 decimals (RunTrigger.cost_usd): round up, so the ledger never undercounts.
     return (requests * per_request).quantize(MICRO_USD, rounding=ROUND_UP)
 

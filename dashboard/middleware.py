@@ -54,12 +54,12 @@ class StaticFiles(WhiteNoiseMiddleware):
 # actions, subscriptions, the background exports list (it shows a job just asked for), admin.
 REPLICA_VIEWS = frozenset(
     {
-        "benchmarks:leaderboard",
-        "benchmarks:endpoint",
-        "benchmarks:price",
-        "benchmarks:agent_loop",
-        "benchmarks:compare",
-        "benchmarks:runs",
+        "dashboard:leaderboard",
+        "dashboard:endpoint",
+        "dashboard:price",
+        "dashboard:agent_loop",
+        "dashboard:compare",
+        "dashboard:runs",
         "api-leaderboard",
         "api-agent-loop",
         "endpoint-history",

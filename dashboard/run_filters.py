@@ -1,7 +1,7 @@
 """The runs list's filter bar (runs and exports pages): dates for people, the API's filters inside.
 
 The page takes whole UTC days (`from`, `to`, both inclusive) because a date picker is what a
-person uses; they become the API's `since`/`until` (RunFilter, dashboard/api/filters.py), so the
+person uses; they become the API's `since`/`until` (RunFilter, dashboard/filters.py), so the
 pages, the API and the exports select runs by one definition.
 """
 
@@ -14,7 +14,7 @@ from django.http import QueryDict
 from benchmarks.models import Run, RunStatus, Vantage, Workload
 from providers.models import Endpoint, Provider
 
-from .api.filters import RunFilter
+from .filters import RunFilter
 
 FILTER_NAMES = ("endpoint", "provider", "workload", "vantage", "status", "from", "to")
 

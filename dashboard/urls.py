@@ -12,7 +12,7 @@ from .views.run import run_page
 from .views.runs import runs_page
 from .views.workloads import workloads_page
 
-app_name = "benchmarks"
+app_name = "dashboard"
 
 urlpatterns = [
     path("", leaderboard_page, name="leaderboard"),

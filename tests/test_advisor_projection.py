@@ -7,9 +7,10 @@ from statistics import NormalDist
 import pytest
 
 from advisor.measures import RunPoint
-from advisor.projection import MISSING_CONCURRENCY, MISSING_LONG, cost_per_task, project
+from advisor.projection import MISSING_CONCURRENCY, MISSING_LONG, project
 from advisor.ranking import Option, rank, reason
 from advisor.shape import Shape
+from benchmarks.money import Prices
 
 Z90 = NormalDist().inv_cdf(0.9)
 T0 = datetime(2026, 11, 2, 2, 0, tzinfo=UTC)
@@ -138,11 +139,11 @@ def test_it_mixes_conditions_across_runs():
 
 def test_it_prices_a_task_with_cached_input():
     shape = Shape(input_tokens=10_000, cached_share=0.5, output_tokens=1_000, calls=2)
-    usd = cost_per_task(shape, price_in=2.0, price_out=8.0, price_cached=0.5)
-    assert usd == pytest.approx(2 * (5_000 * 2.0 + 5_000 * 0.5 + 1_000 * 8.0) / 1e6)
-    full = cost_per_task(shape, price_in=2.0, price_out=8.0, price_cached=None)
-    assert full == pytest.approx(2 * (10_000 * 2.0 + 1_000 * 8.0) / 1e6)
-    assert cost_per_task(shape, price_in=None, price_out=8.0, price_cached=None) is None
+    usd = shape.cost(Prices.listed(2.0, 8.0, 0.5))
+    assert float(usd) == pytest.approx(2 * (5_000 * 2.0 + 5_000 * 0.5 + 1_000 * 8.0) / 1e6)
+    full = shape.cost(Prices.listed(2.0, 8.0))
+    assert float(full) == pytest.approx(2 * (10_000 * 2.0 + 1_000 * 8.0) / 1e6), "no cached price"
+    assert shape.cost(Prices.listed(None, 8.0)) is None, "a missing price is not free"
 
 
 def test_it_measures_availability_from_the_error_rate():

@@ -208,6 +208,56 @@ def baseline_and_recent(series: dict, metric: str, end: datetime):
     return geometric_mean(like), median(recent), len(base), len(recent), span
 
 
+def subscribers_and_a_failing_baseline_run(series: dict, django_user_model) -> None:
+    """Ana follows the endpoint, Bo takes the digest, gone@ opted out; a baseline run failed
+    two requests, so the email sets the last day's errors beside the baseline's."""
+    ana = django_user_model.objects.create_user("ana", "ana@team.example", "pw")
+    Subscription.objects.create(user=ana, email="ana@team.example", confirmed_at=T0).endpoints.add(
+        series["endpoint"]
+    )
+    bo = django_user_model.objects.create_user("bo", "bo@team.example", "pw")
+    Subscription.objects.create(
+        user=bo, email="bo@team.example", confirmed_at=T0, delivery=Delivery.DIGEST
+    )
+    EmailOptOut.objects.create(email="gone@team.example")
+    store_run(
+        **series,
+        slot=T0 - timedelta(days=5, hours=9),
+        decode=[70.0] * 3,
+        ttft=[600.0] * 3,
+        errors=["overloaded"] * 2,
+    )
+
+
+def assert_peer_and_error_figures(
+    text: str, series: dict, peer: dict, *, start: datetime, end: datetime
+) -> None:
+    # The same model elsewhere: the median of its runs' medians over the same last day.
+    peer_recent = median(
+        Run.objects.filter(
+            endpoint=peer["endpoint"], slot__gt=end - timedelta(hours=24), slot__lte=end
+        ).values_list("decode_tps_p50", flat=True)
+    )
+    peer_base = median(
+        Run.objects.filter(
+            endpoint=peer["endpoint"], slot__gt=start, slot__lte=end - timedelta(hours=24)
+        ).values_list("decode_tps_p50", flat=True)
+    )
+    shown_peer = re.search(r"llama-3-70b @ Globex +([\d.]+) tok/s +([\d.]+) tok/s", text)
+    assert shown_peer and float(shown_peer[1]) == pytest.approx(peer_base, abs=0.051)
+    assert float(shown_peer[2]) == pytest.approx(peer_recent, abs=0.051)
+    baseline_requests = sum(
+        run.ok_count + run.error_count
+        for run in Run.objects.filter(
+            endpoint=series["endpoint"], slot__gt=start, slot__lte=end - timedelta(hours=24)
+        )
+    )
+    shown_errors = (
+        f"0 of 15 requests in the last 24 h (0.0 %); baseline {200 / baseline_requests:.1f} %"
+    )
+    assert shown_errors in text, text
+
+
 @pytest.mark.django_db
 def test_it_emails_each_recipient_once_per_round_with_the_numbers(smtp, django_user_model):
     series = make_series()
@@ -218,24 +268,7 @@ def test_it_emails_each_recipient_once_per_round_with_the_numbers(smtp, django_u
         decode=lambda s: 80.0,
         ttft=lambda s: 500.0,
     )
-    ana = django_user_model.objects.create_user("ana", "ana@team.example", "pw")
-    Subscription.objects.create(user=ana, email="ana@team.example", confirmed_at=T0).endpoints.add(
-        series["endpoint"]
-    )
-    bo = django_user_model.objects.create_user("bo", "bo@team.example", "pw")
-    Subscription.objects.create(
-        user=bo, email="bo@team.example", confirmed_at=T0, delivery=Delivery.DIGEST
-    )
-    EmailOptOut.objects.create(email="gone@team.example")
-    # Two requests of one baseline run failed: the email sets the last day's errors beside
-    # the baseline's.
-    store_run(
-        **series,
-        slot=T0 - timedelta(days=5, hours=9),
-        decode=[70.0] * 3,
-        ttft=[600.0] * 3,
-        errors=["overloaded"] * 2,
-    )
+    subscribers_and_a_failing_baseline_run(series, django_user_model)
     with override_settings(ALERT_EMAILS=["oncall@team.example", "gone@team.example"]):
         outcomes = regress(series, decode=49.0, ttft=840.0)  # 30 % slower, 40 % higher TTFT
         assert len(outcomes[-1].opened) == 2  # both in the same round
@@ -271,30 +304,7 @@ def test_it_emails_each_recipient_once_per_round_with_the_numbers(smtp, django_u
     assert "Time to first token of llama-3-70b @ Acme is 4" in text
     assert "one-sided p = " in text and "Benjamini–Hochberg over" in text
     assert "00–06 UTC" in text and "06–12 UTC" in text and "18–24 UTC" in text  # by time of day
-    # The same model elsewhere: the median of its runs' medians over the same last day.
-    peer_recent = median(
-        Run.objects.filter(
-            endpoint=peer["endpoint"], slot__gt=end - timedelta(hours=24), slot__lte=end
-        ).values_list("decode_tps_p50", flat=True)
-    )
-    peer_base = median(
-        Run.objects.filter(
-            endpoint=peer["endpoint"], slot__gt=start, slot__lte=end - timedelta(hours=24)
-        ).values_list("decode_tps_p50", flat=True)
-    )
-    shown_peer = re.search(r"llama-3-70b @ Globex +([\d.]+) tok/s +([\d.]+) tok/s", text)
-    assert shown_peer and float(shown_peer[1]) == pytest.approx(peer_base, abs=0.051)
-    assert float(shown_peer[2]) == pytest.approx(peer_recent, abs=0.051)
-    baseline_requests = sum(
-        run.ok_count + run.error_count
-        for run in Run.objects.filter(
-            endpoint=series["endpoint"], slot__gt=start, slot__lte=end - timedelta(hours=24)
-        )
-    )
-    shown_errors = (
-        f"0 of 15 requests in the last 24 h (0.0 %); baseline {200 / baseline_requests:.1f} %"
-    )
-    assert shown_errors in text, text
+    assert_peer_and_error_figures(text, series, peer, start=start, end=end)
     assert f"{BASE_URL}/endpoints/acme-llama/?workload=w&vantage=eu" in text
     for alert_id in outcomes[-1].opened:
         for action in ("acknowledge", "accept", "invalid"):

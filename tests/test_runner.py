@@ -158,7 +158,7 @@ def test_it_fails_a_run_whose_key_is_not_set(simulator, fs_broker, monkeypatch) 
     run.refresh_from_db()
     assert "TOKSPEED_TEST_UNSET_KEY is not set" in run.failure_reason
     assert run.samples.count() == 0 and run.finished_at is not None
-    assert runner.execute(run.id) == runner.ENDED  # a redelivery does nothing
+    assert runner.execute(run.id) == runner.ALREADY_ENDED  # a redelivery does nothing
 
 
 @pytest.mark.parametrize(

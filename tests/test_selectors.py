@@ -12,6 +12,7 @@ from django.http import QueryDict
 from django.utils import timezone
 
 from benchmarks.models import Vantage
+from benchmarks.money import Prices, request_cost
 from benchmarks.selectors.agent_loop import project, verdict
 from benchmarks.selectors.aggregates import (
     SQLITE_FUNCTION,
@@ -21,7 +22,6 @@ from benchmarks.selectors.aggregates import (
 )
 from benchmarks.selectors.history import endpoint_history
 from benchmarks.selectors.leaderboard import BoardFilters, leaderboard
-from benchmarks.selectors.pricing import cost_per_request
 from tests import dashboard_data as data
 
 pytestmark = pytest.mark.django_db
@@ -118,11 +118,9 @@ def test_it_prices_one_standard_request_from_measured_tokens():
 
     rows = by_slug(leaderboard(BoardFilters()))
 
-    expected = cost_per_request(
-        input_tokens=120, output_tokens=1900, price_in_per_mtok=3.0, price_out_per_mtok=15.0
-    )
-    assert expected == pytest.approx((120 * 3.0 + 1900 * 15.0) / 1e6)
-    assert rows["priced"].cost_per_request_usd == pytest.approx(expected)
+    expected = request_cost(Prices.listed(3.0, 15.0), input_tokens=120, output_tokens=1900)
+    assert float(expected) == pytest.approx((120 * 3.0 + 1900 * 15.0) / 1e6)
+    assert rows["priced"].cost_per_request_usd == pytest.approx(float(expected))
     assert rows["unpriced"].cost_per_request_usd is None
 
 

@@ -117,7 +117,7 @@ def advice_email(notification: Notification, *, connection=None) -> EmailMultiAl
         "change": change,
         "before": text_table(ADVICE_HEADER, change.before_table) if change.before_table else "",
         "after": text_table(ADVICE_HEADER, change.after_table) if change.after_table else "",
-        "url": absolute(reverse("benchmarks:advisor_profile", args=[change.profile.slug])),
+        "url": absolute(reverse("dashboard:advisor_profile", args=[change.profile.slug])),
         "unsubscribe_url": unsubscribe,
         "subscriptions_url": absolute(reverse("alerts:subscriptions")),
     }

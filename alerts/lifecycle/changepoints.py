@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from alerts.config import detector_config
 from alerts.detection.rules import SPEED_METRICS
-from alerts.lifecycle.series import ENDED, RUN_MEDIAN, SeriesKey, series_runs
+from alerts.lifecycle.series import RUN_MEDIAN, SUMMARIZED, SeriesKey, series_runs
 from alerts.models import ChangePoint
 from benchmarks.models import Run
 
@@ -93,7 +93,7 @@ def detect_all(*, now: datetime | None = None) -> tuple[int, int]:
     until = now or timezone.now()
     since = until - timedelta(days=settings.ALERTS_CHANGEPOINT_DAYS)
     triples = (
-        Run.objects.filter(slot__gte=since, slot__lte=until, status__in=ENDED)
+        Run.objects.filter(slot__gte=since, slot__lte=until, status__in=SUMMARIZED)
         .order_by()
         .values_list("endpoint_id", "workload_id", "vantage_id")
         .distinct()

@@ -14,7 +14,8 @@ from django.db.models import BooleanField, ExpressionWrapper, Q, Sum
 
 from alerts.detection.detector import SeriesDetail, SeriesTest
 from alerts.detection.rules import DetectorConfig, MetricRule
-from alerts.lifecycle.series import ENDED, RUN_MEDIAN, Bounds, series_runs
+from alerts.lifecycle.series import RUN_MEDIAN, SUMMARIZED, Bounds, series_runs
+from alerts.lifecycle.snapshot import ArmFigures, BucketFigures, SpeedSnapshot
 from benchmarks.buckets import BUCKETS
 from benchmarks.models import Run
 from providers.models import Endpoint
@@ -49,7 +50,7 @@ def peers(run: Run, rule: MetricRule, bounds: Bounds) -> list[dict]:
             endpoint__in=others,
             workload_id=run.workload_id,
             vantage_id=run.vantage_id,
-            status__in=ENDED,
+            status__in=SUMMARIZED,
             slot__gt=bounds.baseline_start,
             slot__lte=bounds.end,
             **{f"{column}__isnull": False},
@@ -117,55 +118,38 @@ def speed_snapshot(
     config: DetectorConfig,
     extra: dict,
 ) -> dict:
-    """The numbers of one speed evaluation, JSON-ready."""
+    """The numbers of one speed evaluation (alerts.lifecycle.snapshot.SpeedSnapshot), JSON-ready;
+    `extra`: the judgement and, when detailed, peers, error rates and the onset."""
     rule = config.rules[test.metric]
-    snap = {
-        "metric": test.metric,
-        "unit": rule.unit,
-        "min_effect": rule.min_effect,
-        "baseline_median": test.baseline_median,
-        "recent_median": test.recent_median,
-        "shift": test.shift,
-        "ci_low": test.ci_low,
-        "ci_high": test.ci_high,
-        "ci_level": config.ci_level,
-        "p_value": test.p_value,
-        "q_value": q_value,
-        "family": family,
-        "n_baseline": test.n_baseline,
-        "n_recent": test.n_recent,
-        "reason": reason,
-        "baseline_start": bounds.baseline_start.isoformat(),
-        "recent_start": bounds.recent_start.isoformat(),
-        "end": bounds.end.isoformat(),
-        "segment_start": bounds.segment_start.isoformat() if bounds.segment_start else None,
-        "long_start": bounds.long_start.isoformat(),
-        "recent_hours": config.recent_hours,
-        "long_hours": config.long_hours,
-        "baseline_days": config.baseline_days,
-        "baseline_span_days": _span_days(test),
-        "arms": [
-            {
-                "name": arm.name,
-                "runs": arm.n,
-                "shift": rule.worse_fraction(arm.shift),
-                "p_value": arm.p_value,
-            }
-            for arm in test.arms
-        ],
-    }
+    snap = SpeedSnapshot.from_json(extra)
+    snap.metric, snap.unit, snap.min_effect = test.metric, rule.unit, rule.min_effect
+    snap.baseline_median, snap.recent_median = test.baseline_median, test.recent_median
+    snap.shift, snap.ci_low, snap.ci_high = test.shift, test.ci_low, test.ci_high
+    snap.ci_level, snap.p_value, snap.q_value = config.ci_level, test.p_value, q_value
+    snap.family, snap.n_baseline, snap.n_recent = family, test.n_baseline, test.n_recent
+    snap.reason = reason
+    snap.baseline_start = bounds.baseline_start.isoformat()
+    snap.recent_start = bounds.recent_start.isoformat()
+    snap.end = bounds.end.isoformat()
+    snap.segment_start = bounds.segment_start.isoformat() if bounds.segment_start else None
+    snap.long_start = bounds.long_start.isoformat()
+    snap.recent_hours, snap.long_hours = config.recent_hours, config.long_hours
+    snap.baseline_days, snap.baseline_span_days = config.baseline_days, _span_days(test)
+    snap.arms = [
+        ArmFigures(arm.name, arm.n, rule.worse_fraction(arm.shift), arm.p_value)
+        for arm in test.arms
+    ]
     if detail is not None:
-        snap["buckets"] = [
-            {
-                "bucket": row.bucket,
-                "label": BUCKETS.get(row.bucket, str(row.bucket)),
-                "n_baseline": row.n_baseline,
-                "n_recent": row.n_recent,
-                "baseline_median": row.baseline_median,
-                "recent_median": row.recent_median,
-                "change": row.change,
-            }
+        snap.buckets = [
+            BucketFigures(
+                bucket=row.bucket,
+                label=BUCKETS.get(row.bucket, str(row.bucket)),
+                n_baseline=row.n_baseline,
+                n_recent=row.n_recent,
+                baseline_median=row.baseline_median,
+                recent_median=row.recent_median,
+                change=row.change,
+            )
             for row in detail.buckets
         ]
-    snap.update(extra)
-    return snap
+    return snap.to_json()

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from alerts.lifecycle.actions import ACTIONS, allowed_actions
+from alerts.lifecycle.snapshot import SpeedSnapshot
 from alerts.models import ACTIVE, Alert
 from alerts.wording import WORSE, headline, p_value, percent, quantity, runs, series_words, when
 from benchmarks.buckets import BUCKETS
@@ -45,7 +46,7 @@ def links(alert: Alert) -> list[tuple[str, str]]:
     out = []
     if alert.endpoint is not None:
         query = {"workload": alert.workload.slug, "vantage": alert.vantage.slug}
-        path = reverse("benchmarks:endpoint", args=[alert.endpoint.slug])
+        path = reverse("dashboard:endpoint", args=[alert.endpoint.slug])
         out.append(("Endpoint page", absolute(f"{path}?{urlencode(query)}")))
     out.append(("This alert", absolute(reverse("alerts:detail", args=[alert.id]))))
     for action in allowed_actions(alert):
@@ -76,60 +77,73 @@ def _slot(alert: Alert) -> str:
     return "" if bucket is None else f" in the {BUCKETS.get(int(bucket), bucket)} slot"
 
 
-def _of_arm(snap: dict) -> str:
+def _of_arm(snap: SpeedSnapshot) -> str:
     """ " (the slot 18–24 UTC arm)": which arm the smallest p is, when no arm found a regression
     now (a clear evaluation's smallest p may belong to an arm still holding runs that are over)."""
-    arms = snap.get("arms") or []
-    if snap.get("arm") or not arms:
+    if snap.arm or not snap.arms:
         return ""
-    return f" (the {min(arms, key=lambda a: a['p_value'])['name']} arm)"
+    return f" (the {min(snap.arms, key=lambda a: a.p_value).name} arm)"
 
 
-def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
+def _speed(shown: Presented, alert: Alert, snapshot: dict) -> None:
+    snap = SpeedSnapshot.from_json(snapshot)
+    _speed_test(shown, alert, snap)
+    _speed_notes(shown, alert, snap)
+    _bucket_table(shown, alert.metric, snap)
+    _peer_table(shown, alert.metric, snap)
+
+
+def _speed_test(shown: Presented, alert: Alert, snap: SpeedSnapshot) -> None:
+    """Baseline, recent median, shift and the test that found it."""
     metric = alert.metric
     worse = WORSE[metric]
-    level = snap.get("ci_level", settings.ALERTS_CI_LEVEL)
-    frozen = " (frozen when the alert opened)" if snap.get("frozen") else ""
-    arm = snap.get("arm")
+    level = snap.ci_level or settings.ALERTS_CI_LEVEL
+    frozen = " (frozen when the alert opened)" if snap.frozen else ""
+    arm = snap.arm
     found = f"found by the {arm} arm; " if arm else ""
     shown.facts += [
         (
             "Baseline mean",
-            f"{quantity(snap.get('baseline_median'), metric)} at the same times of day and week"
-            f"{frozen} ({runs(snap.get('n_baseline', 0))} over "
-            f"{snap.get('baseline_span_days') or snap.get('baseline_days', 28)} days "
-            f"up to {_time(snap.get('long_start') or snap.get('recent_start'))})",
+            f"{quantity(snap.baseline_median, metric)} at the same times of day and week"
+            f"{frozen} ({runs(snap.n_baseline)} over "
+            f"{snap.baseline_span_days or snap.baseline_days} days "
+            f"up to {_time(snap.long_start or snap.recent_start)})",
         ),
         (
             "Recent median",
-            f"{quantity(snap.get('recent_median'), metric)} ({snap.get('recent_hours', 24)} h "
-            f"up to {_time(snap.get('end'))}, {runs(snap.get('n_recent', 0))})",
+            f"{quantity(snap.recent_median, metric)} ({snap.recent_hours} h "
+            f"up to {_time(snap.end)}, {runs(snap.n_recent)})",
         ),
         (
             "Shift",
-            f"{percent(snap.get('shift'))} {worse} over the last {snap.get('recent_hours', 24)} h "
-            f"({percent(level, 0)} confidence interval {percent(snap.get('ci_low'))} to "
-            f"{percent(snap.get('ci_high'))}; each run's typical value against the baseline's "
+            f"{percent(snap.shift)} {worse} over the last {snap.recent_hours} h "
+            f"({percent(level, 0)} confidence interval {percent(snap.ci_low)} to "
+            f"{percent(snap.ci_high)}; each run's typical value against the baseline's "
             "time-of-day and weekday/weekend model)",
         ),
         (
             "Test",
-            f"{found}smallest one-sided p = {p_value(snap.get('p_value'))}{_of_arm(snap)}, q = "
-            f"{p_value(snap.get('q_value'))} (Benjamini–Hochberg over {snap.get('family', 1)} "
+            f"{found}smallest one-sided p = {p_value(snap.p_value)}{_of_arm(snap)}, q = "
+            f"{p_value(snap.q_value)} (Benjamini–Hochberg over {snap.family} "
             f"arms of the series evaluated together)",
         ),
     ]
-    if alert.status in ACTIVE and snap.get("verdict") == "clear" and snap.get("recovered") is False:
+
+
+def _speed_notes(shown: Presented, alert: Alert, snap: SpeedSnapshot) -> None:
+    """Why an alert is still open, a new baseline, when it started, errors, accepted level."""
+    worse = WORSE[alert.metric]
+    if alert.status in ACTIVE and snap.verdict == "clear" and snap.recovered is False:
         shown.facts.append(
             (
                 "Not resolved yet",
-                f"the last {snap.get('recent_hours', 24)} h are back within half the minimum "
+                f"the last {snap.recent_hours} h are back within half the minimum "
                 "effect, but there are too few runs yet to tell that from still "
-                f"{percent(snap.get('alert_effect'))} {worse}{_slot(alert)} (what the alert was "
+                f"{percent(snap.alert_effect)} {worse}{_slot(alert)} (what the alert was "
                 "sure of when it opened); it resolves after two evaluations in a row that can",
             )
         )
-    if snap.get("blind"):
+    if snap.blind:
         shown.facts.append(
             (
                 "New baseline",
@@ -138,28 +152,33 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
                 "old baseline moved to the accepted level",
             )
         )
-    if snap.get("first_bad_at"):
-        shown.facts.append(("Started around", _time(snap["first_bad_at"])))
-    if snap.get("samples") is not None:
+    if snap.first_bad_at:
+        shown.facts.append(("Started around", _time(snap.first_bad_at)))
+    if snap.samples is not None:
         shown.facts.append(
             (
                 "Errors",
-                f"{snap.get('errors', 0)} of {snap['samples']} requests in the last "
-                f"{snap.get('recent_hours', 24)} h ({percent(snap.get('error_rate'))}); "
-                f"baseline {percent(snap.get('baseline_error_rate'))}",
+                f"{snap.errors or 0} of {snap.samples} requests in the last "
+                f"{snap.recent_hours} h ({percent(snap.error_rate)}); "
+                f"baseline {percent(snap.baseline_error_rate)}",
             )
         )
-    if snap.get("segment_start"):
-        shown.facts.append(("Baseline since", f"{_time(snap['segment_start'])} (accepted)"))
+    if snap.segment_start:
+        shown.facts.append(("Baseline since", f"{_time(snap.segment_start)} (accepted)"))
+
+
+def _bucket_table(shown: Presented, metric: str, snap: SpeedSnapshot) -> None:
+    """The baseline model against the last 72 h in each time-of-day bucket."""
+    worse = WORSE[metric]
     rows = [
         [
-            b["label"],
-            quantity(b["baseline_median"], metric),
-            quantity(b["recent_median"], metric),
-            percent(b["change"]),
-            f"{b['n_baseline']} / {b['n_recent']}",
+            b.label,
+            quantity(b.baseline_median, metric),
+            quantity(b.recent_median, metric),
+            percent(b.change),
+            f"{b.n_baseline} / {b.n_recent}",
         ]
-        for b in snap.get("buckets", [])
+        for b in snap.buckets or []
     ]
     if rows:
         shown.tables.append(
@@ -175,14 +194,19 @@ def _speed(shown: Presented, alert: Alert, snap: dict) -> None:
                 "rows": rows,
             }
         )
+
+
+def _peer_table(shown: Presented, metric: str, snap: SpeedSnapshot) -> None:
+    """The same model at other providers over the same days."""
+    worse = WORSE[metric]
     peer_rows = [
         [
-            p["endpoint"],
-            quantity(p["baseline_median"], metric),
-            quantity(p["recent_median"], metric),
-            percent(p["change"]),
+            p.endpoint,
+            quantity(p.baseline_median, metric),
+            quantity(p.recent_median, metric),
+            percent(p.change),
         ]
-        for p in snap.get("peers", [])
+        for p in snap.peers or []
     ]
     shown.tables.append(
         {

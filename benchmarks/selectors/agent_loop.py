@@ -1,48 +1,48 @@
 """Agent-loop projection: how long a chain of serial calls takes on each endpoint.
 
-wall time = calls × (TTFT + tokens_per_call ÷ decode speed) + calls × tool time  (docs/design.md §1)
-Under ~1 s feels immediate, under ~10 s holds attention, beyond that it is a background job.
+The time is benchmarks.task_time's (the advisor's too), the cost benchmarks.money's.
 """
 
 from collections.abc import Iterable
 from typing import Any
 
+from ..money import task_cost, usd
+from ..task_time import ATTENTION_S, IMMEDIATE_S, task_time_s, verdict
 from .rows import BoardRow
 
 DEFAULT_CALLS = 20
 DEFAULT_TOKENS_PER_CALL = 800
 # Tool time is the caller's own work between calls; 0 s isolates what the endpoint costs.
 DEFAULT_TOOL_S = 0.0
-IMMEDIATE_S = 1.0
-ATTENTION_S = 10.0
 # Largest inputs the calculator page and the API accept.
 MAX_CALLS = 10_000
 MAX_TOKENS_PER_CALL = 1_000_000
 MAX_TOOL_S = 86_400
-
-
-def verdict(wall_s: float) -> str:
-    if wall_s < IMMEDIATE_S:
-        return "immediate"
-    if wall_s < ATTENTION_S:
-        return "holds attention"
-    return "background job"
+# Where the verdict changes (benchmarks.task_time), as the pages and the API show them.
+THRESHOLDS = {"immediate": IMMEDIATE_S, "attention": ATTENTION_S}
 
 
 def wall_time_s(
     *, calls: int, tokens_per_call: int, tool_s: float, ttft_ms: float, decode_tps: float
 ) -> float:
     """Seconds for `calls` serial calls, each waiting TTFT then decoding `tokens_per_call`."""
-    return calls * (ttft_ms / 1000 + tokens_per_call / decode_tps) + calls * tool_s
+    return task_time_s(
+        calls=calls,
+        ttft_ms=ttft_ms,
+        decoded_tokens=tokens_per_call,
+        decode_tps=decode_tps,
+        tool_s=tool_s,
+    )
 
 
 def loop_cost_usd(row: BoardRow, *, calls: int, tokens_per_call: int) -> float | None:
-    """What the loop costs at list prices: each call sends the workload's measured prompt
-    (input tokens) and gets `tokens_per_call` back. None without both prices or a prompt size."""
-    if row.price_in_per_mtok is None or row.price_out_per_mtok is None or not row.input_tokens:
-        return None
-    per_call = row.input_tokens * row.price_in_per_mtok + tokens_per_call * row.price_out_per_mtok
-    return calls * per_call / 1_000_000
+    """What the loop costs at list prices (benchmarks.money): each call sends the workload's
+    measured prompt (input tokens) and gets `tokens_per_call` back. None without both prices or
+    a prompt size."""
+    cost = task_cost(
+        row.prices, calls=calls, input_tokens=row.input_tokens, output_tokens=tokens_per_call
+    )
+    return usd(cost)
 
 
 def project(

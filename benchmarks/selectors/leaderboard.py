@@ -19,10 +19,10 @@ from providers.models import Endpoint
 
 from ..costs import input_tokens_estimate
 from ..models import Run, RunStatus, Vantage, Workload
+from ..money import Prices, request_cost, usd
 from ..rollups import read as rollup_read
 from .aggregates import SQLITE_QUARTILES, Percentile, Quartiles, register_sqlite
 from .filters import SKETCHED_WINDOW_HOURS, BoardFilters
-from .pricing import cost_per_request
 from .rows import BoardRow, mark_ties, sort_rows
 from .scope import FINISHED, Workloads, concurrency_q, resolve_vantage, since, window_runs
 
@@ -413,12 +413,10 @@ def _row(
         **(prefill or {}),
         **concurrency,
     )
-    row.cost_per_request_usd = cost_per_request(
-        input_tokens=row.input_tokens,
-        output_tokens=row.output_tokens,
-        price_in_per_mtok=price_in,
-        price_out_per_mtok=price_out,
+    cost = request_cost(
+        Prices.of(endpoint), input_tokens=row.input_tokens, output_tokens=row.output_tokens
     )
+    row.cost_per_request_usd = usd(cost)
     return row
 
 

@@ -1,27 +1,6 @@
-"""Dollars: what one request costs at an endpoint's list prices (USD per 1M tokens)."""
+"""The price × speed frontier (what a request costs is benchmarks.money's)."""
 
-from decimal import Decimal
 from typing import Any
-
-MILLION = 1_000_000
-
-
-def cost_per_request(
-    *,
-    input_tokens: float | None,
-    output_tokens: float | None,
-    price_in_per_mtok: Decimal | float | None,
-    price_out_per_mtok: Decimal | float | None,
-) -> float | None:
-    """USD for one request: input tokens × input price + output tokens × output price.
-
-    None when a price or the output token count is unknown (a missing price is not free).
-    """
-    if price_in_per_mtok is None or price_out_per_mtok is None or output_tokens is None:
-        return None
-    return (
-        (input_tokens or 0) * float(price_in_per_mtok) + output_tokens * float(price_out_per_mtok)
-    ) / MILLION
 
 
 def pareto_frontier(

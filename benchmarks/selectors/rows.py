@@ -6,6 +6,7 @@ from typing import Any
 
 from providers.models import model_family
 
+from ..money import Prices, blended_price, usd
 from .filters import SORT_KEYS
 
 # Sort key -> (attribute of the median, attributes of its interval) for keys that have one.
@@ -91,9 +92,11 @@ class BoardRow:
     @property
     def blended_price_per_mtok(self) -> float | None:
         """USD per 1M tokens at 3 input : 1 output, the usual single-number price."""
-        if self.price_in_per_mtok is None or self.price_out_per_mtok is None:
-            return None
-        return (3 * self.price_in_per_mtok + self.price_out_per_mtok) / 4
+        return usd(blended_price(self.prices))
+
+    @property
+    def prices(self) -> Prices:
+        return Prices.listed(self.price_in_per_mtok, self.price_out_per_mtok)
 
     @property
     def model_family(self) -> str:

@@ -18,9 +18,8 @@ from django.utils import timezone
 from providers.models import Endpoint
 
 from ..costs import input_tokens_estimate
+from ..derived import rebuild_all
 from ..models import Run, Sample, Vantage, Workload
-from ..rollups import windows
-from ..rollups import write as rollups
 from ..selectors.scope import resolve_vantage
 from . import store
 from .generate import WorkloadSpec, epoch_seconds, generate
@@ -187,8 +186,7 @@ def seed_history(
         report.seconds = time.perf_counter() - started
         if progress:
             progress(report.endpoints, len(tasks), report)
-    # Seeded runs skip finish_run: count them into the long windows' rollups in one pass.
-    rollups.rebuild()
-    windows.refresh(today=(now or timezone.now()).date(), force=True)
+    # Seeded runs skip finish_run: build what is derived from them (rollups, digest, …) in one pass.
+    rebuild_all(now=now or timezone.now())
     report.seconds = time.perf_counter() - started
     return report

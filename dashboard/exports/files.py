@@ -16,7 +16,7 @@ from django.db import models
 
 from benchmarks.models import Run, Sample
 
-from ..api.export import csv_lines
+from ..csv_rows import csv_lines
 
 BATCH = 50_000
 

@@ -19,8 +19,8 @@ from django.utils import timezone
 
 from benchmarks.models import Export, ExportStatus, Run
 
-from ..api.export import run_rows, sample_rows
-from ..api.filters import RunFilter
+from ..csv_rows import run_rows, sample_rows
+from ..filters import RunFilter
 from .files import write_csv_gz, write_parquet
 
 log = logging.getLogger(__name__)

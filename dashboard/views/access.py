@@ -35,7 +35,7 @@ def bad_request(request: HttpRequest, error: ValidationError) -> HttpResponse:
         problems = [("", error.messages)]
     return render(
         request,
-        "benchmarks/400.html",
+        "dashboard/400.html",
         {"problems": problems, "fields": [field for field, _ in problems if field]},
         status=400,
     )

@@ -14,7 +14,7 @@ from advisor.feeds import FORMATS
 from advisor.missing import missing_runs, queue_missing
 from advisor.models import WorkloadProfile
 from advisor.shape import Shape
-from benchmarks.selectors.agent_loop import ATTENTION_S, IMMEDIATE_S
+from benchmarks.task_time import ATTENTION_S, IMMEDIATE_S
 
 from ..advice_query import parse
 from .access import dashboard_view
@@ -28,7 +28,7 @@ def advisor_index(request: HttpRequest) -> HttpResponse:
     ]
     return render(
         request,
-        "benchmarks/advisor_index.html",
+        "dashboard/advisor_index.html",
         {"answers": answers, "thresholds": {"immediate": IMMEDIATE_S, "attention": ATTENTION_S}},
     )
 
@@ -50,7 +50,7 @@ def advisor_profile(request: HttpRequest, slug: str) -> HttpResponse:
         "feeds": [(name, f"{api}&format={name}") for name in FORMATS],
         "api_url": api,
     }
-    return render(request, "benchmarks/advisor.html", context)
+    return render(request, "dashboard/advisor.html", context)
 
 
 @require_POST
@@ -62,4 +62,4 @@ def advisor_measure(request: HttpRequest, slug: str) -> HttpResponse:
         messages.success(request, f"Queued {len(runs)} run(s): " + ", ".join(map(str, runs)))
     else:
         messages.info(request, "Nothing to queue: every endpoint is measured for this shape.")
-    return redirect("benchmarks:advisor_profile", slug=slug)
+    return redirect("dashboard:advisor_profile", slug=slug)

@@ -24,14 +24,14 @@ def agent_loop_page(request: HttpRequest) -> HttpResponse:
         "filters": filters,
         "form": form,
         "filter_form": FilterForm(filters, fields=FIELDS),
-        "thresholds": {"immediate": agent_loop.IMMEDIATE_S, "attention": agent_loop.ATTENTION_S},
+        "thresholds": agent_loop.THRESHOLDS,
         "params": filters.as_query(),
         "projections": [],
     }
     if not form.is_valid():
         # A calculator input out of range: 400, the page still usable, the field named.
         context["bad_fields"] = list(form.errors)
-        return render(request, "benchmarks/agent_loop.html", context, status=400)
+        return render(request, "dashboard/agent_loop.html", context, status=400)
     calls, tokens, tool_s = (form.cleaned_data[k] for k in ("calls", "tokens_per_call", "tool_s"))
     projections = agent_loop.project(
         leaderboard(filters), calls=calls, tokens_per_call=tokens, tool_s=tool_s
@@ -43,4 +43,4 @@ def agent_loop_page(request: HttpRequest) -> HttpResponse:
         projections=projections,
         empty=empty_state(has_data=bool(projections)),
     )
-    return render(request, "benchmarks/agent_loop.html", context)
+    return render(request, "dashboard/agent_loop.html", context)

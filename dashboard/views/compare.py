@@ -58,16 +58,13 @@ def compare_page(request: HttpRequest) -> HttpResponse:
                 tokens_per_call=agent_loop.DEFAULT_TOKENS_PER_CALL,
                 tool_s=agent_loop.DEFAULT_TOOL_S,
             ),
-            thresholds={
-                "immediate": agent_loop.IMMEDIATE_S,
-                "attention": agent_loop.ATTENTION_S,
-            },
+            thresholds=agent_loop.THRESHOLDS,
             defaults={
                 "calls": agent_loop.DEFAULT_CALLS,
                 "tokens": agent_loop.DEFAULT_TOKENS_PER_CALL,
             },
         )
-    return render(request, "benchmarks/compare.html", context)
+    return render(request, "dashboard/compare.html", context)
 
 
 def picker_groups() -> list[tuple[str, list[Endpoint]]]:

@@ -11,10 +11,10 @@ from benchmarks.selectors.history import endpoint_history
 from benchmarks.selectors.scope import resolve_vantage, resolve_workload, since
 from providers.models import Endpoint
 
+from ..alert_badges import banner_items, banner_level
 from ..caching import revalidated
 from ..forms import FilterForm
 from .access import dashboard_view
-from .alert_badges import banner_items, banner_level
 
 FIELDS = ("workload", "window", "vantage")
 
@@ -33,7 +33,7 @@ def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
     alerts = open_alerts_by_endpoint([endpoint.id]).get(endpoint.id, [])
     return render(
         request,
-        "benchmarks/endpoint.html",
+        "dashboard/endpoint.html",
         {
             "endpoint": endpoint,
             "filters": filters,

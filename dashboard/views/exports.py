@@ -47,7 +47,7 @@ def exports_page(request: HttpRequest) -> HttpResponse:
                 f"Export of {export.kind} queued. It appears below when ready"
                 + (f" and the link goes to {export.email}." if export.email else "."),
             )
-            return redirect("benchmarks:exports")
+            return redirect("dashboard:exports")
         status, csv_query = 400, ""
     else:
         # Arriving from the runs list: its filters become the form's starting values.
@@ -65,7 +65,7 @@ def exports_page(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     return render(
         request,
-        "benchmarks/exports.html",
+        "dashboard/exports.html",
         {
             "form": form,
             "exports": [describe(e, now=now) for e in exports],

@@ -15,12 +15,12 @@ from benchmarks.selectors.leaderboard import leaderboard
 from benchmarks.selectors.rows import BoardRow
 from providers.models import Provider
 
+from ..alert_badges import alert_badges
+from ..board_models import group_by_model, model_choices, only_model, parse_model_params
 from ..caching import revalidated
 from ..forms import FilterForm
 from .access import dashboard_view
-from .alert_badges import alert_badges
 from .board_cells import cells
-from .board_models import group_by_model, model_choices, only_model, parse_model_params
 from .empty import empty_state
 
 
@@ -91,7 +91,7 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     groups = group_by_model(rows) if group == "model" else [("", rows)]
     return render(
         request,
-        "benchmarks/leaderboard.html",
+        "dashboard/leaderboard.html",
         {
             "filters": filters,
             "form": FilterForm(filters, models=model_choices(every_row), model=model, group=group),

@@ -51,7 +51,7 @@ def price_page(request: HttpRequest) -> HttpResponse:
     unpriced = [p for p in points if p["price_out"] is None]
     return render(
         request,
-        "benchmarks/price.html",
+        "dashboard/price.html",
         {
             "filters": filters,
             "form": FilterForm(filters, fields=FIELDS),

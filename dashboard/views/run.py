@@ -44,7 +44,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     samples = list(run.samples.order_by("index")[:MAX_SAMPLES])
     return render(
         request,
-        "benchmarks/run.html",
+        "dashboard/run.html",
         {
             "run": run,
             "samples": samples,

@@ -58,7 +58,7 @@ def runs_page(request: HttpRequest) -> HttpResponse:
     params = form.page_filters()
     return render(
         request,
-        "benchmarks/runs.html",
+        "dashboard/runs.html",
         {
             "form": form,
             "runs": found.runs,

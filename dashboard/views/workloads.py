@@ -27,8 +27,8 @@ def workloads_page(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             workload = form.save()
             messages.success(request, f"Workload {workload.name} created.")
-            return redirect("benchmarks:workloads")
+            return redirect("dashboard:workloads")
         status = 400
     workloads = Workload.objects.defer("context_document").order_by("custom", "slug")
     rows = [{"workload": w, "shape": shape(w)} for w in workloads]
-    return render(request, "benchmarks/workloads.html", {"rows": rows, "form": form}, status=status)
+    return render(request, "dashboard/workloads.html", {"rows": rows, "form": form}, status=status)

@@ -134,7 +134,7 @@ def digest(events: list[AlertEvent]) -> Message:
 
 def advice(notification: Notification) -> Message:
     change = notification.advice_change
-    url = absolute(reverse("benchmarks:advisor_profile", args=[change.profile.slug]))
+    url = absolute(reverse("dashboard:advisor_profile", args=[change.profile.slug]))
     lines = [f"**Recommended now:** {change.after_label} (before: {change.before_label})"]
     if change.reason:
         lines.append(change.reason)

@@ -1,25 +1,20 @@
 """python manage.py rebuild_rollups: recount the long windows' rollups from the runs."""
 
-import time
-
 from django.core.management.base import BaseCommand
+from django.utils import timezone
 
-from benchmarks.rollups import windows
-from benchmarks.rollups.write import rebuild
+from benchmarks.derived import rebuild_all
 
 
 class Command(BaseCommand):
     help = (
         "Recompute every rollup (per endpoint × workload × concurrency × vantage × UTC day and "
-        "month × time-of-day bucket: counts, error tallies, quantile sketches) from the runs."
+        "month × time-of-day bucket: counts, error tallies, quantile sketches) from the runs. "
+        "`rebuild_derived` rebuilds the rollups and every other derived store."
     )
 
     def handle(self, *args, **options) -> None:
-        started = time.perf_counter()
-        rows = rebuild()
-        rows += windows.refresh(force=True)
+        (store,) = rebuild_all(now=timezone.now(), only=["rollups"])
         self.stdout.write(
-            self.style.SUCCESS(
-                f"Rebuilt {rows:,} rollup rows in {time.perf_counter() - started:.1f} s."
-            )
+            self.style.SUCCESS(f"Rebuilt {store.rows:,} rollup rows in {store.seconds:.1f} s.")
         )

@@ -3,55 +3,11 @@
 from django.conf import settings
 from rest_framework import serializers
 
-from benchmarks.measure.measurement import SAMPLE_FIELDS as MEASURED_FIELDS
 from benchmarks.models import Run, Sample, Vantage, Workload
 from providers.models import Endpoint
 
+from ...csv_rows import RUN_FIELDS, SAMPLE_FIELDS
 from .fields import SlugRef
-
-RUN_FIELDS = [
-    "id",
-    "endpoint",
-    "endpoint_label",
-    "provider",
-    "simulated",
-    "workload",
-    "vantage",
-    "schedule",
-    "slot",
-    "status",
-    "failure_reason",
-    "created_at",
-    "started_at",
-    "finished_at",
-    "concurrency",
-    "repetitions",
-    "context_tokens",
-    "tod_bucket",
-    "client_version",
-    "input_tokens",
-    "ok_count",
-    "error_count",
-    "ttft_p50_ms",
-    "ttfa_p50_ms",
-    "decode_tps_p50",
-    "e2e_p50_ms",
-    "output_tokens_p50",
-    "throughput_tps",
-    "saturated_count",
-]
-
-# Every docs/design.md §4 field the measurement stores, with e2e_ms (= total_ms) beside total_ms.
-_AFTER_TOTAL = MEASURED_FIELDS.index("total_ms") + 1
-SAMPLE_FIELDS = [
-    "id",
-    "run",
-    "index",
-    "ok",
-    *MEASURED_FIELDS[:_AFTER_TOTAL],
-    "e2e_ms",
-    *MEASURED_FIELDS[_AFTER_TOTAL:],
-]
 
 
 class RunSerializer(serializers.ModelSerializer):

@@ -14,8 +14,8 @@ from benchmarks.selectors import agent_loop
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.leaderboard import leaderboard
 
-from ...views.alert_badges import api_alerts
-from ...views.board_models import only_model, parse_model_params
+from ...alert_badges import api_alerts
+from ...board_models import only_model, parse_model_params
 from ..export import CSVRenderer, leaderboard_csv
 from ..params import StrictQueryMixin, float_param, int_param
 from .docs import AGENT_LOOP_PARAMETERS, BOARD_PARAMETERS, MODEL_PARAMETER
@@ -124,10 +124,7 @@ class AgentLoopView(StrictQueryMixin, APIView):
                 "calls": calls,
                 "tokens_per_call": tokens,
                 "tool_s": tool_s,
-                "thresholds_s": {
-                    "immediate": agent_loop.IMMEDIATE_S,
-                    "attention": agent_loop.ATTENTION_S,
-                },
+                "thresholds_s": agent_loop.THRESHOLDS,
                 "projections": projections,
             }
         )

@@ -14,7 +14,7 @@ from benchmarks.selectors.agent_loop import (
 )
 from benchmarks.selectors.filters import DEFAULT_SORT, PEAK, SORT_KEYS, WINDOWS
 
-from ..filters import RunFilter
+from ...filters import RunFilter
 
 _SORTS = [*SORT_KEYS, *(f"-{key}" for key in SORT_KEYS)]
 _BUCKETS = ", ".join(f"{key} = {label}" for key, label in BUCKETS.items())

@@ -17,9 +17,9 @@ from rest_framework.views import APIView
 from benchmarks.models import Export, ExportStatus, Run
 
 from ...exports import jobs
+from ...filters import RunFilter
 from ...tasks import build_export
 from ..export import CSVRenderer, runs_csv, samples_csv
-from ..filters import RunFilter
 from ..params import StrictQueryMixin
 from .docs import RUN_FILTER_PARAMETERS
 

@@ -13,7 +13,7 @@ from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.history import endpoint_history
 from providers.models import Endpoint, Provider
 
-from ..filters import SlugChoiceFilter
+from ...filters import SlugChoiceFilter
 from ..serializers.providers import EndpointSerializer, ProviderSerializer
 from .base import ModelViewSet
 from .docs import BOARD_PARAMETERS

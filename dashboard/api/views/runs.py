@@ -11,8 +11,8 @@ from benchmarks.models import Run, Sample
 from benchmarks.selectors.scope import resolve_vantage
 from benchmarks.triggers import QuotaExceeded, trigger_run
 
+from ...filters import RunFilter
 from ..errors import Conflict, QuotaRefused
-from ..filters import RunFilter
 from ..keyset import RunCursor
 from ..pagination import Pages
 from ..params import StrictQueryMixin
