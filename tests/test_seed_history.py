@@ -118,19 +118,6 @@ def test_it_refuses_to_seed_twice_unless_told_to_replace():
     assert Run.objects.count() == runs
 
 
-def test_it_extends_a_seeded_history_to_more_endpoints_leaving_the_first_as_they_were():
-    seed(endpoints=2)
-    before = sorted(Run.objects.values_list("id", "endpoint__slug", "slot", "ttft_p50_ms"))
-    output = seed(endpoints=3, extend=True)
-    assert "1 endpoints" in output, f"only the new endpoint is seeded: {output}"
-    assert Run.objects.count() == 3 * SIZE["workloads"] * SIZE["days"] * SIZE["slots"]
-    kept = sorted(Run.objects.filter(id__in=[r[0] for r in before]).values_list(
-        "id", "endpoint__slug", "slot", "ttft_p50_ms"
-    ))  # fmt: skip
-    assert kept == before, "the endpoints seeded first must keep their runs untouched"
-    assert Run.objects.values("endpoint").distinct().count() == 3
-
-
 def test_it_names_a_workload_count_it_cannot_meet():
     with pytest.raises(CommandError, match="workloads"):
         seed(workloads=Workload.objects.count() + 1)

@@ -135,15 +135,13 @@ def seed_history(
     samples_per_run: int = 5,
     seed: int = 1,
     replace: bool = False,
-    extend: bool = False,
     jobs: int = 1,
     now: datetime | None = None,
     progress: Callable[[int, int, SeedReport], None] | None = None,
 ) -> SeedReport:
     """Seed `endpoints` synthetic endpoints × `workloads` × `days` × `slots` runs of
     `samples_per_run` samples each, from the default vantage; `jobs` endpoints at a time
-    (PostgreSQL only: SQLite takes one writer). extend: seed only the endpoints that have no
-    runs yet (grows a seeded history to more endpoints; the others are left as they are)."""
+    (PostgreSQL only: SQLite takes one writer)."""
     started = time.perf_counter()
     chosen = pick_workloads(workloads)
     vantage = resolve_vantage(None) or Vantage.objects.create(
@@ -151,11 +149,6 @@ def seed_history(
     )
     catalog = ensure_endpoints(endpoints, np.random.default_rng([seed, 0]))
     existing = Run.objects.filter(endpoint__in=catalog)
-    if extend:
-        seeded = set(existing.values_list("endpoint_id", flat=True).distinct())
-        existing = existing.none()
-    else:
-        seeded = set()
     if existing.exists():
         if not replace:
             raise SeedError(
@@ -173,11 +166,7 @@ def seed_history(
         workload_ids=tuple(w.id for w in chosen),
         vantage_id=vantage.id,
     )
-    tasks = [
-        (number, endpoint.id)
-        for number, endpoint in enumerate(catalog, start=1)
-        if endpoint.id not in seeded
-    ]
+    tasks = [(number, endpoint.id) for number, endpoint in enumerate(catalog, start=1)]
     # Workers need committed rows and their own connections: not inside a caller's transaction.
     parallel = (
         jobs > 1

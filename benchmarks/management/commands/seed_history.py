@@ -39,11 +39,6 @@ class Command(BaseCommand):
         parser.add_argument(
             "--replace", action="store_true", help="Delete the synthetic endpoints' runs first."
         )
-        parser.add_argument(
-            "--extend",
-            action="store_true",
-            help="Seed only the synthetic endpoints without runs (grow a history to more).",
-        )
 
     def handle(self, *args, **options) -> None:
         if options["slots"] > 24 * 60:
@@ -65,7 +60,6 @@ class Command(BaseCommand):
                 samples_per_run=options["samples_per_run"],
                 seed=options["seed"],
                 replace=options["replace"],
-                extend=options["extend"],
                 jobs=options["jobs"],
                 progress=progress,
             )
