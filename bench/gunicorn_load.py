@@ -81,11 +81,14 @@ def _phase(paths: list[str], *, clients: int, seconds: float) -> tuple[list[floa
             i = number
             while time.perf_counter() < deadline:
                 started = time.perf_counter()
-                response = http.get(paths[i % len(paths)])
+                try:
+                    failed = http.get(paths[i % len(paths)]).status_code != 200
+                except httpx.HTTPError:
+                    failed = True  # a timeout or a dropped connection: counted, not fatal
                 elapsed = (time.perf_counter() - started) * 1000
                 with lock:
                     spent.append(elapsed)
-                    errors += response.status_code != 200
+                    errors += failed
                 i += clients  # clients never ask the same path of a many-path target
 
     started = time.perf_counter()
