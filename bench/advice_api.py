@@ -107,7 +107,13 @@ def main() -> int:
     call_command("migrate", verbosity=0)  # a copy made by other code may not migrate: --template ""
     if not copied:
         seed_args = argparse.Namespace(
-            endpoints=args.endpoints, days=args.days, workloads=4, slots=3, samples_per_run=5
+            endpoints=args.endpoints,
+            days=args.days,
+            workloads=4,
+            slots=3,
+            samples_per_run=5,
+            source=0,
+            database=args.database,
         )
         read_side.seed(seed_args, fresh=True)
     call_command("advisor_digest")
