@@ -32,7 +32,7 @@ from .finish import finish_run
 from .measure import Limits, Measurement, Network, make_client, measure_burst
 from .models import Run, RunStatus
 from .prompts import build_prompt
-from .resilience import retry_db
+from .resilience import DISCONNECTS, retry_db
 from .sample_writer import SampleWriter
 from .validators import workload_ceiling_errors
 
@@ -177,6 +177,17 @@ def execute(run_id: int, *, worker: str = "") -> str:
     except SoftTimeLimitExceeded:
         stored = retry_db(run.samples.count, what="samples")
         reason = f"Stopped by the task time limit with {stored} of {run.expected_samples} samples."
+        finish_run(run, status=RunStatus.FAILED, reason=reason, attempt=attempt)
+        return run.status
+    except DISCONNECTS:
+        raise  # the database is gone past its patience: the tick ends the run from its samples
+    except Exception as exc:  # noqa: BLE001 - say what stopped it, never "worker was lost"
+        log.exception("run %s stopped by an error", run.id)
+        stored = retry_db(run.samples.count, what="samples")
+        reason = (
+            f"Stopped by an error in tokspeed ({type(exc).__name__}) with {stored} of "
+            f"{run.expected_samples} samples stored."
+        )
         finish_run(run, status=RunStatus.FAILED, reason=reason, attempt=attempt)
         return run.status
     finish_run(run, attempt=attempt)

@@ -83,6 +83,37 @@ def test_it_finishes_runs_as_done_through_a_database_outage_mid_run_and_mid_fini
     assert "database unreachable" in probe.output()
 
 
+def test_it_keeps_the_round_when_a_provider_sends_bytes_nobody_could_mean() -> None:
+    # Request 1, 3: an emoji's surrogate pair split across two JSON chunks (a good answer);
+    # request 2, 4: a usage block of three billion prompt tokens (that sample's error).
+    from providers.models import Endpoint, Provider
+    from tests.test_wire_fuzz import ABSURD_USAGE, EMOJI_SPLIT
+
+    work = Workload.objects.create(slug="f-bytes", name="f", concurrency=1, repetitions=4)
+    probes = probe_vantage()
+    with (
+        fault_helpers.BadBytesProvider([EMOJI_SPLIT, ABSURD_USAGE]) as bad,
+        redis_server() as own_redis,
+        broker(own_redis.url),
+        workers(start_worker(name="w-bytes", queues=[probes.queue], broker_url=own_redis.url)) as (
+            probe,
+        ),
+    ):
+        provider = Provider.objects.create(
+            slug="bad", name="Bad", protocol="openai_chat", base_url=bad.base_url
+        )
+        endpoint = Endpoint.objects.create(provider=provider, slug="bad-m", model="m")
+        run = dispatch.queue_run_now(endpoint=endpoint, workload=work, vantage=probes)
+        [run] = wait_ended([run.id], timeout=60, procs=[probe])
+    assert "Traceback" not in probe.output(), probe.output()[-3000:]
+    assert run.status == RunStatus.PARTIAL and run.attempts == 1, run.failure_reason
+    assert "2 of 4 requests failed (2 × stream_broken)" in run.failure_reason
+    samples = list(run.samples.order_by("index"))
+    assert [s.error_category for s in samples] == ["", "stream_broken"] * 2
+    assert all(s.output_chars == len("\N{GRINNING FACE} fine") for s in samples[::2])
+    assert all(s.error_message.startswith("malformed usage") for s in samples[1::2])
+
+
 def test_it_finishes_a_stranded_run_with_every_sample_as_done_not_failed(simulator) -> None:
     # A worker died after storing every sample but before finishing (an outage beyond its
     # patience): the tick finishes the run from its samples instead of failing it.
