@@ -44,8 +44,8 @@ def test_it_lets_staff_create_update_and_delete_a_provider(staff):
     patched = staff.patch("/api/v1/providers/newco/", {"enabled": False}, format="json")
     assert patched.status_code == 200
     assert Provider.objects.get(slug="newco").enabled is False
-    assert staff.delete("/api/v1/providers/newco/").status_code == 204
-    assert not Provider.objects.filter(slug="newco").exists()
+    assert staff.delete("/api/v1/providers/newco/").status_code == 200
+    assert Provider.objects.get(slug="newco").archived_at is not None  # archived, not erased
 
 
 def test_it_refuses_writes_from_readers_and_anonymous_callers(reader, anon, private):

@@ -114,6 +114,40 @@ def test_it_keeps_the_round_when_a_provider_sends_bytes_nobody_could_mean() -> N
     assert all(s.error_message.startswith("malformed usage") for s in samples[1::2])
 
 
+@override_settings(TOKSPEED_PUBLIC_DASHBOARD=True)
+def test_it_keeps_every_run_after_an_admin_token_deletes_the_endpoint(simulator, client) -> None:
+    from tests.api_factories import token_client
+    from tests.test_api_export import read_csv
+
+    work = Workload.objects.create(slug="f-del", name="f", concurrency=1, repetitions=2)
+    endpoint = sim_endpoint(simulator, "sim-fast+tokens=20+ttft=20")
+    probes = probe_vantage()
+    with (
+        redis_server() as own_redis,
+        broker(own_redis.url),
+        workers(start_worker(name="w-del", queues=[probes.queue], broker_url=own_redis.url)) as (
+            probe,
+        ),
+    ):
+        queued = [
+            dispatch.queue_run_now(endpoint=endpoint, workload=work, vantage=probes).id
+            for _ in range(2)
+        ]
+        runs = wait_ended(queued, timeout=60, procs=[probe])
+    assert_nothing_lost(runs)
+    admin = token_client(_staff())
+
+    deleted = admin.delete(f"/api/v1/endpoints/{endpoint.slug}/")
+
+    assert deleted.status_code == 200, deleted.content
+    assert Run.objects.filter(endpoint=endpoint).count() == 2, "the DELETE erased runs"
+    page = client.get(f"/endpoints/{endpoint.slug}/")
+    assert page.status_code == 200 and page.context["ever_ran"], "the history page lost its runs"
+    exported = read_csv(admin.get("/api/v1/export/samples.csv", {"endpoint": endpoint.slug}))
+    assert len(exported) == 4, "the export lost samples of the deleted endpoint"
+    assert_nothing_lost(runs)
+
+
 def test_it_finishes_a_stranded_run_with_every_sample_as_done_not_failed(simulator) -> None:
     # A worker died after storing every sample but before finishing (an outage beyond its
     # patience): the tick finishes the run from its samples instead of failing it.
