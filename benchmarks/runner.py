@@ -93,11 +93,19 @@ def _claim_once(run_id: int, *, worker: str) -> Claim:
 
 
 def _held_back(run_id: int, slot, in_flight: Run) -> Claim:
+    """Wait behind a run of the same slot; behind an earlier slot's run, wait while this slot
+    is within its lateness budget. A run whose worker is gone stops heartbeating and stops
+    holding anything back after the lease (60 s), inside the budget (90 s): only a run that is
+    really still streaming makes a later slot skip."""
     if in_flight.slot >= slot:
+        return Claim(WAIT)
+    late_s = (timezone.now() - slot).total_seconds()
+    if late_s < settings.TOKSPEED_RUN_LATE_S:
         return Claim(WAIT)
     reason = (
         f"Skipped: run {in_flight.id} of this endpoint (slot {in_flight.slot:%Y-%m-%d %H:%M} UTC) "
-        "was still in flight; an endpoint has one run at a time."
+        f"was still in flight, heartbeating, {late_s:.0f} s after this slot; an endpoint has "
+        "one run at a time."
     )
     skipped = Run.objects.filter(id=run_id, status=RunStatus.QUEUED).update(
         status=RunStatus.SKIPPED, failure_reason=reason, finished_at=timezone.now()
