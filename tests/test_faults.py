@@ -176,6 +176,41 @@ def test_it_runs_the_next_slot_after_the_worker_of_the_last_one_is_killed(simula
     assert_nothing_lost([after])
 
 
+def test_it_queues_the_slot_whose_tick_met_a_database_outage_once_it_is_back(simulator) -> None:
+    work = Workload.objects.create(slug="f-tick", name="f", concurrency=1, repetitions=1)
+    endpoint = sim_endpoint(simulator, "sim-fast+tokens=20+ttft=20")
+    probes = probe_vantage()
+    due_schedule(probes, work, [endpoint])
+    with (
+        redis_server() as own_redis,
+        broker(own_redis.url),
+        workers(
+            start_worker(name="w-tick", queues=[CENTRAL], broker_url=own_redis.url),
+            start_worker(name="w-run", queues=[probes.queue], broker_url=own_redis.url),
+        ) as (central, probe),
+    ):
+        with database_outage():
+            sent_at = timezone.now()
+            current_app.send_task("benchmarks.tasks.tick", queue=CENTRAL)
+            time.sleep(5)  # the tick runs into the outage and waits it out
+            assert not Run.objects.exists()
+        # Its slot, or the next one if the outage outlasted the minute.
+        slot = sent_at.replace(second=0, microsecond=0)
+        wait_for(
+            lambda: Run.objects.filter(slot__gte=slot).exists(),
+            timeout=60,
+            message=lambda: central.output()[-3000:],
+        )
+        [run] = wait_ended(
+            list(Run.objects.filter(slot__gte=slot).values_list("id", flat=True)),
+            timeout=60,
+            procs=[central, probe],
+        )
+    assert run.status == RunStatus.DONE, run.failure_reason
+    assert "database unreachable" in central.output()
+    assert_nothing_lost([run])
+
+
 def test_it_finishes_a_stranded_run_with_every_sample_as_done_not_failed(simulator) -> None:
     # A worker died after storing every sample but before finishing (an outage beyond its
     # patience): the tick finishes the run from its samples instead of failing it.

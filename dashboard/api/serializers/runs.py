@@ -21,6 +21,7 @@ RUN_FIELDS = [
     "slot",
     "status",
     "failure_reason",
+    "note",
     "created_at",
     "started_at",
     "finished_at",
