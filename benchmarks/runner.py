@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -25,9 +24,10 @@ from django.utils import timezone
 import tokspeed
 from providers.base import EndpointConfig
 from providers.config import MissingKey, endpoint_config
-from providers.models import Endpoint, Provider
+from providers.models import Endpoint
 
 from . import breaker
+from .clients import network_for
 from .finish import finish_run
 from .measure import Limits, Measurement, Network, make_client, measure_burst
 from .models import Run, RunStatus
@@ -172,7 +172,9 @@ def execute(run_id: int, *, worker: str = "") -> str:
         return run.status
     opened = retry_db(lambda: breaker.trip(run.endpoint_id, run.vantage_id), what="breaker")
     if opened is not None:
-        probe = breaker.probe(config, prompt=build_prompt(prompt=run.workload.prompt))
+        probe = breaker.probe(
+            config, prompt=build_prompt(prompt=run.workload.prompt), provider=run.endpoint.provider
+        )
         if not probe.ok:
             reason = breaker.refusal(probe, opened)
             finish_run(run, status=RunStatus.FAILED, reason=reason, attempt=attempt)
@@ -257,16 +259,6 @@ class Shape:
     concurrency: int
     cold: bool
     network: Network
-
-
-def network_for(provider: Provider | None) -> Network:
-    """How workers reach `provider`: its proxy variable (else the standard proxy variables),
-    its CA bundle, and whether private addresses are allowed (checked at every connect)."""
-    allow_private = settings.TOKSPEED_ALLOW_PRIVATE_ENDPOINTS
-    if provider is None:
-        return Network(allow_private=allow_private)
-    proxy = os.environ.get(provider.proxy_env, "").strip() if provider.proxy_env else None
-    return Network(proxy=proxy, ca_bundle=provider.ca_bundle, allow_private=allow_private)
 
 
 async def _measure_rounds(
