@@ -413,3 +413,20 @@ def test_it_sends_every_email_once_after_smtp_is_down_for_a_day_of_fake_time(cli
     assert sorted(m["To"] for m in sink.messages) == ["oncall@team.example"] * 2
     assert Notification.objects.filter(sent_at__isnull=False).count() == 2
     assert outbox.backlog().count == 0
+
+
+@pytest.mark.parametrize("path", ["/api/v1/runs/", "/"])
+def test_it_answers_503_with_retry_after_while_the_database_is_down(path, settings) -> None:
+    from django.db import connection
+    from django.test import Client
+
+    settings.TOKSPEED_PUBLIC_DASHBOARD = True
+    settings.TOKSPEED_RESPONSE_CACHE = False
+    client = Client(raise_request_exception=False)
+    connection.ensure_connection()  # the outage keeps this one, to end itself
+    with database_outage():
+        connection.close()  # this test's connection too: the request must open its own
+        response = client.get(path)
+    assert response.status_code == 503, response.content[:300]
+    assert int(response["Retry-After"]) > 0
+    assert b"database is unavailable" in response.content
