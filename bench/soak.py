@@ -74,11 +74,79 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
 
 
+FAULT_EVERY_S = 240
+DB_DOWN_S = 25
+
+
+def stuck_count(window) -> int:  # noqa: ANN001 - a Run queryset
+    return window.filter(status__in=["queued", "running"]).count()
+
+
+def duplicate_runs(window) -> int:  # noqa: ANN001
+    from django.db.models import Count
+
+    keys = window.values("endpoint_id", "workload_id", "vantage_id", "slot")
+    return keys.annotate(n=Count("id")).filter(n__gt=1).count()
+
+
+def duplicate_samples(window) -> int:  # noqa: ANN001
+    from django.db.models import Count
+
+    from benchmarks.models import Sample
+
+    rows = Sample.objects.filter(run__in=window).values("run_id", "index")
+    return rows.annotate(n=Count("id")).filter(n__gt=1).count()
+
+
+def database_down(seconds: float) -> None:
+    """The soak database refuses connections and loses every open one for `seconds`."""
+    import psycopg
+
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as c:
+        c.execute("ALTER DATABASE tokspeed_soak ALLOW_CONNECTIONS false")
+        try:
+            c.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = 'tokspeed_soak'"
+            )
+            time.sleep(seconds)
+        finally:
+            c.execute("ALTER DATABASE tokspeed_soak ALLOW_CONNECTIONS true")
+
+
+def inject(number: int, start, workers: dict, options: list[str]) -> str:  # noqa: ANN001
+    """Fault `number`: even ones SIGKILL probe-1 (and start it again), odd ones close the
+    database across the next minute boundary (the tick meets the outage)."""
+    if number % 2 == 0:
+        old = workers["probe-1"]
+        for pid in tree(old.pid)[::-1]:
+            os.kill(pid, signal.SIGKILL)
+        old.wait()
+        workers["probe-1"] = start(
+            "probe-1", [*CELERY, "worker", "-Q", QUEUE, "-c", "2", "-n", "probe-1@%h", *options]
+        )
+        return f"{datetime.now(UTC):%H:%M:%S} SIGKILL probe-1 and its pool"
+    to_boundary = 60 - datetime.now(UTC).second
+    time.sleep(max(to_boundary - DB_DOWN_S / 2, 0))
+    at = datetime.now(UTC)
+    database_down(DB_DOWN_S)
+    from django.db import connection
+
+    connection.close()  # this process's connection was terminated too
+    return f"{at:%H:%M:%S} database closed {DB_DOWN_S} s across a tick"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--minutes", type=float, default=60.0)
     parser.add_argument("--endpoints", type=int, default=50)
     parser.add_argument("--concurrency", type=int, default=2, help="processes per probe worker")
+    parser.add_argument(
+        "--faults",
+        action="store_true",
+        help="every FAULT_EVERY_S: SIGKILL a probe worker (restarted), or close the database "
+        "for DB_DOWN_S across a minute boundary (a tick), in turn",
+    )
     args = parser.parse_args()
 
     scratch = Path(tempfile.mkdtemp(prefix="tokspeed-soak-"))
@@ -170,8 +238,14 @@ def main() -> None:
               f" one-minute schedule, {args.minutes:g} min (load {os.getloadavg()[0]:.1f})",
               flush=True)  # fmt: skip
         end = started + timedelta(minutes=args.minutes)
+        injected: list[str] = []
+        next_fault = time.monotonic() + FAULT_EVERY_S
         while datetime.now(UTC) < end:
             time.sleep(30)
+            if args.faults and time.monotonic() >= next_fault:
+                next_fault = time.monotonic() + FAULT_EVERY_S
+                injected.append(inject(len(injected), start, workers, options))
+                print(f"  fault: {injected[-1]}", flush=True)
             states = Counter(Run.objects.values_list("status", flat=True))
             print(f"  {datetime.now(UTC):%H:%M:%S} {dict(states)} load "
                   f"{os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
@@ -198,6 +272,10 @@ def main() -> None:
             f"p95 {percentile(waits, 0.95):.1f} s, max {max(waits, default=0):.1f} s"
         )
         print(f"skipped slots {states.get('skipped', 0)}: {dict(reasons) or 'none'}")
+        print(f"stuck (queued or running after the drain) {stuck_count(window)}")
+        print(f"duplicate runs {duplicate_runs(window)}, duplicate samples "
+              f"{duplicate_samples(window)}")  # fmt: skip
+        print(f"faults injected {len(injected)}: {injected or 'none'}")
         if failed:
             print(f"failed: {dict(failed)}")
         for name in workers:
