@@ -347,6 +347,9 @@ TOKSPEED_MAX_JSON_DEPTH = envint("TOKSPEED_MAX_JSON_DEPTH", 10)
 # bound), over the last hour and the last 24 hours. 0 turns that limit off.
 TOKSPEED_TRIGGER_QUOTA_HOUR_USD = envfloat("TOKSPEED_TRIGGER_QUOTA_HOUR_USD", 5.0)
 TOKSPEED_TRIGGER_QUOTA_DAY_USD = envfloat("TOKSPEED_TRIGGER_QUOTA_DAY_USD", 20.0)
+# A real endpoint without a list price counts at this price per million tokens (input and
+# output) against the quotas above; the simulator is free.
+TOKSPEED_TRIGGER_UNPRICED_PER_MTOK_USD = envfloat("TOKSPEED_TRIGGER_UNPRICED_PER_MTOK_USD", 15.0)
 TOKSPEED_TRIGGER_MAX_REPETITIONS = envint("TOKSPEED_TRIGGER_MAX_REPETITIONS", 100)
 # Email links expire: unsubscribe links after LINK_MAX_AGE days (an email's link keeps working
 # for a month), subscription confirmation links after CONFIRM_MAX_AGE days.
