@@ -74,61 +74,75 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
 
 
-class Children:
-    """The processes the soak starts (redis, Celery workers, beat), each logging to scratch."""
-
-    def __init__(self, scratch: Path, env: dict[str, str]) -> None:
-        self.scratch, self.env = scratch, env
-        self.running: dict[str, subprocess.Popen] = {}
-
-    def start(self, name: str, command: list[str]) -> subprocess.Popen:
-        log = open(self.scratch / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
-        self.running[name] = subprocess.Popen(
-            command, cwd=ROOT, env=self.env, stdout=log, stderr=log
-        )
-        return self.running[name]
-
-    def stop_all(self) -> None:
-        for process in self.running.values():
-            if process.poll() is None:
-                process.terminate()
-        for process in self.running.values():
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+FAULT_EVERY_S = 240
+DB_DOWN_S = 25
 
 
-def fresh_database() -> None:
+def stuck_count(window) -> int:  # noqa: ANN001 - a Run queryset
+    return window.filter(status__in=["queued", "running"]).count()
+
+
+def duplicate_runs(window) -> int:  # noqa: ANN001
+    from django.db.models import Count
+
+    keys = window.values("endpoint_id", "workload_id", "vantage_id", "slot")
+    return keys.annotate(n=Count("id")).filter(n__gt=1).count()
+
+
+def duplicate_samples(window) -> int:  # noqa: ANN001
+    from django.db.models import Count
+
+    from benchmarks.models import Sample
+
+    rows = Sample.objects.filter(run__in=window).values("run_id", "index")
+    return rows.annotate(n=Count("id")).filter(n__gt=1).count()
+
+
+def database_down(seconds: float) -> None:
+    """The soak database refuses connections and loses every open one for `seconds`."""
     import psycopg
 
     with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as c:
-        c.execute("DROP DATABASE IF EXISTS tokspeed_soak WITH (FORCE)")
-        c.execute("CREATE DATABASE tokspeed_soak")
+        c.execute("ALTER DATABASE tokspeed_soak ALLOW_CONNECTIONS false")
+        try:
+            c.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = 'tokspeed_soak'"
+            )
+            time.sleep(seconds)
+        finally:
+            c.execute("ALTER DATABASE tokspeed_soak ALLOW_CONNECTIONS true")
 
 
-def environment(scratch: Path, broker: str) -> dict[str, str]:
-    return dict(
-        os.environ,
-        DATABASE_URL=PG_URL,
-        CELERY_BROKER_URL=broker,
-        TOKSPEED_VAR_DIR=str(scratch),
-        TOKSPEED_ALLOW_PRIVATE_ENDPOINTS="1",
-        DJANGO_SETTINGS_MODULE="tokspeed.settings",
-        LOG_LEVEL="WARNING",
-        PYTHONUNBUFFERED="1",
-    )
+def inject(number: int, start, workers: dict, options: list[str]) -> str:  # noqa: ANN001
+    """Fault `number`: even ones SIGKILL probe-1 (and start it again), odd ones close the
+    database across the next minute boundary (the tick meets the outage)."""
+    if number % 2 == 0:
+        old = workers["probe-1"]
+        for pid in tree(old.pid)[::-1]:
+            os.kill(pid, signal.SIGKILL)
+        old.wait()
+        workers["probe-1"] = start(
+            "probe-1", [*CELERY, "worker", "-Q", QUEUE, "-c", "2", "-n", "probe-1@%h", *options]
+        )
+        return f"{datetime.now(UTC):%H:%M:%S} SIGKILL probe-1 and its pool"
+    to_boundary = 60 - datetime.now(UTC).second
+    time.sleep(max(to_boundary - DB_DOWN_S / 2, 0))
+    at = datetime.now(UTC)
+    database_down(DB_DOWN_S)
+    from django.db import connection
+
+    connection.close()  # this process's connection was terminated too
+    return f"{at:%H:%M:%S} database closed {DB_DOWN_S} s across a tick"
 
 
-def seed(endpoints: int):
-    """Simulated endpoints on a one-minute schedule (created a week ago); the simulator."""
+def seed_schedule(simulator, endpoints: int) -> None:  # noqa: ANN001 - a SimulatorHandle
+    """`endpoints` simulated endpoints on a one-minute schedule of the soak's own queue."""
     from django.utils import timezone
 
     from benchmarks.models import Schedule, Vantage, Workload
     from providers.models import Endpoint, Provider
-    from providers.simulator.process import start_simulator
 
-    simulator = start_simulator()
     provider = Provider.objects.create(
         slug="sim", name="Sim", protocol="openai_chat", base_url=simulator.openai_base,
         simulated=True,
@@ -147,39 +161,28 @@ def seed(endpoints: int):
     # The seeded default schedule would queue runs on a queue nobody here consumes.
     Schedule.objects.exclude(id=schedule.id).update(enabled=False)
     Schedule.objects.update(created_at=week_ago)
-    return simulator
 
 
-def start_celery(
-    children: Children, scratch: Path, concurrency: int
-) -> dict[str, subprocess.Popen]:
-    """Two probe workers, the central worker and beat; the probe workers returned."""
-    options = ["-l", "warning", "--without-mingle", "--without-gossip", "--without-heartbeat"]
-    workers = {
-        name: children.start(
-            name,
-            [*CELERY, "worker", "-Q", QUEUE, "-c", str(concurrency), "-n", f"{name}@%h", *options],
-        )
-        for name in ("probe-1", "probe-2")
-    }
-    children.start("central", [*CELERY, "worker", "-Q", "tokspeed", "-c", "1", "-n",
-                               "central@%h", *options])  # fmt: skip
-    children.start("beat", [*CELERY, "beat", "-l", "warning", "-s", str(scratch / "beat")])
-    return workers
-
-
-def watch(end: datetime) -> None:
+def watch(end: datetime, faults: bool, fault) -> list[str]:  # noqa: ANN001 - a callable
+    """Print the runs' states every 30 s until `end`, injecting a fault every FAULT_EVERY_S."""
     from benchmarks.models import Run
 
+    injected: list[str] = []
+    next_fault = time.monotonic() + FAULT_EVERY_S
     while datetime.now(UTC) < end:
         time.sleep(30)
+        if faults and time.monotonic() >= next_fault:
+            next_fault = time.monotonic() + FAULT_EVERY_S
+            injected.append(fault(len(injected)))
+            print(f"  fault: {injected[-1]}", flush=True)
         states = Counter(Run.objects.values_list("status", flat=True))
         print(f"  {datetime.now(UTC):%H:%M:%S} {dict(states)} load "
               f"{os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
+    return injected
 
 
-def report(started: datetime, end: datetime, endpoints: int) -> None:
-    """Runs expected and done, samples, queue wait and skips of the slots in the soak."""
+def report(started: datetime, end: datetime, endpoints: int, injected: list[str]) -> None:
+    """Scheduled / done / failed / skipped / stuck / duplicate counts of the soak's window."""
     from benchmarks.models import Run, Sample
 
     window = Run.objects.filter(slot__gt=started, slot__lte=end)
@@ -202,35 +205,98 @@ def report(started: datetime, end: datetime, endpoints: int) -> None:
         f"p95 {percentile(waits, 0.95):.1f} s, max {max(waits, default=0):.1f} s"
     )
     print(f"skipped slots {states.get('skipped', 0)}: {dict(reasons) or 'none'}")
+    print(f"stuck (queued or running after the drain) {stuck_count(window)}")
+    print(f"duplicate runs {duplicate_runs(window)}, duplicate samples "
+          f"{duplicate_samples(window)}")  # fmt: skip
+    print(f"faults injected {len(injected)}: {injected or 'none'}")
     if failed:
         print(f"failed: {dict(failed)}")
 
 
-def main() -> None:
+def start_workers(start, concurrency: int) -> tuple[list[str], dict]:  # noqa: ANN001
+    """Two probe workers on the soak's queue and a central one: (their options, the probes)."""
+    options = ["-l", "warning", "--without-mingle", "--without-gossip", "--without-heartbeat"]
+    workers = {
+        name: start(
+            name,
+            [
+                *CELERY,
+                "worker",
+                "-Q",
+                QUEUE,
+                "-c",
+                str(concurrency),
+                "-n",
+                f"{name}@%h",
+                *options,
+            ],
+        )  # fmt: skip
+        for name in ("probe-1", "probe-2")
+    }
+    start("central", [*CELERY, "worker", "-Q", "tokspeed", "-c", "1", "-n", "central@%h",
+                      *options])  # fmt: skip
+    return options, workers
+
+
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--minutes", type=float, default=60.0)
     parser.add_argument("--endpoints", type=int, default=50)
     parser.add_argument("--concurrency", type=int, default=2, help="processes per probe worker")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--faults",
+        action="store_true",
+        help="every FAULT_EVERY_S: SIGKILL a probe worker (restarted), or close the database "
+        "for DB_DOWN_S across a minute boundary (a tick), in turn",
+    )
+    return parser.parse_args()
 
+
+def main() -> None:
+    args = arguments()
     scratch = Path(tempfile.mkdtemp(prefix="tokspeed-soak-"))
-    fresh_database()
+    import psycopg
+
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as c:
+        c.execute("DROP DATABASE IF EXISTS tokspeed_soak WITH (FORCE)")
+        c.execute("CREATE DATABASE tokspeed_soak")
     redis_port = free_port()
-    env = environment(scratch, f"redis://127.0.0.1:{redis_port}/0")
+    broker = f"redis://127.0.0.1:{redis_port}/0"
+    env = dict(
+        os.environ,
+        DATABASE_URL=PG_URL,
+        CELERY_BROKER_URL=broker,
+        TOKSPEED_VAR_DIR=str(scratch),
+        TOKSPEED_ALLOW_PRIVATE_ENDPOINTS="1",
+        DJANGO_SETTINGS_MODULE="tokspeed.settings",
+        LOG_LEVEL="WARNING",
+        PYTHONUNBUFFERED="1",
+    )
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
-    children = Children(scratch, env)
+    children: dict[str, subprocess.Popen] = {}
+
+    def start(name: str, command: list[str]) -> subprocess.Popen:
+        log = open(scratch / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
+        children[name] = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
+        return children[name]
+
     try:
-        children.start("redis", [shutil.which("redis-server") or "redis-server", "--port",
-                                 str(redis_port), "--bind", "127.0.0.1", "--save", "",
-                                 "--appendonly", "no"])  # fmt: skip
+        start("redis", [shutil.which("redis-server") or "redis-server", "--port", str(redis_port),
+                        "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])  # fmt: skip
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env,
                        check=True)  # fmt: skip
         import django
 
         django.setup()
-        simulator = seed(args.endpoints)
-        workers = start_celery(children, scratch, args.concurrency)
+
+        from providers.simulator.process import start_simulator
+
+        simulator = start_simulator()
+        seed_schedule(simulator, args.endpoints)
+
+        options, workers = start_workers(start, args.concurrency)
+        start("beat", [*CELERY, "beat", "-l", "warning", "-s", str(scratch / "beat")])
         time.sleep(20)  # workers import and fork; beat waits for the next minute
         started = datetime.now(UTC)
         rss_start = memory(workers)
@@ -238,18 +304,25 @@ def main() -> None:
               f" one-minute schedule, {args.minutes:g} min (load {os.getloadavg()[0]:.1f})",
               flush=True)  # fmt: skip
         end = started + timedelta(minutes=args.minutes)
-        watch(end)
+        injected = watch(end, args.faults, lambda n: inject(n, start, workers, options))
         rss_end = memory(workers)
-        children.running.pop("beat").send_signal(signal.SIGTERM)
+        children.pop("beat").send_signal(signal.SIGTERM)
         time.sleep(60)  # let the last slot's runs finish
-        report(started, end, args.endpoints)
+        report(started, end, args.endpoints, injected)
         for name in workers:
             print(f"worker {name} RSS MiB (main, pool…): start {rss_start[name]} "
                   f"end {rss_end[name]}")  # fmt: skip
         print(f"load average at end {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs, shared)")
         simulator.stop()
     finally:
-        children.stop_all()
+        for process in children.values():
+            if process.poll() is None:
+                process.terminate()
+        for process in children.values():
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
         shutil.rmtree(scratch, ignore_errors=True)
 
 

@@ -18,10 +18,11 @@ from datetime import datetime
 from django.conf import settings
 
 from providers.base import EndpointConfig, ErrorCategory
-from providers.models import Endpoint
+from providers.models import Endpoint, Provider
 from providers.prompt import Prompt
 
-from .measure import Limits, Measurement, make_client, measure_request
+from .clients import provider_client
+from .measure import Limits, Measurement, measure_request
 from .models import Run, RunStatus, Vantage
 
 # Error categories that mean "the provider hung" (a silent stream ends as stream_broken).
@@ -71,7 +72,9 @@ def open_trips(endpoint: Endpoint) -> list[Trip]:
     return [each for each in found if each is not None]
 
 
-def probe(config: EndpointConfig, *, prompt: str | Prompt) -> Measurement:
+def probe(
+    config: EndpointConfig, *, prompt: str | Prompt, provider: Provider | None = None
+) -> Measurement:
     """One short streamed request with a short idle timeout: does the endpoint answer at all?"""
     base = Limits.from_settings()
     limits = dc_replace(
@@ -81,7 +84,7 @@ def probe(config: EndpointConfig, *, prompt: str | Prompt) -> Measurement:
     )
 
     async def once() -> Measurement:
-        async with make_client(limits=limits, max_connections=1) as client:
+        async with provider_client(provider, limits=limits, max_connections=1) as client:
             return await measure_request(
                 client,
                 config,

@@ -10,7 +10,8 @@ import asyncio
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from benchmarks.measure import Limits, make_client, measure_request
+from benchmarks.clients import provider_client
+from benchmarks.measure import Limits, measure_request
 from benchmarks.prompts import STANDARD_PROMPT, build_prompt
 from providers.config import MissingKey, endpoint_config
 from providers.models import Endpoint
@@ -49,7 +50,7 @@ def check_connection(endpoint: Endpoint) -> ConnectionCheck:
         deadline_s=CHECK_DEADLINE_S,
         max_bytes=limits.max_bytes,
     )
-    m = asyncio.run(_measure_once(config, limits))
+    m = asyncio.run(_measure_once(config, limits, endpoint.provider))
     if m.ok:
         speed = f", {m.decode_tps:,.0f} tok/s" if m.decode_tps else ""
         return ConnectionCheck(
@@ -71,8 +72,8 @@ def check_connection(endpoint: Endpoint) -> ConnectionCheck:
     )
 
 
-async def _measure_once(config, limits: Limits):  # noqa: ANN001, ANN202 - internal helper
-    async with make_client(limits=limits, max_connections=1) as client:
+async def _measure_once(config, limits: Limits, provider):  # noqa: ANN001, ANN202 - internal helper
+    async with provider_client(provider, limits=limits, max_connections=1) as client:
         return await measure_request(
             client,
             config,

@@ -212,6 +212,12 @@ class Run(models.Model):
     slot = models.DateTimeField(help_text="The scheduled time: the idempotency key.")
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
     failure_reason = models.TextField(blank=True)
+    note = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="What happened to the run besides its measurement (caught up late after its "
+        "tick was missed while the database or beat was down).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -27,12 +27,12 @@ from providers.config import MissingKey, endpoint_config
 from providers.models import Endpoint
 
 from . import breaker
+from .clients import network_for
 from .finish import finish_run
 from .measure import Limits, Measurement, Network, make_client, measure_burst
 from .models import Run, RunStatus
-from .network import network_for
 from .prompts import ContextRuler, WorkloadText, prompt_chars
-from .resilience import retry_db
+from .resilience import DISCONNECTS, retry_db
 from .sample_writer import SampleWriter
 from .validators import workload_ceiling_errors
 
@@ -100,11 +100,19 @@ def _claim_once(run_id: int, *, worker: str) -> Claim:
 
 
 def _held_back(run_id: int, slot, in_flight: Run) -> Claim:
+    """Wait behind a run of the same slot; behind an earlier slot's run, wait while this slot
+    is within its lateness budget. A run whose worker is gone stops heartbeating and stops
+    holding anything back after the lease (60 s), inside the budget (90 s): only a run that is
+    really still streaming makes a later slot skip."""
     if in_flight.slot >= slot:
+        return Claim(WAIT)
+    late_s = (timezone.now() - slot).total_seconds()
+    if late_s < settings.TOKSPEED_RUN_LATE_S:
         return Claim(WAIT)
     reason = (
         f"Skipped: run {in_flight.id} of this endpoint (slot {in_flight.slot:%Y-%m-%d %H:%M} UTC) "
-        "was still in flight; an endpoint has one run at a time."
+        f"was still in flight, heartbeating, {late_s:.0f} s after this slot; an endpoint has "
+        "one run at a time."
     )
     skipped = Run.objects.filter(id=run_id, status=RunStatus.QUEUED).update(
         status=RunStatus.SKIPPED, failure_reason=reason, finished_at=timezone.now()
@@ -175,7 +183,9 @@ def execute(run_id: int, *, worker: str = "") -> str:
     opened = retry_db(lambda: breaker.trip(run.endpoint_id, run.vantage_id), what="breaker")
     if opened is not None:
         probe = breaker.probe(
-            config, prompt=WorkloadText.of(run.workload, context_tokens=0).build(0)
+            config,
+            prompt=WorkloadText.of(run.workload, context_tokens=0).build(0),
+            provider=run.endpoint.provider,
         )
         if not probe.ok:
             reason = breaker.refusal(probe, opened)
@@ -189,6 +199,17 @@ def execute(run_id: int, *, worker: str = "") -> str:
     except SoftTimeLimitExceeded:
         stored = retry_db(run.samples.count, what="samples")
         reason = f"Stopped by the task time limit with {stored} of {run.expected_samples} samples."
+        finish_run(run, status=RunStatus.FAILED, reason=reason, attempt=attempt)
+        return run.status
+    except DISCONNECTS:
+        raise  # the database is gone past its patience: the tick ends the run from its samples
+    except Exception as exc:  # noqa: BLE001 - say what stopped it, never "worker was lost"
+        log.exception("run %s stopped by an error", run.id)
+        stored = retry_db(run.samples.count, what="samples")
+        reason = (
+            f"Stopped by an error in tokspeed ({type(exc).__name__}) with {stored} of "
+            f"{run.expected_samples} samples stored."
+        )
         finish_run(run, status=RunStatus.FAILED, reason=reason, attempt=attempt)
         return run.status
     finish_run(run, attempt=attempt)

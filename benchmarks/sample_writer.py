@@ -17,8 +17,10 @@ import threading
 import time
 from datetime import datetime
 
-from django.db import connection
+from django.db import DataError, connection, transaction
 from django.utils import timezone
+
+from providers.base import ErrorCategory
 
 from .measure.measurement import Measurement
 from .models import Run, RunStatus, Sample
@@ -27,6 +29,18 @@ from .resilience import retry_db
 log = logging.getLogger(__name__)
 
 _STOP = object()
+
+
+def malformed_row(row: Sample, exc: DataError) -> Sample:
+    """The sample the database could store of `row`: when it started, and why it is an error."""
+    return Sample(
+        run_id=row.run_id,
+        slot=row.slot,
+        index=row.index,
+        started_at=row.started_at,
+        error_category=ErrorCategory.STREAM_BROKEN,
+        error_message=f"malformed value from the provider: {str(exc).splitlines()[0][:200]}",
+    )
 
 
 class SampleWriter:
@@ -110,11 +124,29 @@ class SampleWriter:
             )
             for i, m in batch
         ]
-        retry_db(
-            lambda: Sample.objects.bulk_create(rows, ignore_conflicts=True),
-            what=f"saving {len(rows)} samples of run {self.run_id}",
-        )
+        try:
+            retry_db(
+                lambda: Sample.objects.bulk_create(rows, ignore_conflicts=True),
+                what=f"saving {len(rows)} samples of run {self.run_id}",
+            )
+        except DataError:
+            # A value the measurement's bounds missed: the others are saved one by one, the
+            # one the database refuses is kept as a malformed sample (its timing, no figures).
+            for row in rows:
+                self._save_one(row)
         self.saved += len(rows)
+
+    def _save_one(self, row: Sample) -> None:
+        def insert() -> None:
+            try:
+                with transaction.atomic():
+                    Sample.objects.bulk_create([row], ignore_conflicts=True)
+            except DataError as exc:
+                log.warning("sample %s of run %s refused: %s", row.index, self.run_id, exc)
+                refused = malformed_row(row, exc)
+                Sample.objects.bulk_create([refused], ignore_conflicts=True)
+
+        retry_db(insert, what=f"saving sample {row.index} of run {self.run_id}")
 
     def _beat(self) -> None:
         beating = Run.objects.filter(

@@ -19,6 +19,19 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # After a long outage, at most this many missed slots per (endpoint, workload) are recorded.
 MAX_SKIPPED_PER_SERIES = 100
 SKIPPED_REASON = "Missed slot (no tick ran in time); only the latest missed slot is run."
+# A slot whose tick was missed (beat or database down) is still run while it is at most
+# TOKSPEED_RUN_LATE_S late; past that budget it is skipped, and says so.
+PAST_BUDGET_REASON = (
+    "Missed slot: no tick ran within its lateness budget of {budget:g} s (beat or database "
+    "down); only the latest missed slot is run."
+)
+CAUGHT_UP_NOTE = (
+    "Queued {late:.0f} s after its slot: its tick was missed or delayed (database or beat "
+    "down); caught up within the {budget:g} s lateness budget."
+)
+LATEST_NOTE = "Queued {late:.0f} s after its slot: no tick ran in time (beat or database down)."
+# A run queued more than this after its slot says so (an on-time tick queues within seconds).
+LATE_NOTE_S = 20.0
 
 
 def slots_between(schedule: Schedule, start: datetime, end: datetime) -> list[datetime]:
@@ -118,11 +131,27 @@ def plan(
             if previous is not None:
                 recent = slots_between(schedule, max(floor, now - window), newest)[:-1]
                 missed = recent[-MAX_SKIPPED_PER_SERIES:]
-            result.due.append(_run(schedule, endpoint, workload, newest, RunStatus.QUEUED))
-            result.skipped.extend(
-                _run(schedule, endpoint, workload, slot, RunStatus.SKIPPED) for slot in missed
-            )
+            for slot in [*missed, newest]:
+                run = _run(schedule, endpoint, workload, slot, RunStatus.QUEUED)
+                if _catch_up(run, now=now, latest=slot == newest):
+                    result.due.append(run)
+                else:
+                    result.skipped.append(run)
     return result
+
+
+def _catch_up(run: Run, *, now: datetime, latest: bool) -> bool:
+    """Whether a slot is run: the latest always, an older missed one within the lateness
+    budget. A run queued late says so."""
+    budget = settings.TOKSPEED_RUN_LATE_S
+    late = (now - run.slot).total_seconds()
+    if late > budget and not latest:
+        run.status, run.failure_reason = RunStatus.SKIPPED, PAST_BUDGET_REASON.format(budget=budget)
+        return False
+    if late > LATE_NOTE_S:
+        note = CAUGHT_UP_NOTE if late <= budget else LATEST_NOTE
+        run.note = note.format(late=late, budget=budget)
+    return True
 
 
 def _last_slots(

@@ -16,6 +16,7 @@ from django.db import reset_queries
 from django.utils import timezone
 
 from . import dispatch, partitions, pulse, retention, runner
+from .resilience import DISCONNECTS, retry_db
 from .rollups import windows
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,9 @@ def _stop_pulse(**_: object) -> None:
 
 @shared_task(name="benchmarks.tasks.tick", ignore_result=True)
 def tick() -> None:
-    report = dispatch.tick()
+    # Idempotent, so retried across a database outage for up to the lateness budget: a slot
+    # whose tick met the outage is queued once the database is back (its run notes how late).
+    report = retry_db(dispatch.tick, what="tick", budget_s=settings.TOKSPEED_RUN_LATE_S)
     if report.enqueued or report.skipped or report.stale or report.errors:
         log.info(
             "tick: %d runs enqueued, %d missed slots skipped, %d stale runs ended, errors: %s",
@@ -72,7 +75,13 @@ def refresh_window_rollups() -> None:
     ignore_result=True,
 )
 def execute_run(self, run_id: int) -> None:
-    outcome = runner.execute(run_id, worker=self.request.hostname or "")
+    try:
+        outcome = runner.execute(run_id, worker=self.request.hostname or "")
+    except DISCONNECTS:
+        # The database stayed away past TOKSPEED_DB_OUTAGE_S: resume the run (its stored
+        # samples kept) once its lease has run out, instead of leaving it to look lost.
+        log.warning("run %s: database unreachable; resuming it later", run_id)
+        raise self.retry(countdown=settings.TOKSPEED_RUN_LEASE_S) from None
     if outcome == runner.BUSY:
         # Another worker holds a fresh lease (e.g. a broker redelivered a long run): check
         # again once that lease could have expired.

@@ -56,10 +56,17 @@ def quotas() -> list[Quota]:
 def run_cost_usd(endpoint: Endpoint, workload: Workload, *, repetitions: int) -> Decimal:
     """Upper bound of a run at list prices: requests × (prompt + max output) priced per token.
 
-    An endpoint without a list price (a local server, the simulator) has an unknown cost
-    (benchmarks.money): the quota can only count what is priced, so it charges nothing here.
+    A real endpoint without a list price counts at TOKSPEED_TRIGGER_UNPRICED_PER_MTOK_USD per
+    million tokens, in and out (never as free: its provider may well bill); only the simulator
+    costs nothing.
     """
     requests = repetitions * workload.concurrency_for(endpoint)
+    unpriced = endpoint.price_input_per_mtok is None and endpoint.price_output_per_mtok is None
+    if unpriced and not endpoint.provider.simulated:
+        default = Decimal(str(settings.TOKSPEED_TRIGGER_UNPRICED_PER_MTOK_USD))
+        endpoint = Endpoint(
+            provider=endpoint.provider, price_input_per_mtok=default, price_output_per_mtok=default
+        )
     per_request = request_cost_usd(
         endpoint,
         input_tokens=input_tokens_estimate(workload),

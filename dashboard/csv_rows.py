@@ -33,6 +33,7 @@ RUN_FIELDS = [
     "slot",
     "status",
     "failure_reason",
+    "note",
     "created_at",
     "started_at",
     "finished_at",
@@ -50,6 +51,7 @@ RUN_FIELDS = [
     "e2e_p50_ms",
     "output_tokens_p50",
     "throughput_tps",
+    "saturated_count",
 ]
 
 # Every docs/design.md §4 field the measurement stores, with e2e_ms (= total_ms) beside total_ms.

@@ -60,6 +60,23 @@ def is_credential_header(name: str, value: str) -> bool:
     )
 
 
+def is_credential_value(value: Any) -> bool:
+    """A string that is a credential whatever it is filed under (`{"user": "sk-…"}`)."""
+    return isinstance(value, str) and bool(_CREDENTIAL_VALUE.match(value))
+
+
+MASK = "•••• (credential hidden)"
+
+
+def mask_credentials(value: Any) -> Any:
+    """`value` (nested JSON) with every credential-looking string replaced by MASK."""
+    if isinstance(value, Mapping):
+        return {name: mask_credentials(item) for name, item in value.items()}
+    if isinstance(value, list):
+        return [mask_credentials(item) for item in value]
+    return MASK if is_credential_value(value) else value
+
+
 def where_keys_go(env_name: str = "") -> str:
     target = f"the variable {env_name}" if env_name else "an environment variable"
     return (

@@ -67,6 +67,11 @@ class Provider(models.Model):
         "TLS-inspecting proxy's CA). Blank: SSL_CERT_FILE, else the standard bundle.",
     )
     enabled = models.BooleanField(default=True)
+    archived_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Set by a DELETE: hidden from boards and schedules, history kept (restorable).",
+    )
     simulated = models.BooleanField(
         default=False, help_text="Served by tokspeed's reference simulator, not a real provider."
     )
@@ -142,6 +147,11 @@ class Endpoint(models.Model):
     chips = models.PositiveIntegerField(null=True, blank=True)
     chip_bandwidth_tbps = models.FloatField("chip bandwidth (TB/s)", null=True, blank=True)
     enabled = models.BooleanField(default=True)
+    archived_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Set by a DELETE: hidden from boards and schedules, history kept (restorable).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -141,3 +141,44 @@ def database_outage() -> Iterator[None]:
         yield
     finally:
         _allow_connections(True)
+
+
+class BadBytesProvider:
+    """An OpenAI-compatible provider on loopback that answers request n with bodies[n % len]
+    (raw bytes, sent as they are), in a thread of its own; `base_url` is its /v1."""
+
+    def __init__(self, bodies: list[bytes]) -> None:
+        import http.server
+
+        self.bodies = bodies
+        self.served = 0
+        provider = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                body = provider.bodies[provider.served % len(provider.bodies)]
+                provider.served += 1
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> BadBytesProvider:
+        import threading
+
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()

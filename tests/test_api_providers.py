@@ -44,8 +44,8 @@ def test_it_lets_staff_create_update_and_delete_a_provider(staff):
     patched = staff.patch("/api/v1/providers/newco/", {"enabled": False}, format="json")
     assert patched.status_code == 200
     assert Provider.objects.get(slug="newco").enabled is False
-    assert staff.delete("/api/v1/providers/newco/").status_code == 204
-    assert not Provider.objects.filter(slug="newco").exists()
+    assert staff.delete("/api/v1/providers/newco/").status_code == 200
+    assert Provider.objects.get(slug="newco").archived_at is not None  # archived, not erased
 
 
 def test_it_refuses_writes_from_readers_and_anonymous_callers(reader, anon, private):
@@ -208,3 +208,20 @@ def test_it_refuses_a_null_character_in_a_slug_reference(staff):
 
 def test_it_answers_404_for_an_unknown_endpoint(reader):
     assert reader.get("/api/v1/endpoints/no-such-thing/").status_code == 404
+
+
+def test_it_refuses_a_key_as_a_value_in_extra_body_and_masks_one_already_stored(staff, reader):
+    provider = make_provider("acme")
+    body = {"provider": "acme", "slug": "acme-new", "model": "m", "extra_body": {"user": KEYISH}}
+    refused = staff.post("/api/v1/endpoints/", body, format="json")
+    assert refused.status_code == 400, refused.content
+    assert "user" in refused.json()["extra_body"][0] and KEYISH not in refused.content.decode()
+    make_endpoint(provider, "acme-old", extra_body={"user": KEYISH, "metadata": {"n": 1}})
+
+    shown = reader.get("/api/v1/endpoints/acme-old/")
+
+    assert KEYISH not in shown.content.decode(), "a stored key was shown to a viewer"
+    assert shown.json()["extra_body"]["metadata"] == {"n": 1}, "harmless options still shown"
+
+
+KEYISH = "sk-proj-abcdefghijklmnopqrstuvwx"  # noqa: S105 - a fake key that must not come back

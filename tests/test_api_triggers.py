@@ -10,6 +10,7 @@ from django.contrib.auth.models import Group, User
 
 from benchmarks.models import Run, RunTrigger
 from benchmarks.triggers import run_cost_usd
+from providers.models import Endpoint
 from tests.api_factories import make_endpoint, make_provider, token_client, workload
 
 pytest_plugins = ["tests.api_fixtures"]
@@ -111,3 +112,17 @@ def test_it_refuses_a_run_that_alone_exceeds_the_quota_without_retry_after(
     assert response.status_code == 429
     assert "Retry-After" not in response
     assert not Run.objects.exists()
+
+
+def test_it_counts_an_unpriced_endpoint_at_the_stated_default_not_as_free(operator, settings):
+    make_endpoint(make_provider("acme"), "acme-fast")  # no list price
+    base = workload("base")
+    settings.TOKSPEED_TRIGGER_UNPRICED_PER_MTOK_USD = 15.0
+    cost = run_cost_usd(Endpoint.objects.get(slug="acme-fast"), base, repetitions=base.repetitions)
+    assert cost > 0, "an unpriced endpoint was counted as free"
+    settings.TOKSPEED_TRIGGER_QUOTA_HOUR_USD = float(cost * 2)
+    client = token_client(operator)
+    with time_machine.travel(START):
+        codes = [trigger(client).status_code for _ in range(5)]
+    assert codes == [202, 202, 429, 429, 429], codes
+    assert Run.objects.count() == 2

@@ -58,3 +58,20 @@ def test_it_lets_only_staff_spend_tokens_on_a_test(reader, anon, simulator) -> N
     make_endpoint(sim, "sim-fast", model="sim-fast")
     assert reader.post("/api/v1/endpoints/sim-fast/test/").status_code == 403
     assert anon.post("/api/v1/endpoints/sim-fast/test/").status_code in (401, 403)
+
+
+def test_it_refuses_a_name_that_resolves_to_loopback_at_connect_time(
+    staff, simulator, settings
+) -> None:
+    # Saved while private addresses were allowed (or while the name resolved elsewhere): by
+    # the time of the check "localhost" leads to loopback, and the check must not go there.
+    port = simulator.openai_base.split(":")[2].split("/")[0]
+    sim = make_provider("rebind", base_url=f"http://localhost:{port}/v1", simulated=True)
+    make_endpoint(sim, "rebind-m", model="sim-fast+tokens=5")
+    settings.TOKSPEED_ALLOW_PRIVATE_ENDPOINTS = False
+
+    body = staff.post("/api/v1/endpoints/rebind-m/test/").json()
+
+    assert body["ok"] is False, "the check reached a loopback address"
+    assert body["error_category"] == "unreachable", body
+    assert "private or loopback" in body["error_message"], body["error_message"]

@@ -83,6 +83,134 @@ def test_it_finishes_runs_as_done_through_a_database_outage_mid_run_and_mid_fini
     assert "database unreachable" in probe.output()
 
 
+def test_it_keeps_the_round_when_a_provider_sends_bytes_nobody_could_mean() -> None:
+    # Request 1, 3: an emoji's surrogate pair split across two JSON chunks (a good answer);
+    # request 2, 4: a usage block of three billion prompt tokens (that sample's error).
+    from providers.models import Endpoint, Provider
+    from tests.test_wire_fuzz import ABSURD_USAGE, EMOJI_SPLIT
+
+    work = Workload.objects.create(slug="f-bytes", name="f", concurrency=1, repetitions=4)
+    probes = probe_vantage()
+    with (
+        fault_helpers.BadBytesProvider([EMOJI_SPLIT, ABSURD_USAGE]) as bad,
+        redis_server() as own_redis,
+        broker(own_redis.url),
+        workers(start_worker(name="w-bytes", queues=[probes.queue], broker_url=own_redis.url)) as (
+            probe,
+        ),
+    ):
+        provider = Provider.objects.create(
+            slug="bad", name="Bad", protocol="openai_chat", base_url=bad.base_url
+        )
+        endpoint = Endpoint.objects.create(provider=provider, slug="bad-m", model="m")
+        run = dispatch.queue_run_now(endpoint=endpoint, workload=work, vantage=probes)
+        [run] = wait_ended([run.id], timeout=60, procs=[probe])
+    assert "Traceback" not in probe.output(), probe.output()[-3000:]
+    assert run.status == RunStatus.PARTIAL and run.attempts == 1, run.failure_reason
+    assert "2 of 4 requests failed (2 × stream_broken)" in run.failure_reason
+    samples = list(run.samples.order_by("index"))
+    assert [s.error_category for s in samples] == ["", "stream_broken"] * 2
+    assert all(s.output_chars == len("\N{GRINNING FACE} fine") for s in samples[::2])
+    assert all(s.error_message.startswith("malformed usage") for s in samples[1::2])
+
+
+@override_settings(TOKSPEED_PUBLIC_DASHBOARD=True)
+def test_it_keeps_every_run_after_an_admin_token_deletes_the_endpoint(simulator, client) -> None:
+    from tests.api_factories import token_client
+    from tests.test_api_export import read_csv
+
+    work = Workload.objects.create(slug="f-del", name="f", concurrency=1, repetitions=2)
+    endpoint = sim_endpoint(simulator, "sim-fast+tokens=20+ttft=20")
+    probes = probe_vantage()
+    with (
+        redis_server() as own_redis,
+        broker(own_redis.url),
+        workers(start_worker(name="w-del", queues=[probes.queue], broker_url=own_redis.url)) as (
+            probe,
+        ),
+    ):
+        queued = [
+            dispatch.queue_run_now(endpoint=endpoint, workload=work, vantage=probes).id
+            for _ in range(2)
+        ]
+        runs = wait_ended(queued, timeout=60, procs=[probe])
+    assert_nothing_lost(runs)
+    admin = token_client(_staff())
+
+    deleted = admin.delete(f"/api/v1/endpoints/{endpoint.slug}/")
+
+    assert deleted.status_code == 200, deleted.content
+    assert Run.objects.filter(endpoint=endpoint).count() == 2, "the DELETE erased runs"
+    page = client.get(f"/endpoints/{endpoint.slug}/")
+    assert page.status_code == 200 and page.context["ever_ran"], "the history page lost its runs"
+    exported = read_csv(admin.get("/api/v1/export/samples.csv", {"endpoint": endpoint.slug}))
+    assert len(exported) == 4, "the export lost samples of the deleted endpoint"
+    assert_nothing_lost(runs)
+
+
+def test_it_runs_the_next_slot_after_the_worker_of_the_last_one_is_killed(simulator) -> None:
+    # A long run's worker is SIGKILLed mid-run: its run stays "running" but stops heartbeating.
+    # The next slot's run of the same endpoint waits for the dead run's lease, then runs.
+    long = Workload.objects.create(slug="f-kill", name="f", concurrency=1, repetitions=30)
+    short = Workload.objects.create(slug="f-next", name="f", concurrency=1, repetitions=1)
+    slow = sim_endpoint(simulator, "sim-fast+tokens=40+tps=10+ttft=50")
+    probes = probe_vantage()
+    fast_lease = {"TOKSPEED_RUN_LEASE_S": "5", "TOKSPEED_RUN_BUSY_RETRY_S": "1"}
+    with redis_server() as own_redis, broker(own_redis.url):
+        doomed = start_worker(
+            name="w-doomed", queues=[probes.queue], broker_url=own_redis.url, **fast_lease
+        )
+        with workers(doomed):
+            dead = dispatch.queue_run_now(endpoint=slow, workload=long, vantage=probes)
+            wait_for(lambda: dead.samples.exists(), timeout=30, message="no sample", interval=0.05)
+            survivor = start_worker(
+                name="w-next", queues=[probes.queue], broker_url=own_redis.url, **fast_lease
+            )
+            with workers(survivor):
+                doomed.kill()  # its run's heartbeat is fresh: it was beating a second ago
+                after = dispatch.queue_run_now(endpoint=slow, workload=short, vantage=probes)
+                [after] = wait_ended([after.id], timeout=60, procs=[survivor])
+    dead.refresh_from_db()
+    assert dead.status == RunStatus.RUNNING  # nobody finished it: its worker is gone
+    assert after.status == RunStatus.DONE, f"{after.status}: {after.failure_reason}"
+    assert_nothing_lost([after])
+
+
+def test_it_queues_the_slot_whose_tick_met_a_database_outage_once_it_is_back(simulator) -> None:
+    work = Workload.objects.create(slug="f-tick", name="f", concurrency=1, repetitions=1)
+    endpoint = sim_endpoint(simulator, "sim-fast+tokens=20+ttft=20")
+    probes = probe_vantage()
+    due_schedule(probes, work, [endpoint])
+    with (
+        redis_server() as own_redis,
+        broker(own_redis.url),
+        workers(
+            start_worker(name="w-tick", queues=[CENTRAL], broker_url=own_redis.url),
+            start_worker(name="w-run", queues=[probes.queue], broker_url=own_redis.url),
+        ) as (central, probe),
+    ):
+        with database_outage():
+            sent_at = timezone.now()
+            current_app.send_task("benchmarks.tasks.tick", queue=CENTRAL)
+            time.sleep(5)  # the tick runs into the outage and waits it out
+            assert not Run.objects.exists()
+        # Its slot, or the next one if the outage outlasted the minute.
+        slot = sent_at.replace(second=0, microsecond=0)
+        wait_for(
+            lambda: Run.objects.filter(slot__gte=slot).exists(),
+            timeout=60,
+            message=lambda: central.output()[-3000:],
+        )
+        [run] = wait_ended(
+            list(Run.objects.filter(slot__gte=slot).values_list("id", flat=True)),
+            timeout=60,
+            procs=[central, probe],
+        )
+    assert run.status == RunStatus.DONE, run.failure_reason
+    assert "database unreachable" in central.output()
+    assert_nothing_lost([run])
+
+
 def test_it_finishes_a_stranded_run_with_every_sample_as_done_not_failed(simulator) -> None:
     # A worker died after storing every sample but before finishing (an outage beyond its
     # patience): the tick finishes the run from its samples instead of failing it.
@@ -285,3 +413,20 @@ def test_it_sends_every_email_once_after_smtp_is_down_for_a_day_of_fake_time(cli
     assert sorted(m["To"] for m in sink.messages) == ["oncall@team.example"] * 2
     assert Notification.objects.filter(sent_at__isnull=False).count() == 2
     assert outbox.backlog().count == 0
+
+
+@pytest.mark.parametrize("path", ["/api/v1/runs/", "/"])
+def test_it_answers_503_with_retry_after_while_the_database_is_down(path, settings) -> None:
+    from django.db import connection
+    from django.test import Client
+
+    settings.TOKSPEED_PUBLIC_DASHBOARD = True
+    settings.TOKSPEED_RESPONSE_CACHE = False
+    client = Client(raise_request_exception=False)
+    connection.ensure_connection()  # the outage keeps this one, to end itself
+    with database_outage():
+        connection.close()  # this test's connection too: the request must open its own
+        response = client.get(path)
+    assert response.status_code == 503, response.content[:300]
+    assert int(response["Retry-After"]) > 0
+    assert b"database is unavailable" in response.content

@@ -21,9 +21,9 @@ import pytest
 import trustme
 from aiohttp import web
 
+from benchmarks.clients import network_for
 from benchmarks.measure import Limits, Measurement, Network, make_client, measure_burst
 from benchmarks.measure.http import connection, network
-from benchmarks.network import network_for
 from providers.base import EndpointConfig, ErrorCategory
 from providers.models import Provider
 from providers.simulator.process import SimulatorHandle

@@ -338,3 +338,34 @@ def test_it_retries_enqueueing_when_the_broker_was_down(
     with django_capture_on_commit_callbacks(execute=True):
         report = dispatch.tick(now=NOW + timedelta(minutes=1))
     assert len(report.enqueued) == 2 and len(queued_tasks(fs_broker)) == 2
+
+
+@pytest.mark.django_db
+def test_it_catches_up_a_missed_minute_within_the_lateness_budget_and_says_so(
+    fs_broker: Path, django_capture_on_commit_callbacks
+) -> None:
+    base = workload("t-late", repetitions=1)
+    [endpoint] = make_endpoints(1)
+    schedule = make_schedule(workloads=[base], interval_minutes=1)
+    ran = datetime(2026, 3, 5, 12, 0, tzinfo=UTC)
+    Run.objects.create(
+        endpoint=endpoint, workload=base, vantage=schedule.vantage, slot=ran, status="done"
+    )
+    # The 12:01 tick met a database outage; the 12:02 tick comes 10 s late.
+    with django_capture_on_commit_callbacks(execute=True):
+        report = dispatch.tick(now=ran + timedelta(minutes=2, seconds=10))
+
+    caught_up = Run.objects.get(slot=ran + timedelta(minutes=1))
+    assert caught_up.status == RunStatus.QUEUED, caught_up.failure_reason
+    assert caught_up.note.startswith("Queued 70 s after its slot"), caught_up.note
+    on_time = Run.objects.get(slot=ran + timedelta(minutes=2))
+    assert on_time.status == RunStatus.QUEUED and on_time.note == ""
+    assert sorted(report.enqueued) == sorted([caught_up.id, on_time.id])
+
+    # Beat and the database come back only at 12:04:40: 12:03 is past its 90 s budget.
+    with django_capture_on_commit_callbacks(execute=True):
+        dispatch.tick(now=ran + timedelta(minutes=4, seconds=40))
+    missed = Run.objects.get(slot=ran + timedelta(minutes=3))
+    assert missed.status == RunStatus.SKIPPED
+    assert "lateness budget of 90 s" in missed.failure_reason
+    assert Run.objects.get(slot=ran + timedelta(minutes=4)).status == RunStatus.QUEUED

@@ -131,3 +131,19 @@ def test_it_refuses_a_tampered_confirmation_link(client, ana):
     response = client.post(link.replace(":", "x:", 1))
     assert response.status_code == 400 and b"not valid" in response.content
     assert subscribed() == set()
+
+
+def test_it_sends_an_unverified_address_at_most_three_confirmations_an_hour(client, ana):
+    from django.core.cache import cache
+
+    cache.clear()
+    client.force_login(ana)
+    with smtp_sink() as sink:
+        subscribe(client, "stranger@elsewhere.example")
+        subscription = Subscription.objects.get(email="stranger@elsewhere.example")
+        url = reverse("alerts:subscription_resend", args=[subscription.id])
+        pages = [client.post(url, follow=True) for _ in range(10)]
+        sent = sink.to("stranger@elsewhere.example")
+    cache.clear()
+    assert len(sent) == 1 + 3, f"{len(sent)} emails to an address that never confirmed"
+    assert b"already went to stranger@elsewhere.example" in pages[-1].content

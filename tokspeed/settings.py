@@ -272,8 +272,12 @@ TOKSPEED_RUN_MAX_ATTEMPTS = envint("TOKSPEED_RUN_MAX_ATTEMPTS", 3)
 TOKSPEED_RUN_REPUBLISH_S = envint("TOKSPEED_RUN_REPUBLISH_S", 300)
 TOKSPEED_RUN_MAX_PUBLISHES = envint("TOKSPEED_RUN_MAX_PUBLISHES", 3)
 # One run per endpoint and vantage in flight: a run of the same slot (another workload) waits
-# and is retried after BUSY_RETRY_S; a run of a later slot is skipped with a reason.
+# and is retried after BUSY_RETRY_S; a run of a later slot waits too while it is less than
+# LATE_S late, then is skipped with a reason. LATE_S is also how late a slot whose tick was
+# missed (beat or database down) may still be caught up. Keep LATE_S above LEASE_S: a run whose
+# worker died stops holding the next slot back once its lease runs out.
 TOKSPEED_RUN_BUSY_RETRY_S = envint("TOKSPEED_RUN_BUSY_RETRY_S", 15)
+TOKSPEED_RUN_LATE_S = envint("TOKSPEED_RUN_LATE_S", 90)
 # Circuit breaker: after BREAKER_RUNS failed runs in a row whose errors were all timeouts, an
 # endpoint gets one short request (max BREAKER_PROBE_TOKENS tokens, idle timeout
 # BREAKER_PROBE_TIMEOUT_S) before a whole run is spent on it.
@@ -343,6 +347,9 @@ TOKSPEED_MAX_JSON_DEPTH = envint("TOKSPEED_MAX_JSON_DEPTH", 10)
 # bound), over the last hour and the last 24 hours. 0 turns that limit off.
 TOKSPEED_TRIGGER_QUOTA_HOUR_USD = envfloat("TOKSPEED_TRIGGER_QUOTA_HOUR_USD", 5.0)
 TOKSPEED_TRIGGER_QUOTA_DAY_USD = envfloat("TOKSPEED_TRIGGER_QUOTA_DAY_USD", 20.0)
+# A real endpoint without a list price counts at this price per million tokens (input and
+# output) against the quotas above; the simulator is free.
+TOKSPEED_TRIGGER_UNPRICED_PER_MTOK_USD = envfloat("TOKSPEED_TRIGGER_UNPRICED_PER_MTOK_USD", 15.0)
 TOKSPEED_TRIGGER_MAX_REPETITIONS = envint("TOKSPEED_TRIGGER_MAX_REPETITIONS", 100)
 # Email links expire: unsubscribe links after LINK_MAX_AGE days (an email's link keeps working
 # for a month), subscription confirmation links after CONFIRM_MAX_AGE days.

@@ -11,3 +11,6 @@ urlpatterns = [
     path("alerts/", include("dashboard.alert_urls")),
     path("", include("dashboard.urls")),
 ]
+
+# A database outage answers 503 with Retry-After instead of 500 (dashboard/views/errors.py).
+handler500 = "dashboard.views.errors.server_error"

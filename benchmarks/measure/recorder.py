@@ -29,6 +29,7 @@ from providers.errors import clean_message
 from providers.think import ThinkSplitter
 from providers.tokens import estimate_tokens
 
+from .bounds import bad_usage, bound, storable_text
 from .measurement import Measurement
 from .timing import NS_PER_MS, Reads, decode_tps, read_stats, tpot_ms
 
@@ -229,8 +230,10 @@ class Recorder:
                 self.answer.append(rest)
                 if not self.ttfa_ns:
                     self.ttfa_ns = self.held_ns
-        answer = "".join(self.answer)
-        reasoning = "".join(self.reasoning)
+        # A provider's bytes are checked here, once the stream is over (bounds.py).
+        answer = storable_text("".join(self.answer))
+        reasoning = storable_text("".join(self.reasoning))
+        self._check_usage()
         output_tokens = self.usage.get("output_tokens")
         tokens_source = "usage" if output_tokens is not None else ""
         if output_tokens is None and (answer or reasoning or not self.error_category):
@@ -272,12 +275,21 @@ class Recorder:
             provider_latency_ms=self.provider_latency_ms,
             served_lane=self.served_lane,
         )
+        bound(m)
         reads = read_stats(self.token_ns)
         m.coalesced_events = reads.coalesced_events
         m.saturated = reads.saturated
         if m.ok and output_tokens:  # a refusal that streamed has a pace too (not in statistics)
             self._speed(m, output_tokens, answer, reads)
         return m
+
+    def _check_usage(self) -> None:
+        """A usage block no provider could honestly send fails the sample as malformed; its
+        timings are kept and the counts it gave are dropped."""
+        problem = bad_usage(self.usage)
+        if problem:
+            self.fail(ErrorCategory.STREAM_BROKEN, problem, at_ns=self.end_ns or self.last_data_ns)
+            self.usage.clear()
 
     def _reasoning_mode(
         self, reasoning: str, answer: str, output_tokens: int | None, tokens_source: str

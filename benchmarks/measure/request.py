@@ -11,6 +11,7 @@ plain httpx client) falls back to reading the clock as each piece comes out of a
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from time import perf_counter_ns
@@ -24,9 +25,12 @@ from providers.prompt import Prompt
 from providers.registry import get_adapter, stream_format
 from providers.wire import authorized
 
+from .bounds import malformed_message
 from .http.connection import Connection
 from .measurement import Limits, Measurement
 from .recorder import Recorder
+
+log = logging.getLogger(__name__)
 
 # How much of an error body is read and classified.
 _ERROR_BODY_BYTES = 64 * 1024
@@ -173,10 +177,34 @@ async def execute(
         if not recorder.ended:
             error = transport_error(exc, after_first_token=bool(recorder.ttft_ns))
             recorder.fail_with(error, at_ns=perf_counter_ns())
+    except Exception as exc:  # noqa: BLE001 - bytes nobody could read: this sample's error
+        recorder.fail(ErrorCategory.STREAM_BROKEN, malformed_message(exc), at_ns=perf_counter_ns())
     finally:
         if watchdog is not None:
             watchdog.cancel()
-    return recorder.result(secrets=prepared.secrets)
+    return _result(recorder, prepared.secrets)
+
+
+def _result(recorder: Recorder, secrets: tuple[str, ...]) -> Measurement:
+    """The recorder's Measurement; if the provider's bytes defeat even that, a malformed error
+    with the timings the stream reached (never an exception that would cost the round)."""
+    try:
+        return recorder.result(secrets=secrets)
+    except Exception as exc:  # noqa: BLE001
+        log.warning("stream not understood: %s", type(exc).__name__)
+        reader = Recorder(recorder.adapter, started_at=recorder.started_at, t0_ns=recorder.t0_ns)
+        reader.connect_start_ns, reader.connect_end_ns = (
+            recorder.connect_start_ns,
+            recorder.connect_end_ns,
+        )
+        reader.headers_ns, reader.first_event_ns = recorder.headers_ns, recorder.first_event_ns
+        reader.http_status = recorder.http_status
+        reader.fail(
+            ErrorCategory.STREAM_BROKEN,
+            malformed_message(exc),
+            at_ns=recorder.end_ns or recorder.last_data_ns,
+        )
+        return reader.result(secrets=secrets)
 
 
 def _timed_out(recorder: Recorder, reason: str, limits: Limits) -> None:

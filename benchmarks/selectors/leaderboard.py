@@ -15,6 +15,7 @@ from django.db.models import (
     Sum,
 )
 
+from providers.archive import LIVE_ENDPOINTS
 from providers.models import Endpoint
 
 from ..costs import input_tokens_estimate
@@ -56,6 +57,7 @@ def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None)
     endpoints = (
         Endpoint.objects.select_related("provider")
         .filter(Q(id__in=stats.keys()) | Q(enabled=True, provider__enabled=True))
+        .filter(LIVE_ENDPOINTS)  # archived (deleted through the API): history only
         .annotate(
             **_last_run(
                 primary_workloads=_workload_ids(filters, workload, workloads), vantage=vantage

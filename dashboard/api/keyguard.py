@@ -11,7 +11,11 @@ from urllib.parse import parse_qsl, urlsplit
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework.exceptions import ValidationError
 
-from providers.credentials import is_secret_name, validate_extra_headers
+from providers.credentials import (
+    is_credential_value,
+    is_secret_name,
+    validate_extra_headers,
+)
 
 
 def where_keys_go(env_name: str) -> str:
@@ -49,6 +53,8 @@ def check_json(value: Any, *, env_name: str = "", path: str = "") -> None:
             check_json(item, env_name=env_name, path=f"{path}[{index}]")
     elif isinstance(value, str) and "\x00" in value:
         raise ValidationError(f"{path or 'value'}: null characters are not allowed.")
+    elif is_credential_value(value):  # the header rule, applied to values: {"user": "sk-…"}
+        raise ValidationError(f"{path or 'value'}: {where_keys_go(env_name)}")
 
 
 def check_headers(headers: Any, *, env_name: str) -> dict[str, str]:

@@ -7,6 +7,7 @@ from benchmarks.selectors import agent_loop
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.history import endpoint_history
 from benchmarks.selectors.leaderboard import leaderboard
+from providers.archive import LIVE_ENDPOINTS
 from providers.models import Endpoint, model_family
 
 from ..caching import revalidated
@@ -71,7 +72,8 @@ def picker_groups() -> list[tuple[str, list[Endpoint]]]:
     """Every endpoint, grouped by model family (the most widely served first), then by provider:
     the comparison people come for is one model at several providers."""
     groups: dict[str, list[Endpoint]] = {}
-    for endpoint in Endpoint.objects.select_related("provider").order_by("provider__name", "model"):
+    endpoints = Endpoint.objects.select_related("provider").filter(LIVE_ENDPOINTS)
+    for endpoint in endpoints.order_by("provider__name", "model"):
         groups.setdefault(model_family(endpoint.display_name or endpoint.model), []).append(
             endpoint
         )

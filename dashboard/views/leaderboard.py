@@ -60,7 +60,7 @@ def chart_rows(rows: list[BoardRow]) -> list[dict]:
 def not_measured() -> list[Provider]:
     """Real providers switched off (their key variable is unset, or off in the admin)."""
     return list(
-        Provider.objects.filter(enabled=False, simulated=False)
+        Provider.objects.filter(enabled=False, simulated=False, archived_at__isnull=True)
         .annotate(endpoint_count=Count("endpoints"))
         .filter(endpoint_count__gt=0)
         .order_by("name")

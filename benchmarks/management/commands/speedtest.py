@@ -17,8 +17,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from benchmarks.clients import network_for
 from benchmarks.measure import Limits, Measurement, make_client, measure_burst
-from benchmarks.network import network_for
 from benchmarks.prompts import build_prompt
 from benchmarks.stats import median, summarize
 from providers.base import EndpointConfig

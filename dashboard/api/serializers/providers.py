@@ -5,6 +5,7 @@ from typing import Any
 from rest_framework import serializers
 
 from providers import lanes
+from providers.credentials import mask_credentials
 from providers.models import Endpoint, Provider
 
 from ..keyguard import check_headers, check_json, check_url, refuse_secret_fields
@@ -128,6 +129,12 @@ class EndpointSerializer(serializers.ModelSerializer):
             "chips": {"min_value": 1, "max_value": 1_000_000},
             "chip_bandwidth_tbps": {"min_value": 0.001, "max_value": 10_000},
         }
+
+    def to_representation(self, endpoint: Endpoint) -> dict:
+        data = super().to_representation(endpoint)
+        # Rows stored before values were checked: a key in the body is never shown.
+        data["extra_body"] = mask_credentials(data.get("extra_body") or {})
+        return data
 
     def get_roofline_tps(self, endpoint: Endpoint) -> float | None:
         return endpoint.roofline_tps()

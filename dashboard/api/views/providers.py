@@ -1,16 +1,19 @@
 """Providers and endpoints (staff write; keys stay in the environment); endpoint history."""
 
 import django_filters
-from django.db.models import Count
+from django.db.models import Count, Q
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
 from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from benchmarks.connection_check import check_connection
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.history import endpoint_history
+from providers import archive
 from providers.models import Endpoint, Provider
 
 from ...filters import SlugChoiceFilter
@@ -18,28 +21,95 @@ from ..serializers.providers import EndpointSerializer, ProviderSerializer
 from .base import ModelViewSet
 from .docs import BOARD_PARAMETERS
 
+ARCHIVED_HELP = "true: only archived (deleted) ones; false or absent: only live ones."
 
-class ProviderViewSet(ModelViewSet):
+
+class ArchiveMixin:
+    """DELETE archives (history kept, restorable); POST …/restore/ undoes it; POST …/purge/
+    with {"confirm": "<slug>"} deletes an archived one and all its history (superusers only)."""
+
+    live = Q(archived_at__isnull=True)
+
+    def filter_queryset(self, queryset):
+        if self.action == "list" and "archived" not in self.request.query_params:
+            queryset = queryset.filter(self.live)
+        return super().filter_queryset(queryset)
+
+    def destroy(self, request: Request, slug: str) -> Response:
+        item = self.get_object()
+        archive.archive(item)
+        return Response(
+            {
+                "slug": item.slug,
+                "archived_at": item.archived_at,
+                "detail": "Archived: hidden from boards and schedules; runs and samples kept. "
+                "POST restore/ brings it back; POST purge/ deletes it and its history.",
+            }
+        )
+
+    @extend_schema(request=None, responses={200: OpenApiResponse(OpenApiTypes.OBJECT)})
+    @action(detail=True, methods=["post"], filterset_class=None, pagination_class=None)
+    def restore(self, request: Request, slug: str) -> Response:
+        item = self.get_object()
+        archive.restore(item)
+        return Response({"slug": item.slug, "archived_at": None, "enabled": True})
+
+    @extend_schema(
+        request={"application/json": {"type": "object", "properties": {"confirm": {}}}},
+        responses={200: OpenApiResponse(OpenApiTypes.OBJECT)},
+        summary="Purge an archived item and all its history",
+        description="Superusers only. Deletes runs, samples and alerts for good: the item must "
+        'be archived (DELETE) first and the body must repeat its slug: {"confirm": "<slug>"}.',
+    )
+    @action(detail=True, methods=["post"], filterset_class=None, pagination_class=None)
+    def purge(self, request: Request, slug: str) -> Response:
+        if not request.user.is_superuser:
+            raise PermissionDenied("Purging deletes history for good: superusers only.")
+        item = self.get_object()
+        confirm = request.data.get("confirm") if isinstance(request.data, dict) else None
+        try:
+            deleted = archive.purge(item, confirm=confirm if isinstance(confirm, str) else "")
+        except archive.PurgeRefused as exc:
+            raise ValidationError({"confirm": [str(exc)]}) from None
+        return Response({"slug": slug, "purged": deleted}, status=status.HTTP_200_OK)
+
+
+class ProviderFilter(django_filters.FilterSet):
+    archived = django_filters.BooleanFilter(
+        field_name="archived_at", lookup_expr="isnull", exclude=True, help_text=ARCHIVED_HELP
+    )
+
+    class Meta:
+        model = Provider
+        fields = ["archived"]
+
+
+class ProviderViewSet(ArchiveMixin, ModelViewSet):
     """Vendors or servers speaking one wire protocol. `api_key_env` is a variable's name."""
 
     queryset = Provider.objects.annotate(endpoint_count=Count("endpoints")).order_by("name")
     serializer_class = ProviderSerializer
+    filterset_class = ProviderFilter
 
 
 class EndpointFilter(django_filters.FilterSet):
     provider = SlugChoiceFilter(queryset=Provider.objects.all(), help_text="Provider slug.")
+    archived = django_filters.BooleanFilter(
+        field_name="archived_at", lookup_expr="isnull", exclude=True, help_text=ARCHIVED_HELP
+    )
 
     class Meta:
         model = Endpoint
-        fields = ["provider"]
+        fields = ["provider", "archived"]
 
 
-class EndpointViewSet(ModelViewSet):
+class EndpointViewSet(ArchiveMixin, ModelViewSet):
     """Models served by providers: what the leaderboard ranks."""
 
     queryset = Endpoint.objects.select_related("provider").order_by("provider__name", "model")
     serializer_class = EndpointSerializer
     filterset_class = EndpointFilter
+    live = archive.LIVE_ENDPOINTS
     query_params_allowed_by_action = {"history": ("workload", "vantage", "window")}
 
     def allowed_query_params(self) -> set[str]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import logging
 import smtplib
+import time
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -95,8 +97,27 @@ def _send_confirmation(request: HttpRequest, subscription: Subscription) -> None
 def subscription_resend(request: HttpRequest, pk: int) -> HttpResponse:
     subscription = get_object_or_404(Subscription, id=pk, user=request.user)
     if subscription.confirmed_at is None:
-        _send_confirmation(request, subscription)
+        if _resends_left(subscription.id):
+            _send_confirmation(request, subscription)
+        else:
+            messages.error(
+                request,
+                f"{RESENDS_PER_HOUR} confirmation emails already went to {subscription.email} "
+                "this hour; try again later.",
+            )
     return redirect("alerts:subscriptions")
+
+
+# Confirmation emails one subscription may get per hour (an unverified address is someone
+# else's inbox until its owner follows the link).
+RESENDS_PER_HOUR = 3
+
+
+def _resends_left(subscription_id: int) -> bool:
+    """Count this resend atomically (cache add + incr: Redis INCR) in the current hour."""
+    key = f"alerts-resend:{subscription_id}:{int(time.time() // 3600)}"
+    cache.add(key, 0, timeout=3700)
+    return cache.incr(key) <= RESENDS_PER_HOUR
 
 
 def subscription_confirm(request: HttpRequest, token: str) -> HttpResponse:
