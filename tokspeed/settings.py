@@ -8,13 +8,15 @@ import dj_database_url
 from celery.schedules import crontab
 
 from .env import envbool, envfloat, envint, envlist, read_secret
+from .state import secret_path, var_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("TOKSPEED_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR = var_dir()
 
 DEBUG = envbool("DEBUG", False)
-# Without SECRET_KEY in the environment, the per-install secret `manage.py up` keeps in VAR_DIR.
-SECRET_KEY = os.environ.get("SECRET_KEY") or read_secret(VAR_DIR / "secret_key")
+# Without SECRET_KEY in the environment, the per-install secret kept in VAR_DIR: every entry point
+# makes it with DEBUG on (tokspeed.state.settle_secret), `manage.py up` always.
+SECRET_KEY = os.environ.get("SECRET_KEY") or read_secret(secret_path())
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS")
 
