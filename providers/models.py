@@ -156,8 +156,10 @@ class Endpoint(models.Model):
     def why_disabled(self) -> str | None:
         """Why runs skip this endpoint: "no_key" (the provider's key variable is unset),
         "provider" or "endpoint" (switched off in the admin); None when it is measured."""
+        if not self.provider.key_configured:
+            return "no_key"  # an enabled provider without its key fails every run at once
         if not self.provider.enabled:
-            return "provider" if self.provider.key_configured else "no_key"
+            return "provider"
         if not self.enabled:
             return "endpoint"
         return None

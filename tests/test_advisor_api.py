@@ -143,6 +143,34 @@ def test_it_queues_exactly_the_missing_runs_for_staff(client, django_user_model,
     }
 
 
+def test_it_queues_only_runs_that_can_run_and_says_what_it_left_out(
+    client, django_user_model, world, monkeypatch
+):
+    """An endpoint without its key, or disabled, would fail at once or sit queued for ever."""
+    profile, fast, cheap, lonely = world
+    profile.concurrency = 10
+    profile.save()
+    fast.provider.api_key_env = "TOKSPEED_TEST_UNSET_FASTCO_KEY"
+    fast.provider.save()
+    monkeypatch.delenv("TOKSPEED_TEST_UNSET_FASTCO_KEY", raising=False)
+    lonely.provider.enabled = False
+    lonely.provider.save()
+    client.force_login(django_user_model.objects.create_user("ada", is_staff=True))
+    page = client.get("/advisor/chat/").content.decode()
+    assert "Queue the 1 missing run<" in page, "the button counts runs that cannot run"
+    assert 'id="missing-left-out"' in page, "the page does not say what the button leaves out"
+
+    response = client.post("/advisor/chat/measure/", follow=True)
+
+    queued = Run.objects.filter(status=RunStatus.QUEUED).select_related("endpoint")
+    assert {r.endpoint.slug for r in queued} == {"cheap"}, "runs went to endpoints that can't run"
+    said = [str(m) for m in response.context["messages"]]
+    left_out = next((m for m in said if m.startswith("Left out 2 endpoints")), None)
+    assert left_out, f"the page did not say what was left out: {said}"
+    assert f"{fast.label} (its provider's key variable is not set)" in left_out, left_out
+    assert f"{lonely.label} (its provider is disabled in the admin)" in left_out, left_out
+
+
 def test_it_refuses_the_measure_action_to_non_staff(client, django_user_model, world):
     client.force_login(django_user_model.objects.create_user("bob"))
     before = Run.objects.count()

@@ -57,9 +57,12 @@ def advisor_profile(request: HttpRequest, slug: str) -> HttpResponse:
 @staff_member_required
 def advisor_measure(request: HttpRequest, slug: str) -> HttpResponse:
     profile = get_object_or_404(WorkloadProfile, slug=slug)
-    runs = queue_missing(advise(Shape.of(profile), profile=profile))
+    runs, plan = queue_missing(advise(Shape.of(profile), profile=profile))
     if runs:
-        messages.success(request, f"Queued {len(runs)} run(s): " + ", ".join(map(str, runs)))
-    else:
+        queued = f"Queued {len(runs)} run{'s' if len(runs) != 1 else ''}: "
+        messages.success(request, queued + ", ".join(map(str, runs)))
+    elif not plan.left_out:
         messages.info(request, "Nothing to queue: every endpoint is measured for this shape.")
+    if plan.left_out:
+        messages.warning(request, plan.left_out_line())
     return redirect("benchmarks:advisor_profile", slug=slug)
