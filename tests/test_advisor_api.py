@@ -49,7 +49,10 @@ def test_it_ranks_the_profiles_endpoints_with_task_times_and_costs(reader, world
     assert saved["seconds_per_task"] == pytest.approx(cheap["task_p50_s"] - 2.3)
     expected_usd = (cheap["cost_per_task"] - fast["cost_per_task"]) * 1000
     assert saved["usd_per_1000_tasks"] == pytest.approx(expected_usd)
-    assert "Thin data" in " ".join(body["warnings"]) and "Lonely" in " ".join(body["warnings"])
+    thin = [w for w in body["warnings"] if w.startswith("Thin data")]
+    assert len(thin) == 1 and "1 of 3 ranked endpoints" in thin[0], body["warnings"]
+    assert "Lonely" not in thin[0], "the thin-data warning names endpoints instead of counting"
+    assert [r["endpoint"] for r in body["results"] if r["thin"]] == ["lonely"], "row not marked"
 
 
 def test_it_answers_ad_hoc_parameters_without_a_profile(reader, world):
@@ -186,3 +189,18 @@ def test_it_shows_the_profiles_answer_on_the_page(client, django_user_model, wor
     assert "Switching from" in html and "Thin data" in html
     index = client.get("/advisor/").content.decode()
     assert 'data-profile="chat"' in index and 'data-profile="rag-30k"' in index
+
+
+def test_it_says_thin_data_once_under_the_table_and_marks_the_rows(
+    client, django_user_model, world
+):
+    client.force_login(django_user_model.objects.create_user("bob"))
+    index = client.get("/advisor/").content.decode()
+    row = index.split('data-profile="chat"', 1)[1].split("</tr>", 1)[0]
+    assert "thin data: 1 of 3" in row, "the profile's row is not marked"
+    assert "Thin data" not in row and 'class="error"' not in row, (
+        "the row repeats the warning in red"
+    )
+    marked = index.count('<span class="badge thin"')
+    note = f"Thin data in {marked} answer{'s' if marked != 1 else ''} (marked)"
+    assert index.count("Thin data") == 1 and note in index, "the warning is not said once"

@@ -13,6 +13,7 @@ from advisor.advice import advise
 from advisor.feeds import FORMATS
 from advisor.missing import missing_runs, queue_missing
 from advisor.models import WorkloadProfile
+from advisor.projection import MIN_RUNS
 from advisor.shape import Shape
 from benchmarks.selectors.agent_loop import ATTENTION_S, IMMEDIATE_S
 
@@ -29,7 +30,12 @@ def advisor_index(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "benchmarks/advisor_index.html",
-        {"answers": answers, "thresholds": {"immediate": IMMEDIATE_S, "attention": ATTENTION_S}},
+        {
+            "answers": answers,
+            "thresholds": {"immediate": IMMEDIATE_S, "attention": ATTENTION_S},
+            "thin_answers": sum(1 for _, advice in answers if advice.thin_count),
+            "min_runs": MIN_RUNS,
+        },
     )
 
 
