@@ -98,6 +98,20 @@ def model_family(name: str) -> str:
     return family.strip() or name
 
 
+def families_by_model_id() -> dict[str, str]:
+    """Model id → the family its named endpoints give it: a custom endpoint serving `sim-gpu`
+    with no display name joins the group of the endpoints that call `sim-gpu` "SimGPU"."""
+    named = (
+        Endpoint.objects.exclude(display_name="")
+        .order_by("id")
+        .values_list("model", "display_name")
+    )
+    families: dict[str, str] = {}
+    for model, display_name in named:
+        families.setdefault(model, model_family(display_name))
+    return families
+
+
 class Endpoint(models.Model):
     provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="endpoints")
     slug = models.SlugField(max_length=120, unique=True)
