@@ -20,6 +20,7 @@ from rest_framework.renderers import BaseRenderer
 from benchmarks.models import Run, Sample, Vantage, Workload
 from providers.models import Endpoint
 
+from .money import MONEY_KEYS, money_text
 from .serializers.runs import RUN_FIELDS, SAMPLE_FIELDS
 
 # Rows fetched per round trip of the server-side cursor (QuerySet.iterator on PostgreSQL).
@@ -174,5 +175,5 @@ def leaderboard_csv(rows: list[dict[str, Any]]) -> StreamingHttpResponse:
     """The leaderboard's rows (BoardRow.as_dict), one line each, in the board's order."""
     header = [name for name in rows[0] if name != "alerts"] if rows else ["slug"]
     # A board of a hundred rows, opened in a spreadsheet: no export footer line.
-    rows_out = ([row[n] for n in header] for row in rows)
+    rows_out = ([money_text(row[n]) if n in MONEY_KEYS else row[n] for n in header] for row in rows)
     return _response("leaderboard", header, rows_out, with_footer=False)
