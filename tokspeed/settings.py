@@ -428,8 +428,8 @@ ALERTS_RESOLVE_AFTER = envint("ALERTS_RESOLVE_AFTER", 2)  # consecutive clear ev
 # Resolving also needs the recent runs this many times likelier back at the baseline than still
 # worse by the alert's effect
 ALERTS_RECOVERY_ODDS = envfloat("ALERTS_RECOVERY_ODDS", 3000.0)
-# Availability: an outage opens at ≥ this share of error samples over the last OUTAGE_RUNS runs,
-# and resolves under half of it.
+# Availability: an outage opens when each of the last OUTAGE_RUNS runs has ≥ this share of error
+# samples, and resolves under half of it over those runs.
 ALERTS_OUTAGE_ERROR_SHARE = envfloat("ALERTS_OUTAGE_ERROR_SHARE", 0.5)
 ALERTS_OUTAGE_RUNS = envint("ALERTS_OUTAGE_RUNS", 2)
 # Noise guards: a series whose alerts flip (open/resolve) more than FLAP_LIMIT times in 7 days is
