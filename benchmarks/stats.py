@@ -124,3 +124,8 @@ def _span(sample: Any) -> tuple[float, float] | None:
     end_ms = max((o for o in offsets if o is not None), default=0.0)
     start = started.timestamp()
     return start, start + end_ms / 1000
+
+
+def all_requests(count: int) -> str:
+    """A run's failure reason's subject: "The only request" or "All 5 requests"."""
+    return "The only request" if count == 1 else f"All {count} requests"
