@@ -21,7 +21,7 @@ from .batch import project_batch
 from .digest import load_digest
 from .measures import FIELDS, WINDOW_DAYS
 from .models import WorkloadProfile
-from .projection import Projection
+from .projection import MIN_RUNS, Projection
 from .ranking import Option, rank, reason
 from .shape import Shape
 from .wording import dollars, seconds
@@ -45,6 +45,16 @@ class Advice:
     tod_winners: list[dict[str, Any]] = field(default_factory=list)
     basis: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def thin_count(self) -> int:
+        """Ranked endpoints whose answer stands on too few runs (Projection.thin)."""
+        return sum(1 for o in self.options if o.projection.thin)
+
+    @property
+    def warnings_but_thin(self) -> list[str]:
+        """The warnings a table of answers shows per row (thin data is said once under it)."""
+        return [w for w in self.warnings if not w.startswith("Thin data")]
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -226,11 +236,20 @@ def basis(advice: Advice, *, now: datetime) -> tuple[dict[str, Any], list[str]]:
         warnings.append(
             f"Stale: the newest run is {age_h / 24:.1f} days old; speeds may have changed since."
         )
-    thin = [o.label for o in advice.options if o.projection.thin]
-    if thin:
-        warnings.append(
-            "Thin data (fewer than 6 base runs in the window, so the spread is uncertain): "
-            + ", ".join(thin)
-            + "."
-        )
+    if advice.thin_count:
+        warnings.append(thin_warning(advice.thin_count, len(advice.options)))
     return data, warnings
+
+
+def thin_warning(thin: int, ranked: int) -> str:
+    """Once per answer, with the count: the rows themselves are marked ("thin": true in the API,
+    a "thin data" badge on the page), so no endpoint is named here."""
+    which = (
+        "the only ranked endpoint has"
+        if ranked == 1
+        else f"{thin} of {ranked} ranked endpoints have"
+    )
+    return (
+        f"Thin data: {which} fewer than {MIN_RUNS} base runs in the window, so their spread is "
+        "uncertain (marked thin)."
+    )

@@ -17,7 +17,7 @@ from .models import Run, RunStatus
 from .prompts import prompt_tokens_estimate
 from .resilience import retry_db
 from .rollups import write as rollups
-from .stats import median, per_prompt, summarize
+from .stats import all_requests, median, per_prompt, summarize
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ def decide(run: Run, summary: dict) -> tuple[str, str]:
     if ok == 0:
         if stored == 0:
             return RunStatus.FAILED, "No request completed."
-        return RunStatus.FAILED, f"All {stored} requests failed ({categories})."
+        return RunStatus.FAILED, f"{all_requests(stored)} failed ({categories})."
     if summary["errors"]:
         return RunStatus.PARTIAL, f"{summary['errors']} of {stored} requests failed ({categories})."
     if stored < expected:

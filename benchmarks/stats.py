@@ -160,3 +160,8 @@ def per_prompt(samples: Sequence[Any]) -> list[dict[str, Any]]:
             row[name] = described["p50"] if described else None
         rows.append(row)
     return rows
+
+
+def all_requests(count: int) -> str:
+    """A run's failure reason's subject: "The only request" or "All 5 requests"."""
+    return "The only request" if count == 1 else f"All {count} requests"

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 from rest_framework.routers import DefaultRouter
 
+from .api.schema import cached_schema
 from .api.views.advice import AdviceView
 from .api.views.boards import AgentLoopView, LeaderboardCsvView, LeaderboardView
 from .api.views.catalog import ScheduleViewSet, VantageViewSet, WorkloadViewSet
@@ -56,7 +57,9 @@ urlpatterns = [
         ExportDownloadView.as_view(),
         name="api-export-download",
     ),
-    path("schema/", SpectacularAPIView.as_view(**_public), name="api-schema"),
+    # The schema takes seconds to generate and only changes with the code: made once per process
+    # (the docs page showed "LOADING" for 3–5 s on every visit).
+    path("schema/", cached_schema(SpectacularAPIView.as_view(**_public)), name="api-schema"),
     path(
         "docs/",
         SpectacularSwaggerView.as_view(url_name="api-schema", **_public),

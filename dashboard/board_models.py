@@ -22,11 +22,21 @@ def parse_model_params(query, rows: list[BoardRow]) -> tuple[str, str]:
     """`model` (a family on the board, or "") and `group` ("" or "model"); 400 otherwise."""
     model = (query.get("model") or "").strip()
     group = (query.get("group") or "").strip()
-    if model and model not in {row.model_family for row in rows}:
-        raise ValidationError({"model": [f"model: no endpoint serves {model!r} on this board"]})
+    if model:
+        model = family_of(model, rows)
     if group not in GROUPINGS:
         raise ValidationError({"group": ["group: use 'model' or leave it empty"]})
     return model, group
+
+
+def family_of(model: str, rows: list[BoardRow]) -> str:
+    """The family `model` names: a family on the board or a model id one of its rows serves
+    (`gpt-4o-mini` as well as "GPT-4o mini"), ignoring case; 400 when none does."""
+    wanted = model.casefold()
+    for row in rows:
+        if wanted in (row.model_family.casefold(), row.model.casefold()):
+            return row.model_family
+    raise ValidationError({"model": [f"model: no endpoint serves {model!r} on this board"]})
 
 
 def only_model(rows: list[BoardRow], model: str) -> list[BoardRow]:

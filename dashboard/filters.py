@@ -1,8 +1,17 @@
-"""Run filters shared by the runs list and the CSV exports (one definition, same behaviour)."""
+"""Run filters shared by the runs list and the CSV exports (one definition, same behaviour).
+
+Two spellings of one time range, both accepted everywhere (API, CSV, pages): `since`/`until`
+(ISO 8601 times, until exclusive) and `from`/`to` (whole UTC days as the pages' date pickers
+give them, both inclusive, or ISO times).
+"""
+
+from datetime import UTC, date, datetime, time, timedelta
 
 import django_filters
 from django import forms
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
+from django_filters.fields import IsoDateTimeField
 
 from benchmarks.models import Run, RunStatus, Vantage, Workload
 from providers.models import Endpoint, Provider
@@ -15,6 +24,34 @@ class SlugChoiceFilter(django_filters.ModelChoiceFilter):
         super().__init__(queryset=queryset, to_field_name="slug", **kwargs)
 
 
+class DayOrTimeField(forms.Field):
+    """A day (2026-01-31: its midnight UTC, or the next day's with end_of_day) or an ISO time."""
+
+    def __init__(self, *, end_of_day: bool = False, **kwargs: object) -> None:
+        self.end_of_day = end_of_day
+        super().__init__(**kwargs)
+
+    def to_python(self, value: object) -> datetime | None:
+        text = str(value or "").strip()
+        if not text:
+            return None
+        if len(text) == len("2026-01-31"):
+            try:
+                day = date.fromisoformat(text)
+            except ValueError:
+                raise ValidationError("Give a day (2026-01-31) or an ISO 8601 time.") from None
+            if self.end_of_day:
+                if day >= date.max:
+                    raise ValidationError("Give a real day.")
+                day += timedelta(days=1)
+            return datetime.combine(day, time(), tzinfo=UTC)
+        return IsoDateTimeField().clean(text)
+
+
+class DayOrTimeFilter(django_filters.Filter):
+    field_class = DayOrTimeField
+
+
 class RunFilterForm(forms.Form):
     def clean(self) -> dict:
         data = super().clean()
@@ -24,6 +61,9 @@ class RunFilterForm(forms.Form):
         since, until = data.get("since"), data.get("until")
         if since and until and since >= until:
             self.add_error("until", "Must be later than since.")
+        start, end = data.get("from"), data.get("to")
+        if start and end and start >= end:
+            self.add_error("to", "Must be the same day as from or later.")
         return data
 
 
@@ -50,3 +90,17 @@ class RunFilter(django_filters.FilterSet):
         model = Run
         fields = ["endpoint", "provider", "workload", "vantage", "status", "since", "until"]
         form = RunFilterForm
+
+
+# "from" is a Python keyword: the filters are declared under their query names here.
+RunFilter.base_filters["from"] = DayOrTimeFilter(
+    field_name="slot",
+    lookup_expr="gte",
+    help_text="Runs from this UTC day (2026-01-31) or ISO 8601 time on; the same as since.",
+)
+RunFilter.base_filters["to"] = DayOrTimeFilter(
+    field_name="slot",
+    lookup_expr="lt",
+    end_of_day=True,
+    help_text="Runs up to the end of this UTC day (inclusive), or before this ISO 8601 time.",
+)

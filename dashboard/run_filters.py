@@ -2,7 +2,8 @@
 
 The page takes whole UTC days (`from`, `to`, both inclusive) because a date picker is what a
 person uses; they become the API's `since`/`until` (RunFilter, dashboard/filters.py), so the
-pages, the API and the exports select runs by one definition.
+pages, the API and the exports select runs by one definition. The pages take `since`/`until`
+(ISO times, kept in hidden fields) too, as the API takes `from`/`to`: one pair works everywhere.
 """
 
 from datetime import UTC, date, datetime, time, timedelta
@@ -14,9 +15,10 @@ from django.http import QueryDict
 from benchmarks.models import Run, RunStatus, Vantage, Workload
 from providers.models import Endpoint, Provider
 
-from .filters import RunFilter
+from .filters import DayOrTimeField, RunFilter
 
 FILTER_NAMES = ("endpoint", "provider", "workload", "vantage", "status", "from", "to")
+TIME_NAMES = ("since", "until")  # the API's spelling, accepted by the pages too
 
 
 class DateInput(forms.DateInput):
@@ -29,6 +31,8 @@ class RunListForm(forms.Form):
     workload = forms.ChoiceField(required=False)
     vantage = forms.ChoiceField(required=False)
     status = forms.ChoiceField(required=False, choices=[("", "Any"), *RunStatus.choices])
+    since = DayOrTimeField(required=False, widget=forms.HiddenInput)
+    until = DayOrTimeField(required=False, widget=forms.HiddenInput)
     # "from" is a Python keyword: the field is declared below under its query name.
 
     def __init__(self, *args: object, **kwargs: object) -> None:
@@ -57,6 +61,9 @@ class RunListForm(forms.Form):
             self.add_error("to", "Must be the same day as “from” or later.")
         if end and end >= date.max:
             self.add_error("to", "Give a real day.")
+        since, until = data.get("since"), data.get("until")
+        if since and until and since >= until:
+            self.add_error(None, "until must be later than since.")
         return data
 
     def api_filters(self) -> dict[str, str]:
@@ -67,13 +74,21 @@ class RunListForm(forms.Form):
             query["since"] = _midnight(data["from"]).isoformat()
         if data.get("to"):
             query["until"] = _midnight(data["to"] + timedelta(days=1)).isoformat()
+        # An ISO time is the narrower bound where both spellings are given.
+        if data.get("since"):
+            query["since"] = max(data["since"], _midnight(data.get("from") or date.min)).isoformat()
+        if data.get("until"):
+            end = data["until"]
+            if data.get("to"):
+                end = min(end, _midnight(data["to"] + timedelta(days=1)))
+            query["until"] = end.isoformat()
         return query
 
     def page_filters(self) -> dict[str, str]:
         """The valid form as this page's query (for links that keep the filters)."""
         data = self.cleaned_data
         query = {name: data[name] for name in FILTER_NAMES[:5] if data.get(name)}
-        for name in ("from", "to"):
+        for name in ("from", "to", *TIME_NAMES):
             if data.get(name):
                 query[name] = data[name].isoformat()
         return query
@@ -95,4 +110,4 @@ def matching_runs(api_filters: dict[str, str]) -> QuerySet[Run]:
 
 
 def bound_form(query: QueryDict) -> RunListForm:
-    return RunListForm({name: query.get(name, "") for name in FILTER_NAMES})
+    return RunListForm({name: query.get(name, "") for name in (*FILTER_NAMES, *TIME_NAMES)})

@@ -1,4 +1,6 @@
+from django.templatetags.static import static
 from django.urls import path
+from django.views.generic import RedirectView
 
 from .views.advisor import advisor_index, advisor_measure, advisor_profile
 from .views.agent_loop import agent_loop_page
@@ -28,4 +30,6 @@ urlpatterns = [
     path("advisor/<slug:slug>/", advisor_profile, name="advisor_profile"),
     path("advisor/<slug:slug>/measure/", advisor_measure, name="advisor_measure"),
     path("debug/mail/", debug_mail_page, name="debug_mail"),
+    # Browsers and feed readers ask for /favicon.ico whatever the page's <link rel="icon"> says.
+    path("favicon.ico", RedirectView.as_view(url=static("dashboard/favicon.svg"), permanent=True)),
 ]

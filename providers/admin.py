@@ -3,7 +3,7 @@ name and whether that variable is set in the server's environment."""
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db import models
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
@@ -32,7 +32,7 @@ class ProviderAdmin(admin.ModelAdmin):
         "slug",
         "protocol",
         "base_url",
-        "enabled",
+        "measured",
         "simulated",
         "key_status",
         "endpoint_count",
@@ -46,6 +46,25 @@ class ProviderAdmin(admin.ModelAdmin):
     @admin.display(boolean=True, description="key configured")
     def key_status(self, obj: Provider) -> bool:
         return obj.key_configured
+
+    @admin.display(description="enabled", ordering="enabled")
+    def measured(self, obj: Provider) -> str:
+        """Not a bare ✓ when the key variable is unset: such a provider's runs all fail."""
+        if not obj.enabled:
+            return "Disabled"
+        if not obj.key_configured:
+            return f"⚠ Enabled, but {obj.api_key_env} is not set: not measured"
+        return "Enabled ✓"
+
+    def save_model(self, request: HttpRequest, obj: Provider, form: object, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if obj.enabled and not obj.key_configured:
+            messages.warning(
+                request,
+                f"{obj.api_key_env} is not set in this server's environment: {obj.name}'s "
+                "endpoints are not measured until it is (set it where the workers run, then "
+                "restart them).",
+            )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Provider]:
         return super().get_queryset(request).annotate(n_endpoints=Count("endpoints"))

@@ -104,6 +104,20 @@ def model_family(name: str) -> str:
     return family.strip() or name
 
 
+def families_by_model_id() -> dict[str, str]:
+    """Model id → the family its named endpoints give it: a custom endpoint serving `sim-gpu`
+    with no display name joins the group of the endpoints that call `sim-gpu` "SimGPU"."""
+    named = (
+        Endpoint.objects.exclude(display_name="")
+        .order_by("id")
+        .values_list("model", "display_name")
+    )
+    families: dict[str, str] = {}
+    for model, display_name in named:
+        families.setdefault(model, model_family(display_name))
+    return families
+
+
 class Endpoint(models.Model):
     provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="endpoints")
     slug = models.SlugField(max_length=120, unique=True)
@@ -183,8 +197,10 @@ class Endpoint(models.Model):
     def why_disabled(self) -> str | None:
         """Why runs skip this endpoint: "no_key" (the provider's key variable is unset),
         "provider" or "endpoint" (switched off in the admin); None when it is measured."""
+        if not self.provider.key_configured:
+            return "no_key"  # an enabled provider without its key fails every run at once
         if not self.provider.enabled:
-            return "provider" if self.provider.key_configured else "no_key"
+            return "provider"
         if not self.enabled:
             return "endpoint"
         return None

@@ -7,6 +7,9 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+# Said wherever a loopback or private target is refused (registration and every connect).
+PRIVATE_HINT = "set TOKSPEED_ALLOW_PRIVATE_ENDPOINTS=1 to benchmark local servers"
+
 
 def is_private(address: str) -> bool:
     """True unless `address` (an IP; zone ids like fe80::1%eth0 allowed) is publicly routable.
@@ -41,6 +44,5 @@ def validate_base_url(url: str) -> None:
         raise ValidationError(f"Host {parts.hostname!r} does not resolve.") from exc
     if any(is_private(info[4][0]) for info in infos):
         raise ValidationError(
-            f"Host {parts.hostname!r} resolves to a private or loopback address; "
-            "set TOKSPEED_ALLOW_PRIVATE_ENDPOINTS=1 to benchmark local servers."
+            f"Host {parts.hostname!r} resolves to a private or loopback address; {PRIVATE_HINT}."
         )

@@ -50,7 +50,10 @@ def test_it_ranks_the_profiles_endpoints_with_task_times_and_costs(reader, world
     assert saved["seconds_per_task"] == pytest.approx(cheap["task_p50_s"] - 2.3)
     expected_usd = (cheap["cost_per_task"] - fast["cost_per_task"]) * 1000
     assert saved["usd_per_1000_tasks"] == pytest.approx(expected_usd)
-    assert "Thin data" in " ".join(body["warnings"]) and "Lonely" in " ".join(body["warnings"])
+    thin = [w for w in body["warnings"] if w.startswith("Thin data")]
+    assert len(thin) == 1 and "1 of 3 ranked endpoints" in thin[0], body["warnings"]
+    assert "Lonely" not in thin[0], "the thin-data warning names endpoints instead of counting"
+    assert [r["endpoint"] for r in body["results"] if r["thin"]] == ["lonely"], "row not marked"
 
 
 def test_it_answers_ad_hoc_parameters_without_a_profile(reader, world):
@@ -179,6 +182,34 @@ def test_it_queues_exactly_the_missing_runs_for_staff(client, django_user_model,
     }
 
 
+def test_it_queues_only_runs_that_can_run_and_says_what_it_left_out(
+    client, django_user_model, world, monkeypatch
+):
+    """An endpoint without its key, or disabled, would fail at once or sit queued for ever."""
+    profile, fast, cheap, lonely = world
+    profile.concurrency = 10
+    profile.save()
+    fast.provider.api_key_env = "TOKSPEED_TEST_UNSET_FASTCO_KEY"
+    fast.provider.save()
+    monkeypatch.delenv("TOKSPEED_TEST_UNSET_FASTCO_KEY", raising=False)
+    lonely.provider.enabled = False
+    lonely.provider.save()
+    client.force_login(django_user_model.objects.create_user("ada", is_staff=True))
+    page = client.get("/advisor/chat/").content.decode()
+    assert "Queue the 1 missing run<" in page, "the button counts runs that cannot run"
+    assert 'id="missing-left-out"' in page, "the page does not say what the button leaves out"
+
+    response = client.post("/advisor/chat/measure/", follow=True)
+
+    queued = Run.objects.filter(status=RunStatus.QUEUED).select_related("endpoint")
+    assert {r.endpoint.slug for r in queued} == {"cheap"}, "runs went to endpoints that can't run"
+    said = [str(m) for m in response.context["messages"]]
+    left_out = next((m for m in said if m.startswith("Left out 2 endpoints")), None)
+    assert left_out, f"the page did not say what was left out: {said}"
+    assert f"{fast.label} (its provider's key variable is not set)" in left_out, left_out
+    assert f"{lonely.label} (its provider is disabled in the admin)" in left_out, left_out
+
+
 def test_it_refuses_the_measure_action_to_non_staff(client, django_user_model, world):
     client.force_login(django_user_model.objects.create_user("bob"))
     before = Run.objects.count()
@@ -194,3 +225,18 @@ def test_it_shows_the_profiles_answer_on_the_page(client, django_user_model, wor
     assert "Switching from" in html and "Thin data" in html
     index = client.get("/advisor/").content.decode()
     assert 'data-profile="chat"' in index and 'data-profile="rag-30k"' in index
+
+
+def test_it_says_thin_data_once_under_the_table_and_marks_the_rows(
+    client, django_user_model, world
+):
+    client.force_login(django_user_model.objects.create_user("bob"))
+    index = client.get("/advisor/").content.decode()
+    row = index.split('data-profile="chat"', 1)[1].split("</tr>", 1)[0]
+    assert "thin data: 1 of 3" in row, "the profile's row is not marked"
+    assert "Thin data" not in row and 'class="error"' not in row, (
+        "the row repeats the warning in red"
+    )
+    marked = index.count('<span class="badge thin"')
+    note = f"Thin data in {marked} answer{'s' if marked != 1 else ''} (marked)"
+    assert index.count("Thin data") == 1 and note in index, "the warning is not said once"

@@ -360,23 +360,20 @@ def test_it_reports_many_series_slowing_at_once_as_one_probe_alert(series) -> No
 
 def test_it_opens_an_outage_naming_the_error_categories(series) -> None:
     history(series, days=3)
-    failing = store_run(
-        **series,
-        slot=T0 + timedelta(hours=8),
-        decode=[],
-        ttft=[],
-        errors=["overloaded"] * 4 + ["rate_limited"],
-    )
+    errors = ["overloaded"] * 4 + ["rate_limited"]
+    first = store_run(**series, slot=T0 + timedelta(hours=8), decode=[], ttft=[], errors=errors)
+    assert evaluate(first).opened == [], "one failed run after a good one opened an outage"
+    assert not Alert.objects.exists()
+    failing = store_run(**series, slot=T0 + timedelta(hours=16), decode=[], ttft=[], errors=errors)
     outcome = evaluate(failing)
     alert = Alert.objects.get()
-    assert outcome.opened == [alert.id]  # 5 of the last 2 runs' 10 samples failed: 50 %
+    assert outcome.opened == [alert.id]  # both of the last 2 runs failed
     assert (alert.kind, alert.severity) == (Kind.OUTAGE, "major")
-    assert alert.error_categories == {"overloaded": 4, "rate_limited": 1}
-    assert alert.error_rate == pytest.approx(0.5)
+    assert alert.error_categories == {"overloaded": 8, "rate_limited": 2}
+    assert alert.error_rate == pytest.approx(1.0)
     assert "overloaded, rate_limited" in alert.subject
-    assert alert.first_bad_at == failing.slot
     # Two good runs: the share over the last two runs falls to 0 and the outage resolves.
-    outcomes = later(series, [16, 24], decode=DECODE, seed=11)
+    outcomes = later(series, [24, 32], decode=DECODE, seed=11)
     assert not outcomes[0].resolved and outcomes[1].resolved == [alert.id]
 
 
@@ -395,12 +392,17 @@ def test_it_skips_a_run_whose_later_run_was_evaluated_first(series) -> None:
 
 def test_it_says_could_not_connect_for_an_unreachable_provider(series) -> None:
     history(series, days=3)
-    failing = store_run(
-        **series, slot=T0 + timedelta(hours=8), decode=[], ttft=[], errors=["unreachable"] * 5
-    )
-    evaluate_after_run(failing.id)
+    for hour in (8, 16):
+        failing = store_run(
+            **series,
+            slot=T0 + timedelta(hours=hour),
+            decode=[],
+            ttft=[],
+            errors=["unreachable"] * 5,
+        )
+        evaluate_after_run(failing.id)
     alert = Alert.objects.get()
-    assert alert.kind == Kind.OUTAGE and alert.error_categories == {"unreachable": 5}
+    assert alert.kind == Kind.OUTAGE and alert.error_categories == {"unreachable": 10}
     assert "of requests failed (could not connect)" in alert.subject
 
 

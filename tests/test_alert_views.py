@@ -94,6 +94,19 @@ def test_it_lists_open_alerts_and_keeps_closed_ones_in_history(client, user, reg
     assert "No alerts here" in client.get("/alerts/?view=history&severity=minor").content.decode()
 
 
+def test_it_says_nobody_is_told_without_alert_emails_or_subscribers(client, user, settings):
+    settings.ALERT_EMAILS = []
+    client.force_login(user)
+    page = client.get("/alerts/").content.decode()
+    assert 'id="nobody-told"' in page and "ALERT_EMAILS" in page, "silence is not explained"
+
+    Subscription.objects.create(user=user, email="ana@team.example", confirmed_at=T0)
+    assert 'id="nobody-told"' not in client.get("/alerts/").content.decode()
+    Subscription.objects.all().delete()
+    settings.ALERT_EMAILS = ["oncall@team.example"]
+    assert 'id="nobody-told"' not in client.get("/alerts/").content.decode()
+
+
 def test_it_answers_a_bad_filter_with_a_400_naming_it(client, user) -> None:
     client.force_login(user)
     page = client.get("/alerts/?severity=catastrophic")
@@ -177,10 +190,11 @@ def test_it_never_offers_an_outage_as_the_new_baseline(client, user, series) -> 
     store_history(
         **series, slots=daily_slots(end=T0, days=1), decode=lambda s: 70.0, ttft=lambda s: 600.0
     )
-    failing = store_run(
-        **series, slot=T0 + timedelta(hours=8), decode=[], ttft=[], errors=["overloaded"] * 5
-    )
-    evaluate_after_run(failing.id)
+    for hour in (8, 16):  # two failed runs open an outage
+        failing = store_run(
+            **series, slot=T0 + timedelta(hours=hour), decode=[], ttft=[], errors=["overloaded"] * 5
+        )
+        evaluate_after_run(failing.id)
     outage = Alert.objects.get()
     client.force_login(user)
     assert (

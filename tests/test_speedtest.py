@@ -116,6 +116,25 @@ def test_it_measures_a_registered_endpoint_by_slug(simulator: SimulatorHandle) -
 
 
 @pytest.mark.django_db
+def test_it_hints_at_the_setting_when_a_registered_endpoint_is_loopback(
+    simulator: SimulatorHandle, settings
+) -> None:
+    """Outside `make run` private targets are refused; the slug form says how to allow them."""
+    provider = Provider.objects.create(
+        slug="sim-openai", name="SimCloud", protocol="openai_chat", base_url=simulator.openai_base
+    )
+    Endpoint.objects.create(provider=provider, slug="sim-fast-openai", model="sim-fast")
+    settings.TOKSPEED_ALLOW_PRIVATE_ENDPOINTS = False
+
+    with pytest.raises(CommandError) as refused:
+        speedtest("sim-fast-openai")
+
+    said = str(refused.value)
+    assert "resolves to a private or loopback address" in said, said
+    assert "set TOKSPEED_ALLOW_PRIVATE_ENDPOINTS=1" in said, f"no hint: {said}"
+
+
+@pytest.mark.django_db
 def test_it_refuses_an_unknown_endpoint_slug() -> None:
     with pytest.raises(CommandError, match="Unknown endpoint 'nope'"):
         speedtest("nope")
@@ -134,7 +153,7 @@ def test_it_stops_after_a_round_that_failed_entirely(
 ) -> None:
     monkeypatch.setenv("TOKSPEED_TEST_KEY", "sk-wrong-key-000000000000")
     out = StringIO()
-    with pytest.raises(CommandError, match="all 1 requests failed; first: auth"):
+    with pytest.raises(CommandError, match="the only request failed; first: auth"):
         call_command(
             "speedtest",
             *adhoc(keyed_simulator, "sim-fast", "--api-key-env", "TOKSPEED_TEST_KEY", "--json"),
@@ -175,7 +194,7 @@ def test_it_exits_non_zero_for_an_unreachable_host() -> None:
 
     assert result.returncode == 1
     assert result.stderr.strip().startswith(
-        "CommandError: all 1 requests failed; first: unreachable"
+        "CommandError: the only request failed; first: unreachable"
     )
     assert "127.0.0.1:9" in result.stderr and result.stderr.count("\n") == 1
     assert result.stdout == ""  # no header, no table of empty rows

@@ -57,6 +57,28 @@ def test_it_filters_the_board_to_one_model_at_every_provider(user_client, llama)
     assert bad.status_code == 400 and "no endpoint serves" in bad.content.decode()
 
 
+def test_it_filters_by_model_id_and_groups_an_unnamed_endpoint_with_its_model(user_client, llama):
+    """`?model=` takes the id a row shows in `model`; a custom endpoint serving that id with no
+    display name joins the named endpoints' group instead of forming its own."""
+    slot = data.recent_slots(1)[0]
+    model_id = llama["groq-llama"].model
+    custom = data.endpoint(
+        data.provider("my-vllm"), "my-vllm-llama", model=model_id, display_name=""
+    )
+    data.run(custom, slot, decode_tps=200.0)
+
+    api = user_client.get("/api/v1/leaderboard/", {"model": model_id})
+    assert api.status_code == 200, f"model id {model_id!r} refused: {api.content[:200]}"
+    slugs = {row["slug"] for row in api.json()["rows"]}
+    assert {"groq-llama", "my-vllm-llama"} <= slugs and "gpt" not in slugs, slugs
+    families = {row["slug"]: row["model_family"] for row in api.json()["rows"]}
+    assert families["my-vllm-llama"] == families["groq-llama"], families
+
+    html = user_client.get("/", {"group": "model"}).content.decode()
+    groups = re.findall(r'<tbody data-model="([^"]+)"', html)
+    assert model_id not in groups, f"the custom endpoint formed its own group: {groups}"
+
+
 def test_it_groups_rows_by_model_best_group_first(user_client, llama):
     html = user_client.get("/", {"group": "model"}).content.decode()
     groups = re.findall(r'<tbody data-model="([^"]+)"', html)

@@ -6,9 +6,10 @@ from pathlib import Path
 from celery import Celery
 from celery.signals import beat_init
 
-from .state import broker_folders, ensure_folders
+from .state import broker_folders, ensure_folders, settle_secret
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tokspeed.settings")
+settle_secret()  # DEBUG: the per-install secret every entry point shares
 
 app = Celery("tokspeed")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -8,13 +8,15 @@ import dj_database_url
 from celery.schedules import crontab
 
 from .env import envbool, envfloat, envint, envlist, read_secret
+from .state import secret_path, var_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("TOKSPEED_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR = var_dir()
 
 DEBUG = envbool("DEBUG", False)
-# Without SECRET_KEY in the environment, the per-install secret `manage.py up` keeps in VAR_DIR.
-SECRET_KEY = os.environ.get("SECRET_KEY") or read_secret(VAR_DIR / "secret_key")
+# Without SECRET_KEY in the environment, the per-install secret kept in VAR_DIR: every entry point
+# makes it with DEBUG on (tokspeed.state.settle_secret), `manage.py up` always.
+SECRET_KEY = os.environ.get("SECRET_KEY") or read_secret(secret_path())
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS")
 
@@ -66,6 +68,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "dashboard.context_processors.public_dashboard",
             ],
         },
     },
@@ -433,8 +436,8 @@ ALERTS_RESOLVE_AFTER = envint("ALERTS_RESOLVE_AFTER", 2)  # consecutive clear ev
 # Resolving also needs the recent runs this many times likelier back at the baseline than still
 # worse by the alert's effect
 ALERTS_RECOVERY_ODDS = envfloat("ALERTS_RECOVERY_ODDS", 3000.0)
-# Availability: an outage opens at ≥ this share of error samples over the last OUTAGE_RUNS runs,
-# and resolves under half of it.
+# Availability: an outage opens when each of the last OUTAGE_RUNS runs has ≥ this share of error
+# samples, and resolves under half of it over those runs.
 ALERTS_OUTAGE_ERROR_SHARE = envfloat("ALERTS_OUTAGE_ERROR_SHARE", 0.5)
 ALERTS_OUTAGE_RUNS = envint("ALERTS_OUTAGE_RUNS", 2)
 # Noise guards: a series whose alerts flip (open/resolve) more than FLAP_LIMIT times in 7 days is

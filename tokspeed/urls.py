@@ -8,6 +8,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include("dashboard.api_urls")),
     path("api/v1/", include("dashboard.alert_api_urls")),
+    path("api/", include("dashboard.api_not_found_urls")),  # after every API route: JSON 404
     path("alerts/", include("dashboard.alert_urls")),
     path("", include("dashboard.urls")),
 ]

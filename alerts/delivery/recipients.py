@@ -77,3 +77,10 @@ class Audience:
             for email in sorted(pick(event)):
                 by_email[email].append(event)
         return dict(by_email)
+
+
+def anyone_told() -> bool:
+    """Whether an alert reaches anybody: ALERT_EMAILS, or one confirmed, active subscription."""
+    if settings.ALERT_EMAILS:
+        return True
+    return Subscription.objects.filter(active=True, confirmed_at__isnull=False).exists()

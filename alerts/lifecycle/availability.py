@@ -1,7 +1,8 @@
 """Availability: the share of error samples over a series' last runs (docs/design.md §7).
 
-An outage opens at ≥ ALERTS_OUTAGE_ERROR_SHARE errors over the last ALERTS_OUTAGE_RUNS runs and
-resolves under half that share; runs without any sample (a missing key, a run that never
+An outage opens when each of the last ALERTS_OUTAGE_RUNS runs has ≥ ALERTS_OUTAGE_ERROR_SHARE
+errors (two failed runs, not one failed run after a good one), and resolves when the share over
+those runs is under half that; runs without any sample (a missing key, a run that never
 started) say nothing about the provider and are skipped.
 """
 
@@ -59,7 +60,7 @@ def check(run: Run) -> Availability:
     samples = sum(r.ok_count + r.error_count for r in recent_runs)
     share = errors / samples
     threshold = settings.ALERTS_OUTAGE_ERROR_SHARE
-    if share >= threshold:
+    if all_failed(recent_runs, threshold=threshold):
         verdict = Verdict.POSITIVE
     elif share < threshold / 2:
         verdict = Verdict.CLEAR
@@ -70,3 +71,11 @@ def check(run: Run) -> Availability:
         for r in sorted(recent_runs, key=lambda r: r.slot)
     ]
     return Availability(verdict, samples, errors, dict(categories.most_common()), per_run)
+
+
+def all_failed(runs: list[Run], *, threshold: float) -> bool:
+    """Each of the last ALERTS_OUTAGE_RUNS runs (newest first) failed at ≥ threshold; fewer runs
+    than that cannot open an outage yet."""
+    if len(runs) < settings.ALERTS_OUTAGE_RUNS:
+        return False
+    return all(run.error_count >= threshold * (run.ok_count + run.error_count) for run in runs)

@@ -16,7 +16,7 @@ from django.db.models import (
 )
 
 from providers.archive import LIVE_ENDPOINTS
-from providers.models import Endpoint
+from providers.models import Endpoint, families_by_model_id
 
 from ..costs import input_tokens_estimate
 from ..models import Run, RunStatus, Vantage, Workload
@@ -76,9 +76,19 @@ def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None)
         )
         for endpoint in endpoints
     ]
+    adopt_families(rows)
     rows = sort_rows(rows, filters.sort)
     mark_ties(rows, filters.sort)
     return rows
+
+
+def adopt_families(rows: list[BoardRow]) -> None:
+    """A row named only by its model id joins the family its model's named endpoints form."""
+    unnamed = [row for row in rows if row.label == row.model]
+    if unnamed:
+        families = families_by_model_id()
+        for row in unnamed:
+            row.named_family = families.get(row.model, "")
 
 
 def _exact(

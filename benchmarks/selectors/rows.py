@@ -84,6 +84,8 @@ class BoardRow:
     last_run_status: str | None = None
     rank: int | None = None
     tie: bool = False
+    # The family of the model id's named endpoints, for a row without a display name (not output).
+    named_family: str = ""
 
     @property
     def has_data(self) -> bool:
@@ -100,7 +102,7 @@ class BoardRow:
 
     @property
     def model_family(self) -> str:
-        return model_family(self.label)
+        return self.named_family or model_family(self.label)
 
     @property
     def roofline_efficiency(self) -> float | None:
@@ -120,7 +122,7 @@ class BoardRow:
         return data
 
 
-_FIELD_NAMES = tuple(field.name for field in fields(BoardRow))
+_FIELD_NAMES = tuple(field.name for field in fields(BoardRow) if field.name != "named_family")
 
 
 def sort_rows(rows: list[BoardRow], sort: str) -> list[BoardRow]:

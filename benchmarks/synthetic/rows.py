@@ -9,7 +9,7 @@ from django.db import models
 from ..buckets import tod_bucket
 from ..measure.measurement import SAMPLE_FIELDS
 from ..models import RunStatus, Sample
-from ..stats import median
+from ..stats import all_requests, median
 from .generate import ERROR_STATUS, ERRORS, Batch, to_datetimes
 from .summaries import summaries
 
@@ -29,7 +29,7 @@ def _status(ok: int, summary: dict) -> tuple[str, str]:
     stored = summary["samples"]
     categories = ", ".join(f"{n} × {c}" for c, n in summary["errors_by_category"].items())
     if ok == 0:
-        return RunStatus.FAILED, f"All {stored} requests failed ({categories})."
+        return RunStatus.FAILED, f"{all_requests(stored)} failed ({categories})."
     if ok < stored:
         return RunStatus.PARTIAL, f"{stored - ok} of {stored} requests failed ({categories})."
     return RunStatus.DONE, ""

@@ -1,6 +1,10 @@
 """OpenAPI post-processing: document the error answers every operation can give."""
 
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
+
+from django.http import HttpRequest, HttpResponse
 
 from .views.base import SLUG_PATTERN
 
@@ -55,3 +59,26 @@ def add_error_responses(result: dict, generator: Any, request: Any, public: bool
             for code, description in _errors_for(path, operation).items():
                 responses.setdefault(code, {"description": description, "content": content})
     return result
+
+
+def cached_schema(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The schema view, answered from this process's memory after its first answer per format:
+    generating it takes seconds (the API docs showed "LOADING" meanwhile) and only a new
+    version of the code changes it. It holds no data and is the same for every user."""
+    made: dict[tuple[str, str], tuple[bytes, dict[str, str]]] = {}
+
+    @wraps(view)
+    def answer(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        key = (request.GET.urlencode(), request.headers.get("Accept", ""))
+        if key not in made:
+            response = view(request, *args, **kwargs)
+            if hasattr(response, "render"):
+                response.render()
+            if response.status_code != 200:
+                return response
+            kept = ("Content-Type", "Content-Disposition", "Vary")
+            made[key] = (response.content, {h: response[h] for h in kept if h in response})
+        content, headers = made[key]
+        return HttpResponse(content, headers=headers)
+
+    return answer

@@ -13,6 +13,7 @@ from advisor.advice import advise
 from advisor.feeds import FORMATS
 from advisor.missing import missing_runs, queue_missing
 from advisor.models import WorkloadProfile
+from advisor.projection import MIN_RUNS
 from advisor.shape import Shape
 from benchmarks.task_time import ATTENTION_S, IMMEDIATE_S
 
@@ -29,7 +30,12 @@ def advisor_index(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "dashboard/advisor_index.html",
-        {"answers": answers, "thresholds": {"immediate": IMMEDIATE_S, "attention": ATTENTION_S}},
+        {
+            "answers": answers,
+            "thresholds": {"immediate": IMMEDIATE_S, "attention": ATTENTION_S},
+            "thin_answers": sum(1 for _, advice in answers if advice.thin_count),
+            "min_runs": MIN_RUNS,
+        },
     )
 
 
@@ -57,9 +63,12 @@ def advisor_profile(request: HttpRequest, slug: str) -> HttpResponse:
 @staff_member_required
 def advisor_measure(request: HttpRequest, slug: str) -> HttpResponse:
     profile = get_object_or_404(WorkloadProfile, slug=slug)
-    runs = queue_missing(advise(Shape.of(profile), profile=profile))
+    runs, plan = queue_missing(advise(Shape.of(profile), profile=profile))
     if runs:
-        messages.success(request, f"Queued {len(runs)} run(s): " + ", ".join(map(str, runs)))
-    else:
+        queued = f"Queued {len(runs)} run{'s' if len(runs) != 1 else ''}: "
+        messages.success(request, queued + ", ".join(map(str, runs)))
+    elif not plan.left_out:
         messages.info(request, "Nothing to queue: every endpoint is measured for this shape.")
+    if plan.left_out:
+        messages.warning(request, plan.left_out_line())
     return redirect("dashboard:advisor_profile", slug=slug)

@@ -8,7 +8,7 @@ from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.history import endpoint_history
 from benchmarks.selectors.leaderboard import leaderboard
 from providers.archive import LIVE_ENDPOINTS
-from providers.models import Endpoint, model_family
+from providers.models import Endpoint, families_by_model_id, model_family
 
 from ..caching import revalidated
 from ..forms import COMPARE_MAX, COMPARE_MIN, FilterForm, parse_compare
@@ -72,9 +72,15 @@ def picker_groups() -> list[tuple[str, list[Endpoint]]]:
     """Every endpoint, grouped by model family (the most widely served first), then by provider:
     the comparison people come for is one model at several providers."""
     groups: dict[str, list[Endpoint]] = {}
-    endpoints = Endpoint.objects.select_related("provider").filter(LIVE_ENDPOINTS)
-    for endpoint in endpoints.order_by("provider__name", "model"):
-        groups.setdefault(model_family(endpoint.display_name or endpoint.model), []).append(
-            endpoint
-        )
+    named = families_by_model_id()
+    for endpoint in (
+        Endpoint.objects.select_related("provider")
+        .filter(LIVE_ENDPOINTS)
+        .order_by("provider__name", "model")
+    ):
+        if endpoint.display_name:
+            family = model_family(endpoint.display_name)
+        else:
+            family = named.get(endpoint.model, endpoint.model)
+        groups.setdefault(family, []).append(endpoint)
     return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0].lower()))

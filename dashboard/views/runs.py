@@ -13,11 +13,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from ..api.keyset import NEWER, OLDER, encode_cursor, keyset_page, parse_cursor
-from ..run_filters import FILTER_NAMES, bound_form, matching_runs
+from ..run_filters import FILTER_NAMES, TIME_NAMES, bound_form, matching_runs
 from .access import dashboard_view
 
 PAGE_SIZE = 50
-ALLOWED = frozenset({*FILTER_NAMES, "cursor"})
+ALLOWED = frozenset({*FILTER_NAMES, *TIME_NAMES, "cursor"})
 # The list never shows the summary JSON (about 1.7 kB a run): leave it in the table.
 LIST_COLUMNS_DEFERRED = ("summary",)
 

@@ -24,6 +24,27 @@ def assert_drawn(charts: dict[str, dict], ids: list[str]) -> None:
         assert charts[chart_id]["points"] > 0, f"{chart_id} has no data"
 
 
+# Pixels between neighbouring x-axis labels of a chart, as drawn (after Chart.js skipped some).
+LABEL_GAPS = """(id) => {
+  const chart = Chart.getChart(id), scale = chart.scales.x, ctx = chart.ctx;
+  ctx.save(); ctx.font = Chart.helpers.toFont(scale.options.ticks.font).string;
+  const boxes = scale.ticks.map((t, i) => {
+    const w = ctx.measureText(String(scale.options.ticks.callback(t.value))).width;
+    const x = scale.getPixelForTick(i);
+    return [x - w / 2, x + w / 2];
+  });
+  ctx.restore();
+  return boxes.slice(1).map((b, i) => Math.round(b[0] - boxes[i][1]));
+}"""
+
+
+# The waterfall's x-axis title and its tick labels, as drawn.
+WATERFALL_AXIS = """() => {
+  const c = Chart.getChart("chart-waterfall"), x = c.scales.x;
+  return [c.options.scales.x.title.text, x.ticks.map((t) => x.options.ticks.callback(t.value))];
+}"""
+
+
 def board_order(page) -> list[str]:
     return page.eval_on_selector_all(
         "#leaderboard tbody tr", "rows => rows.map(r => r.dataset.slug)"
@@ -82,11 +103,21 @@ def test_it_draws_the_endpoint_page_and_drills_down_to_requests(logged_in, live_
         ],
     )
     screenshot(page, "endpoint")
+    for width in (1366, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{live_server.url}/endpoints/gpu-llama-70b/?window=7d")
+        drawn_charts(page)
+        gaps = page.evaluate(LABEL_GAPS, "chart-history-ttft")
+        assert gaps and min(gaps) >= 8, f"time-axis labels touch at {width} px: gaps {gaps}"
+        screenshot(page, f"endpoint-{width}")
 
     latest = Run.objects.filter(endpoint=eps["gpu-llama-70b"], samples__isnull=False).first()
     page.click(f'a[href="/runs/{latest.id}/"]')
     page.wait_for_url(re.compile(rf"/runs/{latest.id}/$"))
     assert_drawn(drawn_charts(page), ["chart-waterfall"])
+    title, ticks = page.evaluate(WATERFALL_AXIS)
+    # The ticks carry their unit (ms below a second, s above): the title must not say "ms".
+    assert not title.startswith("ms"), f"the axis says {title!r} under ticks {ticks}"
     assert page.locator("#samples tbody tr").count() == latest.samples.count()
     screenshot(page, "run")
 

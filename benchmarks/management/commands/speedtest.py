@@ -24,6 +24,7 @@ from benchmarks.stats import median, summarize
 from providers.base import EndpointConfig
 from providers.config import MissingKey, adhoc_config, endpoint_config
 from providers.models import Endpoint, Protocol
+from providers.validators import PRIVATE_HINT
 
 COLUMNS = (
     ("#", 4),
@@ -123,11 +124,7 @@ class Command(BaseCommand):
         samples, rounds = asyncio.run(self._measure(config, options, report))
         if not as_json and not any(m.ok for m in samples) and rounds == 1:
             # Nothing came back at all (a dead host, a wrong key): one line, no empty table.
-            first = samples[0]
-            raise CommandError(
-                f"all {len(samples)} requests failed; first: "
-                f"{first.error_category}: {first.error_message}"
-            )
+            raise CommandError(_all_failed(samples))
         summary = summarize(samples, concurrency=options["concurrency"])
         summary.update(
             endpoint=label,
@@ -146,11 +143,7 @@ class Command(BaseCommand):
         else:
             report.summary(summary)
         if not summary["ok"]:
-            first = next(m for m in samples if not m.ok)
-            raise CommandError(
-                f"all {len(samples)} requests failed; first: "
-                f"{first.error_category}: {first.error_message}"
-            )
+            raise CommandError(_all_failed(samples))
 
     async def _measure(
         self, config: EndpointConfig, options: dict[str, Any], report: _Report
@@ -227,6 +220,16 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         self._network = network_for(None)
         return config, f"{config.model} @ {config.base_url}", False
+
+
+def _all_failed(samples: list[Measurement]) -> str:
+    """One line: how many requests failed (all of them) and the first one's error."""
+    first = next(m for m in samples if not m.ok)
+    how_many = "the only request" if len(samples) == 1 else f"all {len(samples)} requests"
+    line = f"{how_many} failed; first: {first.error_category}: {first.error_message}"
+    if "private or loopback address" in first.error_message:
+        line += f" ({PRIVATE_HINT}, as `make run` does)"
+    return line
 
 
 def _fmt(value: float | int | None, digits: int = 1) -> str:

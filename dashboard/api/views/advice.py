@@ -17,6 +17,7 @@ from advisor.advice import advise
 from advisor.serving import cached
 
 from ...advice_query import NUMBERS, PARAMS, Question, parse
+from ..money import rounded_money
 from ..params import StrictQueryMixin
 
 MAX_AGE_S = 60
@@ -37,8 +38,8 @@ def answer(question: Question) -> Any:
         vantage=question.vantage,
     )
     if question.format:
-        return feeds.render(advice, question.format)
-    return advice.as_dict()
+        return rounded_money(feeds.render(advice, question.format))
+    return rounded_money(advice.as_dict())
 
 
 def respond(request: Request, payload: Any, etag: str) -> Response:

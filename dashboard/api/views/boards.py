@@ -17,6 +17,7 @@ from benchmarks.selectors.leaderboard import leaderboard
 from ...alert_badges import api_alerts
 from ...board_models import only_model, parse_model_params
 from ..export import CSVRenderer, leaderboard_csv
+from ..money import rounded_money
 from ..params import StrictQueryMixin, float_param, int_param
 from .docs import AGENT_LOOP_PARAMETERS, BOARD_PARAMETERS, MODEL_PARAMETER
 
@@ -36,7 +37,8 @@ def board_rows(request: Request) -> tuple[BoardFilters, list[dict[str, Any]]]:
     rows = only_model(rows, model)
     alerts = open_alerts_by_endpoint(row.endpoint_id for row in rows)  # one query
     return filters, [
-        {**row.as_dict(), "alerts": api_alerts(alerts.get(row.endpoint_id, []))} for row in rows
+        {**rounded_money(row.as_dict()), "alerts": api_alerts(alerts.get(row.endpoint_id, []))}
+        for row in rows
     ]
 
 
@@ -125,6 +127,6 @@ class AgentLoopView(StrictQueryMixin, APIView):
                 "tokens_per_call": tokens,
                 "tool_s": tool_s,
                 "thresholds_s": agent_loop.THRESHOLDS,
-                "projections": projections,
+                "projections": rounded_money(projections),
             }
         )

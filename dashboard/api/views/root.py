@@ -18,6 +18,8 @@ RESOURCES = {
     "vantages": ("vantage-list", "Where requests are sent from."),
     "runs": ("run-list", "Runs and their summaries; POST queues one."),
     "alerts": ("alert-list", "Regressions and outages; actions on them."),
+    "advice": ("api-advice", "Which endpoint to route a workload to (a profile or ad hoc)."),
+    "exports": ("api-exports", "Large CSV exports made in the background; POST starts one."),
     "runs_csv": ("api-export-runs", "Runs as CSV."),
     "samples_csv": ("api-export-samples", "Every request of the runs as CSV."),
     "schema": ("api-schema", "OpenAPI schema."),

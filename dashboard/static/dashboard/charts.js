@@ -219,7 +219,12 @@
       type: "linear",
       min: lo,
       max: hi,
-      ticks: { stepSize: step, maxTicksLimit: 12, autoSkip: true, maxRotation: 0, callback: label },
+      // autoSkipPadding: a clear gap between dates (the default 3 px let "03/12 08:00" and
+      // "03/12 16:00" touch on the endpoint page's half-width charts).
+      ticks: {
+        stepSize: step, maxTicksLimit: 12, autoSkip: true, autoSkipPadding: 18, maxRotation: 0,
+        callback: label,
+      },
       grid: { color: COLORS.grid },
     };
   }

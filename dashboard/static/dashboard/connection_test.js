@@ -1,14 +1,14 @@
-// Admin "Test connection": POST to the API's test action with the session's CSRF token and show
-// the result (TTFT and tokens, or the error in words) without leaving the page.
+// "Test connection" (admin endpoint and provider pages, the dashboard's endpoint page): POST to
+// the API's test action with the session's CSRF token and show the result (TTFT and tokens, or
+// the error in words) beside its button without leaving the page. One box may hold several
+// buttons (a provider's endpoints), each with its own result.
 (function () {
   "use strict";
   const box = document.getElementById("connection-test");
   if (!box) return;
-  const button = box.querySelector("button[data-test-url]");
-  const result = box.querySelector(".connection-result");
   const csrf = document.querySelector("input[name=csrfmiddlewaretoken]");
 
-  button.addEventListener("click", async () => {
+  async function test(button, result) {
     button.disabled = true;
     result.className = "connection-result";
     result.textContent = "Testing…";
@@ -32,5 +32,11 @@
     } finally {
       button.disabled = false;
     }
+  }
+
+  box.querySelectorAll("button[data-test-url]").forEach((button) => {
+    const row = button.closest("[data-connection-row]") || box;
+    const result = row.querySelector(".connection-result");
+    button.addEventListener("click", () => test(button, result));
   });
 })();

@@ -230,7 +230,7 @@
       },
       options: {
         indexAxis: "y",
-        scales: { x: { beginAtZero: true, title: { display: true, text: "ms since the request was sent" }, ticks: { callback: (v) => T.msTick(v) } }, y: { stacked: true, ticks: { autoSkip: false } } },
+        scales: { x: { beginAtZero: true, title: { display: true, text: "time since the request was sent" }, ticks: { callback: (v) => T.msTick(v) } }, y: { stacked: true, ticks: { autoSkip: false } } },
         plugins: { tooltip: { callbacks: { label: (c) => {
           const v = c.raw; return v ? `${c.dataset.label}: ${T.ms(v[0])} → ${T.ms(v[1])} (${T.ms(v[1] - v[0])})` : "";
         } } } },

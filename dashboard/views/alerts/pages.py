@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
 from alerts.delivery import outbox
+from alerts.delivery.recipients import anyone_told
 from alerts.lifecycle.actions import ACTIONS, allowed_actions
 from alerts.models import Alert, Status
 from alerts.pages import selectors
@@ -48,6 +49,7 @@ def alert_list(request: HttpRequest) -> HttpResponse:
             ],
             "keep": keep,
             "backlog": outbox.backlog(),
+            "nobody_told": not anyone_told(),
             "give_up_h": f"{settings.ALERTS_SMTP_GIVE_UP_H:g}",
             "baseline_days": settings.ALERTS_BASELINE_DAYS,
             # Before any series has a baseline, "nothing is regressing" would be a false comfort.
