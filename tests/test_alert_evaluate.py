@@ -152,6 +152,25 @@ def test_a_daily_schedule_keeps_a_full_baseline_when_runs_in_its_long_window_fai
     assert alert.n_baseline == len(in_baseline) == 27  # 28 days, one of them a failed run
 
 
+def test_it_does_not_count_a_failed_run_as_a_second_sighting_of_a_slowdown(series) -> None:
+    # A slow run's positive, then a run that failed outright: it measured no speed, so testing
+    # the series again would re-read the slow run and count its positive twice.
+    history(series)
+    _, second = later(series, [25, 26], decode=DECODE * 0.7)
+    assert second.verdicts["decode_tps"].startswith("positive") and not second.opened
+    failed = store_run(
+        **series, slot=T0 + timedelta(hours=27), decode=[], ttft=[], errors=["overloaded"] * 5
+    )
+    outcome = evaluate(failed)
+    assert outcome.verdicts["decode_tps"].startswith("no_data"), outcome.verdicts
+    assert not Alert.objects.filter(metric="decode_tps").exists(), (
+        "a failed run opened a speed alert on the slow run before it"
+    )
+    # The next slow run is the second sighting, and opens it.
+    [third] = later(series, [28], decode=DECODE * 0.7, seed=4)
+    assert third.opened == [Alert.objects.get(metric="decode_tps").id], third.verdicts
+
+
 def test_it_keeps_one_active_alert_per_series(series) -> None:
     Alert.objects.create(kind=Kind.REGRESSION, metric="decode_tps", **series)
     with pytest.raises(IntegrityError), transaction.atomic():

@@ -38,7 +38,7 @@ from alerts.detection.hysteresis import Streak, Transition, advance
 from alerts.detection.rules import SPEED_METRICS, DetectorConfig, MetricRule
 from alerts.lifecycle import availability, guards, series
 from alerts.lifecycle.report import error_rates, peers, speed_snapshot
-from alerts.lifecycle.series import ENDED, SeriesData, SeriesKey
+from alerts.lifecycle.series import ENDED, RUN_MEDIAN, SeriesData, SeriesKey
 from alerts.lifecycle.transitions import (
     active_alert,
     active_alerts,
@@ -178,6 +178,15 @@ class Round:
             elif alert is None:
                 self.accepted_level(item)
             items.append(item)
+        # A run that measured nothing of a metric (failed outright) adds no evidence: testing
+        # the series again would re-read the run before it, and count its verdict twice.
+        measured = [i for i in items if getattr(self.run, RUN_MEDIAN[i.rule.metric]) is not None]
+        unmeasured = [i for i in items if getattr(self.run, RUN_MEDIAN[i.rule.metric]) is None]
+        for item in unmeasured:
+            reason = "this run measured nothing: no new evidence"
+            item.judgement = Judgement(Verdict.NO_DATA, None, "minor", reason)
+            self.record(item.state, Verdict.NO_DATA, reason)
+        items = measured
         tests = [
             assess_series(
                 i.data.history,
@@ -209,7 +218,7 @@ class Round:
                 " (new baseline: large changes only)" if item.blind else ""
             )
             self.record(item.state, judgement.verdict, reason)
-        return items
+        return [*items, *unmeasured]
 
     def accepted_level(self, item: SpeedSeries) -> None:
         """In the blind time after "accept as new baseline": test against the old frozen
