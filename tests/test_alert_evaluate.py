@@ -16,6 +16,7 @@ from alerts.lifecycle.actions import perform
 from alerts.lifecycle.evaluate import evaluate_after_run
 from alerts.models import Alert, AlertEvent, Kind, Segment, Status
 from alerts.testing import daily_slots, store_history, store_run
+from alerts.wording import headline
 from benchmarks.models import Vantage, Workload
 from providers.models import Endpoint, Provider
 
@@ -169,6 +170,29 @@ def test_it_does_not_count_a_failed_run_as_a_second_sighting_of_a_slowdown(serie
     # The next slow run is the second sighting, and opens it.
     [third] = later(series, [28], decode=DECODE * 0.7, seed=4)
     assert third.opened == [Alert.objects.get(metric="decode_tps").id], third.verdicts
+
+
+def test_it_closes_an_alert_as_the_new_normal_after_a_week_at_one_level(series) -> None:
+    history(series)
+    outcomes = later(series, [8 * k for k in range(1, 31)], decode=DECODE * 0.8)
+    alert = Alert.objects.get(metric="decode_tps")
+    opened = next(i for i, o in enumerate(outcomes) if alert.id in o.opened)
+    closed = next(i for i, o in enumerate(outcomes) if alert.id in o.resolved)
+    # A week of runs (three a day) after it opened, at the same level: the new normal.
+    assert 21 <= closed - opened <= 24, (opened, closed)
+    alert.refresh_from_db()
+    assert alert.status == "new_normal", alert.status
+    assert [e.kind for e in alert.events.all()] == ["opened", "new_normal"]
+    assert "closed as the new normal" in headline(alert, "new_normal")
+    segment = Segment.objects.get(metric="decode_tps")
+    assert segment.alert_id == alert.id
+    assert segment.starts_at == T0 + timedelta(hours=8 * (opened + 1))  # where it opened
+    # Armed again against the new level: the same level does not reopen it...
+    assert not any(o.opened for o in outcomes[closed + 1 :]), outcomes[closed + 1 :]
+    # ...and a further 30 % step does.
+    hours = [8 * k for k in range(31, 37)]
+    again = later(series, hours, decode=DECODE * 0.8 * 0.7, seed=9)
+    assert any(o.opened for o in again), [o.verdicts["decode_tps"] for o in again]
 
 
 def test_it_keeps_one_active_alert_per_series(series) -> None:

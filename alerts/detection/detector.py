@@ -132,6 +132,9 @@ class SeriesTest:
     latest_bucket: int | None = None  # the newest run's time-of-day bucket
     baseline_days: float | None = None  # too little baseline: the days its runs span
     now: float | None = None  # when it was tested (Unix s)
+    # Against an open alert: the series has stayed at one level long enough to be closed as
+    # the new normal (new_normal)
+    new_normal: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +181,9 @@ class Judgement:
     # Positive, and the newest run is itself worse by half the minimum effect (or a slot arm
     # found it): only such positives count toward opening (hysteresis.advance)
     fresh: bool = True
+    # An open alert's series stayed at one level long enough: close it as the new normal
+    # (SeriesTest.new_normal; hysteresis.advance)
+    new_normal: bool = False
 
 
 def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
@@ -322,37 +328,9 @@ def assess_series(
     first = arms[0]  # the 24 h arm
     recovered, effect = None, None
     if frozen is not None and len(long) >= 2:
-        # "Back to normal" needs evidence that the level is back, not a lack of evidence that
-        # it is still worse: for some k ≥ 2 (up to the whole long window since the baseline),
-        # the mean m of the last k runs must be `recovery_odds` times likelier if the series is
-        # back at the baseline (0) than if it is still worse by the alert's effect s. For a
-        # normal mean with standard error sd that is m < s/2 − ln(odds)·sd²/s: a −40 % dip
-        # is told apart from its recovery in two or three runs, a −10 % step in about six.
-        # (The last day of a lasting −10 % step reads within half of it one day in eight.)
-        # A slowdown found in one slot is judged on that slot's runs, a day apart.
-        # What the alert opened on is an arm's estimate when it was surest, often luckier than
-        # the change: when the runs since it opened, before the last day, say the series
-        # stayed worse by less (but by at least half the minimum effect: still worse), "back"
-        # is told apart from that level (at least the minimum effect), so a lasting 15 %
-        # slowdown that opened on a 23 % estimate does not read "back" on a day merely less bad.
-        floor = rule.log_shift(rule.min_effect)
-        effect, mine, lag = floor, np.ones(len(long), bool), 1
-        if opened is not None:
-            effect = max(opened.effect, floor)
-            if opened.bucket is not None:
-                mine, lag = long.bucket == opened.bucket, SLOT_LAG
-            if opened.at is not None:
-                stayed = mine & usable & ~in_day & (long.t >= opened.at)
-                level = float(resid[stayed].mean()) if stayed.sum() >= 2 else -np.inf
-                if level >= floor / 2:
-                    effect = max(floor, min(effect, level))
-        margin = math.log(max(config.recovery_odds, 1.0)) / effect  # 1 or less: no margin
-        # The last k runs of `mine` for every k ≥ 2, a spike among them left out (so the last
-        # two, one of them a spike, are one run's evidence).
-        chosen = mine & usable
-        shortest = 2 - int((mine & ~usable)[np.flatnonzero(mine)[-2:]].any())
-        shifts, sds = suffix_means(long.where(chosen), resid[chosen], baseline, lag=lag)
-        recovered = bool(np.any((shifts + margin * sds**2 < effect / 2)[shortest - 1 :]))
+        recovered, effect = _recovery(
+            _Window(long, resid, usable, in_day), baseline, rule=rule, config=config, opened=opened
+        )
     settled = settled_shift(resid[in_day], baseline.scales(long)[in_day], first.shift)
     z = float(special.ndtri(0.5 + config.ci_level / 2))
     expected_now = float(np.exp(median(baseline.expected(day))))
@@ -374,11 +352,100 @@ def assess_series(
         frozen=frozen is not None,
         settled=rule.worse_fraction(settled),
         recovered=recovered,
+        new_normal=frozen is not None
+        and new_normal(history, baseline, now=now, rule=rule, config=config, opened=opened),
         alert_effect=None if effect is None else rule.worse_fraction(effect),
         latest=rule.worse_fraction(float(resid[-1])),
         latest_bucket=int(long.bucket[-1]),
         now=now,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """The long window's runs, their worse-oriented residuals, which of them are not a spike
+    (arms.spike) and which are in the last day."""
+
+    runs: Runs
+    resid: np.ndarray
+    usable: np.ndarray
+    in_day: np.ndarray
+
+
+def _recovery(
+    window: _Window, baseline: Baseline, *, rule: MetricRule, config: DetectorConfig, opened
+) -> tuple[bool, float]:
+    """Whether the recent runs are surely back from an open alert's effect, and that effect
+    (worse-oriented log shift).
+
+    "Back to normal" needs evidence that the level is back, not a lack of evidence that it is
+    still worse: for some k ≥ 2 (up to the whole long window since the baseline), the mean m
+    of the last k runs must be `recovery_odds` times likelier if the series is back at the
+    baseline (0) than if it is still worse by the alert's effect s. For a normal mean with
+    standard error sd that is m < s/2 − ln(odds)·sd²/s: a −40 % dip is told apart from its
+    recovery in two or three runs, a −10 % step in about six. A slowdown found in one slot is
+    judged on that slot's runs, a day apart. What the alert opened on is an arm's estimate
+    when it was surest, often luckier than the change: when the runs since it opened, before
+    the last day, say the series stayed worse by less (but by at least half the minimum
+    effect), "back" is told apart from that level. An alert a pooled arm opened is not back
+    while any slot's newest run since it opened is still worse by its effect: a slowdown of
+    one slot reads "back" on the pooled runs, the slot's run taken for a spike.
+    """
+    long, resid, usable = window.runs, window.resid, window.usable
+    floor = rule.log_shift(rule.min_effect)
+    effect, mine, lag = floor, np.ones(len(long), bool), 1
+    if opened is not None:
+        effect = max(opened.effect, floor)
+        if opened.bucket is not None:
+            mine, lag = long.bucket == opened.bucket, SLOT_LAG
+        if opened.at is not None:
+            stayed = mine & usable & ~window.in_day & (long.t >= opened.at)
+            level = float(resid[stayed].mean()) if stayed.sum() >= 2 else -np.inf
+            if level >= floor / 2:
+                effect = max(floor, min(effect, level))
+    margin = math.log(max(config.recovery_odds, 1.0)) / effect  # 1 or less: no margin
+    # The last k runs of `mine` for every k ≥ 2, a spike among them left out (so the last
+    # two, one of them a spike, are one run's evidence).
+    chosen = mine & usable
+    shortest = 2 - int((mine & ~usable)[np.flatnonzero(mine)[-2:]].any())
+    shifts, sds = suffix_means(long.where(chosen), resid[chosen], baseline, lag=lag)
+    recovered = bool(np.any((shifts + margin * sds**2 < effect / 2)[shortest - 1 :]))
+    if recovered and (opened is None or opened.bucket is None):
+        since = long.t >= (opened.at if opened is not None and opened.at is not None else 0.0)
+        for bucket in np.unique(long.bucket[since]):
+            newest = np.flatnonzero(since & (long.bucket == bucket))[-1]
+            if resid[newest] >= effect:
+                return False, effect
+    return recovered, effect
+
+
+def new_normal(
+    history: Runs,
+    baseline: Baseline,
+    *,
+    now: float,
+    rule: MetricRule,
+    config: DetectorConfig,
+    opened: Opened | None,
+) -> bool:
+    """Whether an open alert's series has stayed at a new level long enough to be closed as
+    the new normal: `new_normal_hours` since it opened and the last `long_hours` within half
+    the minimum effect of the runs since it opened before them (not still getting worse nor
+    coming back), or twice that long while no longer worse by the minimum effect (a false
+    alert on a drifting series that never comes surely back). An alert is never held open
+    for ever against a baseline the series has left."""
+    if opened is None or opened.at is None or now - opened.at < config.new_normal_hours * HOUR_S:
+        return False
+    sign, floor = _sign(rule), rule.log_shift(rule.min_effect)
+    split = now - config.long_hours * HOUR_S
+    before, recent = history.between(opened.at - 1.0, split), history.between(split, now)
+    if len(before) < 2 or len(recent) < 2:
+        return False
+    level_before = float(np.mean(sign * (before.log_value - baseline.expected(before))))
+    level = float(np.mean(sign * (recent.log_value - baseline.expected(recent))))
+    if abs(level - level_before) < floor / 2:
+        return True
+    return now - opened.at >= 2 * config.new_normal_hours * HOUR_S and level < floor
 
 
 def onset(history: Runs, baseline: Baseline, *, since: float, rule: MetricRule) -> float | None:
@@ -461,60 +528,65 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
                 )
             out.append(Judgement(Verdict.NO_DATA, None, "minor", reason))
             continue
-        rule = config.rules[test.metric]
-        qs = q_by_test[i]
-        verdicts = [
-            (arm, q, _arm_failures(arm, q, test, rule, config))
-            for arm, q in zip(test.arms, qs, strict=True)
-        ]
-        positive = [(arm, q) for arm, q, failed in verdicts if not failed]
-        half = rule.min_effect / 2
-        q_min = min(qs)
-        # Back within half the effect over the last day is "clear" even while an arm still
-        # carries a bad run that is over (a short dip); a slowdown confined to one slot hides
-        # in the day's median, so a positive slot arm whose last two runs are both still worse
-        # by the minimum effect, as is its mean without its worst run, is never overruled (one
-        # bad run is a dip that is over, two are a pattern).
-        slot_bad = any(
-            arm.bucket is not None
-            and rule.worse_fraction(min(arm.latest, arm.without_worst)) >= rule.min_effect
-            for arm, _ in positive
-        )
-        if test.settled < half and not slot_bad:
-            reason = f"last {DAY_ARM}: shift {test.settled:.1%} < {half:.1%}"
-            recovered = test.recovered is not False
-            if not recovered:
-                reason += f", but not yet surely back from {test.alert_effect:.1%} worse"
-            severity = severity_of(test.shift, config)
-            out.append(Judgement(Verdict.CLEAR, q_min, severity, reason, recovered=recovered))
-        elif positive:
-            arm, q = min(positive, key=lambda pair: pair[1])
-            shift = max(test.shift, rule.worse_fraction(arm.shift))
-            severity = severity_of(shift, config)
-            reason = f"regression ({arm.name})"
-            opened = Opened(arm.shift - arm.sd, arm.bucket, test.now)
-            # Seen twice means in two runs: a positive counts toward opening only when the
-            # newest run is itself worse by half the minimum effect, not when the arm re-reads
-            # two unlucky runs that the newest one does not back. A slot arm's newest run is
-            # usually another slot's, which re-reads the slot's runs: that counts unless the
-            # slot's newest run is far better than the one before (a short dip and an unlucky
-            # run of its slot a day later, not a level); then the slot's next run must back it.
-            if arm.bucket is None or arm.bucket == test.latest_bucket:
-                fresh = test.latest >= half
-                if not fresh:
-                    reason += f", not seen again in the newest run ({test.latest:.1%})"
-            else:
-                fresh = not arm.fading
-                if not fresh:
-                    reason += (
-                        ", the slot's newest run far better than the one before: "
-                        "waiting for its next run"
-                    )
-            out.append(
-                Judgement(Verdict.POSITIVE, q, severity, reason, arm.name, opened, fresh=fresh)
-            )
-        else:
-            arm, _, failed = verdicts[0]
-            reason = f"{arm.name}: " + "; ".join(failed)
-            out.append(Judgement(Verdict.HOLD, q_min, severity_of(test.shift, config), reason))
+        judgement = _judge_one(test, q_by_test[i], config)
+        if test.new_normal:
+            reason = f"{judgement.reason}; stayed at one level: closed as the new normal"
+            judgement = replace(judgement, new_normal=True, reason=reason)
+        out.append(judgement)
     return out
+
+
+def _judge_one(test: SeriesTest, qs: list[float], config: DetectorConfig) -> Judgement:
+    """The verdict of one series with enough data, its arms' q-values given."""
+    rule = config.rules[test.metric]
+    verdicts = [
+        (arm, q, _arm_failures(arm, q, test, rule, config))
+        for arm, q in zip(test.arms, qs, strict=True)
+    ]
+    positive = [(arm, q) for arm, q, failed in verdicts if not failed]
+    half = rule.min_effect / 2
+    q_min = min(qs)
+    # Back within half the effect over the last day is "clear" even while an arm still
+    # carries a bad run that is over (a short dip); a slowdown confined to one slot hides
+    # in the day's median, so a positive slot arm whose last two runs are both still worse
+    # by the minimum effect, as is its mean without its worst run, is never overruled (one
+    # bad run is a dip that is over, two are a pattern).
+    slot_bad = any(
+        arm.bucket is not None
+        and rule.worse_fraction(min(arm.latest, arm.without_worst)) >= rule.min_effect
+        for arm, _ in positive
+    )
+    if test.settled < half and not slot_bad:
+        reason = f"last {DAY_ARM}: shift {test.settled:.1%} < {half:.1%}"
+        recovered = test.recovered is not False
+        if not recovered:
+            reason += f", but not yet surely back from {test.alert_effect:.1%} worse"
+        severity = severity_of(test.shift, config)
+        return Judgement(Verdict.CLEAR, q_min, severity, reason, recovered=recovered)
+    if positive:
+        arm, q = min(positive, key=lambda pair: pair[1])
+        shift = max(test.shift, rule.worse_fraction(arm.shift))
+        severity = severity_of(shift, config)
+        reason = f"regression ({arm.name})"
+        opened = Opened(arm.shift - arm.sd, arm.bucket, test.now)
+        # Seen twice means in two runs: a positive counts toward opening only when the
+        # newest run is itself worse by half the minimum effect, not when the arm re-reads
+        # two unlucky runs that the newest one does not back. A slot arm's newest run is
+        # usually another slot's, which re-reads the slot's runs: that counts unless the
+        # slot's newest run is far better than the one before (a short dip and an unlucky
+        # run of its slot a day later, not a level); then the slot's next run must back it.
+        if arm.bucket is None or arm.bucket == test.latest_bucket:
+            fresh = test.latest >= half
+            if not fresh:
+                reason += f", not seen again in the newest run ({test.latest:.1%})"
+        else:
+            fresh = not arm.fading
+            if not fresh:
+                reason += (
+                    ", the slot's newest run far better than the one before: "
+                    "waiting for its next run"
+                )
+        return Judgement(Verdict.POSITIVE, q, severity, reason, arm.name, opened, fresh=fresh)
+    arm, _, failed = verdicts[0]
+    reason = f"{arm.name}: " + "; ".join(failed)
+    return Judgement(Verdict.HOLD, q_min, severity_of(test.shift, config), reason)

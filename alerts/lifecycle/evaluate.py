@@ -42,6 +42,7 @@ from alerts.lifecycle.series import ENDED, RUN_MEDIAN, SeriesData, SeriesKey
 from alerts.lifecycle.transitions import (
     active_alert,
     active_alerts,
+    close_as_new_normal,
     escalate_alert,
     open_alert,
     resolve_alert,
@@ -210,6 +211,7 @@ class Round:
                 self.config,
                 recovered=judgement.recovered,
                 fresh=judgement.fresh,
+                new_normal=judgement.new_normal,
             )
             item.state.positives, item.state.clears = streak.positives, streak.clears
             item.state.muted = streak.muted
@@ -314,6 +316,12 @@ class Round:
             self.outcome.opened.append(alert.id)
         elif alert is None or verdict == Verdict.NO_DATA:
             return
+        elif item.transition == Transition.NEW_NORMAL:
+            snapshot = self.speed_snapshot(item, detailed=True)
+            # History starts again where the alert opened: the new level is its baseline.
+            starts_at = datetime.fromtimestamp(item.opened.at, UTC)
+            close_as_new_normal(alert, snapshot, self.evaluation, starts_at=starts_at)
+            self.outcome.resolved.append(alert.id)
         elif item.transition == Transition.RESOLVE:
             snapshot = self.speed_snapshot(item, detailed=True)
             flapping = guards.is_flapping(item.data.key, now=self.now)
