@@ -71,6 +71,7 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
     streaks = [Streak(), Streak()]
     frozen = [None, None]
     opened = [None, None]
+    segment = [-np.inf, -np.inf]  # where a new normal started each series' history again
     tracks = [Track(), Track()]
     previous = None
     for hour, now in zip(pair.hours, seconds, strict=True):
@@ -78,9 +79,12 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
             continue
         began = time.perf_counter()
         tests = [
-            assess_series(h, now=now, rule=config.rules[m], config=config, frozen=f, opened=o)
-            for h, m, f, o in zip(histories, METRICS, frozen, opened, strict=True)
-        ]
+            assess_series(
+                h.between(s, np.inf), now=now, rule=config.rules[m], config=config, frozen=f,
+                opened=o,
+            )
+            for h, m, f, o, s in zip(histories, METRICS, frozen, opened, segment, strict=True)
+        ]  # fmt: skip
         judgements = judge(tests, config)
         timer.seconds += time.perf_counter() - began
         timer.calls += len(tests)
@@ -91,6 +95,7 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
                 config,
                 recovered=judgement.recovered,
                 fresh=judgement.fresh,
+                new_normal=judgement.new_normal,
             )
             if tests[k].enough and previous is not None:
                 tracks[k].watched_h += hour - previous
@@ -101,6 +106,11 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
             elif transition == Transition.RESOLVE:
                 frozen[k], opened[k] = None, None
                 tracks[k].events.append((hour, "resolve"))
+            elif transition == Transition.NEW_NORMAL:
+                # As evaluate.py's Segment: the history starts again where the alert opened.
+                segment[k] = opened[k].at - 1.0
+                frozen[k], opened[k] = None, None
+                tracks[k].events.append((hour, "new_normal"))
         previous = hour
     return tracks
 

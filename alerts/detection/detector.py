@@ -224,114 +224,33 @@ def assess_series(
     # Enough recent runs: `min_recent` in the long window, one of them in the last day (a
     # schedule of one run a day has one run in any day).
     in_long = len(history.between(now - config.long_hours * HOUR_S, now))
-    long_start = _reach(history, now, config.long_hours, config.long_min_runs)
-    if frozen is None:
-        window = history.between(long_start - config.baseline_days * 86_400.0, long_start)
-        enough_base = config.enough_baseline(window.t)
-        baseline = (
-            fit(
-                window,
-                min_bucket_runs=config.min_bucket_baseline,
-                min_week_runs=config.min_week_runs,
-            )
-            if enough_base
-            else None
-        )
-    else:
-        baseline = frozen
-        long_start = max(long_start, frozen.end)  # never test the baseline's own runs
-    n_base = baseline.n if baseline is not None else len(window)
+    baseline, window, long_start = _baseline(history, now=now, config=config, frozen=frozen)
     if baseline is None or not len(day) or in_long < config.min_recent:
-        span = (
-            float(window.t[-1] - window.t[0]) / 86_400.0
-            if baseline is None and len(window)
-            else None
-        )
+        n_base = baseline.n if baseline is not None else len(window)
+        span = None
+        if baseline is None and len(window):
+            span = float(window.t[-1] - window.t[0]) / 86_400.0
         return SeriesTest(rule.metric, n_base, len(day), enough=False, baseline_days=span)
-    sign = _sign(rule)
-    arms = []
     long = history.between(long_start, now)
-    resid = sign * (long.log_value - baseline.expected(long))
-    in_day = long.t > now - config.recent_hours * HOUR_S
+    resid = _sign(rule) * (long.log_value - baseline.expected(long))
     # One run far worse than the rest of the window is a spike (a short dip, a bad minute at
     # the provider): the arms that would carry it for three days leave it out. Two such runs
     # are a pattern and count.
     usable = ~spike(resid, baseline.scales(long))
-
-    def mean_arm(name: str, mask, lag: int = 1) -> Arm:
-        if (mask & usable).any():
-            mask = mask & usable
-        runs = long.where(mask)
-        coefficients = mean_coefficients(runs, baseline)
-        return make_arm(name, coefficients, resid[mask], runs, baseline, lag=lag)
-
-    def latest(k: int, among: np.ndarray | None = None) -> np.ndarray:
-        """Mask of the window's last k runs (of those in `among`, when given)."""
-        order = np.arange(len(long)) if among is None else np.flatnonzero(among)
-        mask = np.zeros(len(long), bool)
-        mask[order[-k:]] = True
-        return mask
-
-    arms.append(mean_arm(DAY_ARM, in_day))
-    if in_day.sum() != 2 and len(long) >= 2:
-        # The last two runs: a step seen twice in a row, a run sooner than the day's mean (or,
-        # on a daily schedule, a day later than the day's one run); the day's own two runs
-        # when it has two.
-        arms.append(mean_arm(LAST_ARM, latest(2)))
-    # Since the change: the last k runs (k = 4..6, a day and a half to two days at three runs
-    # a day), the k whose mean is most surely worse, its p-value multiplied by the number of
-    # k tried. A step seen in four or five runs is surer than the day's three alone.
-    tails = [k for k in range(4, 7) if k <= len(long)]
-    if tails:
-        best = None
-        for k in tails:
-            candidate = mean_arm(SINCE_ARM, latest(k))
-            if best is None or candidate.p_value < best.p_value:
-                best = candidate
-        arms.append(replace(best, p_value=min(1.0, best.p_value * len(tails))))
-    if len(long) > in_day.sum():
-        arms.append(mean_arm(LONG_ARM, np.ones(len(long), bool)))
-        # Runs of one slot are a day apart: about three runs' lag. Each slot arm's p-value
-        # is multiplied by the number of slots tested (Bonferroni within the series): three
-        # or four chances a day to find one slot worse by chance are one test's worth.
-        slot_arms = []
-        for bucket in np.unique(long.bucket):
-            mine = long.bucket == bucket
-            if mine.sum() >= config.min_slot_runs and mine.sum() < len(long):
-                name = f"{SLOT_ARM} {BUCKETS.get(int(bucket), bucket)}"
-                arm = mean_arm(name, mine, lag=SLOT_LAG)
-                own = mine & usable
-                fades = fading(resid[own], baseline.scales(long.where(own)))
-                slot_arms.append(replace(arm, bucket=int(bucket), fading=fades))
-        arms.extend(replace(a, p_value=min(1.0, a.p_value * len(slot_arms))) for a in slot_arms)
+    w = _Window(long, resid, usable, long.t > now - config.recent_hours * HOUR_S)
+    arms = _window_arms(w, baseline, config)
     trend_start = _reach(history, now, config.trend_hours, TREND_MIN_RUNS)
     if frozen is not None:
         trend_start = max(trend_start, long_start)
-    trend_runs = history.between(trend_start, now)
-    spiked = long.t[~usable]
-    if len(spiked):
-        trend_runs = trend_runs.where(~np.isin(trend_runs.t, spiked))
-    c = trend_coefficients(trend_runs, baseline, now)
-    if c is not None:
-        trend_resid = sign * (trend_runs.log_value - baseline.expected(trend_runs))
-        arms.append(make_arm(TREND_ARM, c, trend_resid, trend_runs, baseline))
-    # Every evaluation is another chance of a false positive: the p-value is set for
-    # `config.runs_per_day` evaluations a day, and a series run (and evaluated) more often has
-    # its arms' p-values multiplied by how many times more (Bonferroni over time), so an
-    # hourly schedule keeps the same false alerts a month. Its runs pay for it: a day of 24
-    # runs measures a shift far more surely than a day of three.
-    # (Runs a day: from the median spacing of the long window's runs, which a missed or late
-    # run barely moves.)
-    spacing = median(np.diff(long.t)) if len(long) > 2 else 0.0
-    looks = max(1.0, 24 * HOUR_S / spacing / config.runs_per_day) if spacing > 0 else 1.0
+    trend = _trend_arm(history.between(trend_start, now), w, baseline, now=now, rule=rule)
+    arms += [trend] if trend is not None else []
+    looks = _looks(long, config)
     arms = tuple(replace(a, p_value=min(1.0, a.p_value * looks)) for a in arms)
-    first = arms[0]  # the 24 h arm
     recovered, effect = None, None
     if frozen is not None and len(long) >= 2:
-        recovered, effect = _recovery(
-            _Window(long, resid, usable, in_day), baseline, rule=rule, config=config, opened=opened
-        )
-    settled = settled_shift(resid[in_day], baseline.scales(long)[in_day], first.shift)
+        recovered, effect = _recovery(w, baseline, rule=rule, config=config, opened=opened)
+    first = arms[0]  # the 24 h arm
+    settled = settled_shift(resid[w.in_day], baseline.scales(long)[w.in_day], first.shift)
     z = float(special.ndtri(0.5 + config.ci_level / 2))
     expected_now = float(np.exp(median(baseline.expected(day))))
     worse = rule.worse_fraction(first.shift)
@@ -361,6 +280,23 @@ def assess_series(
     )
 
 
+def _baseline(
+    history: Runs, *, now: float, config: DetectorConfig, frozen: Baseline | None
+) -> tuple[Baseline | None, Runs, float]:
+    """The baseline to test against (fitted on the `baseline_days` before the long window, or
+    the frozen one), the runs it was fitted on, and where the long window starts."""
+    long_start = _reach(history, now, config.long_hours, config.long_min_runs)
+    window = history.between(long_start - config.baseline_days * 86_400.0, long_start)
+    if frozen is not None:
+        return frozen, window, max(long_start, frozen.end)  # never test the baseline's runs
+    if not config.enough_baseline(window.t):
+        return None, window, long_start
+    model = fit(
+        window, min_bucket_runs=config.min_bucket_baseline, min_week_runs=config.min_week_runs
+    )
+    return model, window, long_start
+
+
 @dataclass(frozen=True, slots=True)
 class _Window:
     """The long window's runs, their worse-oriented residuals, which of them are not a spike
@@ -370,6 +306,85 @@ class _Window:
     resid: np.ndarray
     usable: np.ndarray
     in_day: np.ndarray
+
+
+def _mean_arm(w: _Window, baseline: Baseline, name: str, mask, lag: int = 1) -> Arm:
+    """The weighted mean of the window's runs in `mask` (its spike left out, unless that
+    leaves nothing)."""
+    if (mask & w.usable).any():
+        mask = mask & w.usable
+    runs = w.runs.where(mask)
+    coefficients = mean_coefficients(runs, baseline)
+    return make_arm(name, coefficients, w.resid[mask], runs, baseline, lag=lag)
+
+
+def _latest(n: int, k: int) -> np.ndarray:
+    """Mask of the last k of n runs."""
+    mask = np.zeros(n, bool)
+    mask[max(n - k, 0) :] = True
+    return mask
+
+
+def _window_arms(w: _Window, baseline: Baseline, config: DetectorConfig) -> list[Arm]:
+    """The arms on the long window: the last day (first), the last two runs, since the
+    change, the whole window and one per time-of-day slot."""
+    long, n = w.runs, len(w.runs)
+    arms = [_mean_arm(w, baseline, DAY_ARM, w.in_day)]
+    if w.in_day.sum() != 2 and n >= 2:
+        # The last two runs: a step seen twice in a row, a run sooner than the day's mean (or,
+        # on a daily schedule, a day later than the day's one run); the day's own two runs
+        # when it has two.
+        arms.append(_mean_arm(w, baseline, LAST_ARM, _latest(n, 2)))
+    # Since the change: the last k runs (k = 4..6, a day and a half to two days at three runs
+    # a day), the k whose mean is most surely worse, its p-value multiplied by the number of
+    # k tried. A step seen in four or five runs is surer than the day's three alone.
+    tails = [_mean_arm(w, baseline, SINCE_ARM, _latest(n, k)) for k in range(4, 7) if k <= n]
+    if tails:
+        best = min(tails, key=lambda a: a.p_value)
+        arms.append(replace(best, p_value=min(1.0, best.p_value * len(tails))))
+    if n <= w.in_day.sum():
+        return arms
+    arms.append(_mean_arm(w, baseline, LONG_ARM, np.ones(n, bool)))
+    # Runs of one slot are a day apart: about three runs' lag. Each slot arm's p-value is
+    # multiplied by the number of slots tested (Bonferroni within the series): three or four
+    # chances a day to find one slot worse by chance are one test's worth.
+    slot_arms = []
+    for bucket in np.unique(long.bucket):
+        mine = long.bucket == bucket
+        if config.min_slot_runs <= mine.sum() < n:
+            name = f"{SLOT_ARM} {BUCKETS.get(int(bucket), bucket)}"
+            arm = _mean_arm(w, baseline, name, mine, lag=SLOT_LAG)
+            own = mine & w.usable
+            fades = fading(w.resid[own], baseline.scales(long.where(own)))
+            slot_arms.append(replace(arm, bucket=int(bucket), fading=fades))
+    arms.extend(replace(a, p_value=min(1.0, a.p_value * len(slot_arms))) for a in slot_arms)
+    return arms
+
+
+def _trend_arm(
+    runs: Runs, w: _Window, baseline: Baseline, *, now: float, rule: MetricRule
+) -> Arm | None:
+    """A straight line through the week's residuals (the window's spike left out), read now;
+    None when the runs are too few to fit one."""
+    spiked = w.runs.t[~w.usable]
+    if len(spiked):
+        runs = runs.where(~np.isin(runs.t, spiked))
+    c = trend_coefficients(runs, baseline, now)
+    if c is None:
+        return None
+    resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
+    return make_arm(TREND_ARM, c, resid, runs, baseline)
+
+
+def _looks(long: Runs, config: DetectorConfig) -> float:
+    """Every evaluation is another chance of a false positive: the p-value is set for
+    `config.runs_per_day` evaluations a day, and a series run (and evaluated) more often has
+    its arms' p-values multiplied by how many times more (Bonferroni over time), so an hourly
+    schedule keeps the same false alerts a month. Its runs pay for it: a day of 24 runs
+    measures a shift far more surely than a day of three. (Runs a day: from the median
+    spacing of the long window's runs, which a missed or late run barely moves.)"""
+    spacing = median(np.diff(long.t)) if len(long) > 2 else 0.0
+    return max(1.0, 24 * HOUR_S / spacing / config.runs_per_day) if spacing > 0 else 1.0
 
 
 def _recovery(
