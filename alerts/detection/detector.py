@@ -1,38 +1,8 @@
-"""The regression test of one series (docs/design.md §7), on plain arrays: no database here.
+"""The regression test of one series on plain arrays (no database): the arms, their verdicts,
+"back to normal" and the new normal. docs/alerts.md tells the rules; docs/design.md §7 why.
 
-The unit of evidence is the run (baseline.Runs: the trimmed mean of its samples' log values). Each
-run's residual is its value minus what the series' baseline model expects at that slot (time of
-day, weekend), oriented so that positive means worse (lower decode speed, higher TTFT). Several
-arms look at the residuals, each with its own estimate of the shift and its standard error from
-the baseline's own noise (per-bucket scale, lag-1 autocorrelation):
-
-- `24h`: the runs of the last day (big steps, fast); also what says "back to normal";
-- `last 2 runs`: a step seen twice in a row, one run before the day's mean is sure of it;
-- `since the change`: the last 4, 5 or 6 runs, whichever is most surely worse (its p-value
-  times three for the choice): a step seen in four or five runs, a day and a half after it;
-- `72h`: the runs of the last three days (small shifts);
-- `slot HH–HH UTC`: the runs of one time-of-day bucket in the last three days (a slowdown at
-  18:00 only is diluted four-fold in the pooled arms), its p-value times the number of slots;
-- `trend`: a straight line through the last week's residuals, its value now (a slow drift that
-  the windows' averages trail).
-
-Every arm's one-sided p-value (Student t on the baseline's degrees of freedom) enters one
-Benjamini–Hochberg family with every arm of every series evaluated together, so adding arms
-does not add false alerts for free. An arm is positive when its p and q pass and its estimate
-reaches `effect_gate` × the minimum effect (`slot_effect_gate` × for a slot arm, whose three runs
-are the likeliest to be two unlucky ones) and the absolute floor, and without its worst run
-still half the minimum effect (one run never carries an arm). The verdict is clear only when
-the last day is back within half the minimum effect of the baseline (its runs' weighted mean,
-or their mean without one spike run) and no positive slot arm is still worse by the full
-effect in its last two runs and without its worst run. One run far out of line with the rest of the
-72 h window is a spike that no arm carries (arms.spike). Against an open alert, a clear
-verdict is also "recovered" only when the recent runs (of its slot, for a one-slot slowdown)
-are surely back from the change it opened on (Opened), or from the level the series stayed at
-since when that is less, not merely within half of the minimum effect today; the alert resolves
-only on recovered evaluations. A positive verdict is also "fresh" only when the newest run is
-itself worse by half the minimum effect (a slot arm's, at another slot's run: unless its slot's
-newest run is far better than the one before, arms.fading); only fresh positives count toward
-opening an alert (hysteresis.advance).
+The unit of evidence is the run (baseline.Runs); each run's residual is its value minus what the
+baseline expects at that slot, oriented so that positive means worse.
 """
 
 from __future__ import annotations
