@@ -196,6 +196,7 @@ def score(results, *, deadline: dict) -> dict:
             opens = [h for h, k in track.events if k == "open"]
             if scenario == "null":
                 acc[half][f"fa {metric} {family.name}"].append((len(opens), track.watched_h))
+                acc[half]["null-open-days"].extend(_open_days(track.events, pair.hours[-1]))
                 continue
             signalled = scenario in ("step-big", "step-small", "step-over") or metric == DECODE
             if not signalled:
@@ -226,6 +227,20 @@ def score(results, *, deadline: dict) -> dict:
                 if in_dip:
                     acc[half]["dip-resolve"].append(None if resolved is None else resolved - end)
     return acc
+
+
+def _open_days(events, end_h: float) -> list[float]:
+    """How long each alert stayed open, in days (to the end of the series if still open)."""
+    spans, opened = [], None
+    for hour, kind in events:
+        if kind == "open":
+            opened = hour
+        elif opened is not None:
+            spans.append((hour - opened) / 24)
+            opened = None
+    if opened is not None:
+        spans.append((end_h - opened) / 24)
+    return spans
 
 
 def _rate(items):
@@ -322,6 +337,14 @@ def table(acc, families, *, timings: dict) -> list[tuple[str, str, str, str]]:
         )
 
     rows.append(("6-hour −40 % decode dip", "≤ 1 alert, resolved ≤ 24 h", *both(dip)))
+
+    def long_open(a):
+        days = a["null-open-days"]
+        if not days:
+            return "n/a (no alerts)"
+        return f"{sum(d > 14 for d in days)} of {len(days)} (longest {max(days):.1f} days)"
+
+    rows.append(("false alerts open > 14 days", "none", *both(long_open)))
     rows.append(("detector time per series evaluation", "≤ 2 ms", timings["detector"], ""))
     rows.append(("whole evaluation after a run (PostgreSQL)", "≤ 50 ms", timings["whole"], ""))
     return rows
