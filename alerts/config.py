@@ -35,5 +35,6 @@ def detector_config() -> DetectorConfig:
         open_after=settings.ALERTS_OPEN_AFTER,
         resolve_after=settings.ALERTS_RESOLVE_AFTER,
         recovery_odds=settings.ALERTS_RECOVERY_ODDS,
+        new_normal_hours=settings.ALERTS_NEW_NORMAL_HOURS,
         rules=rules,
     )

@@ -34,6 +34,7 @@ class Status(models.TextChoices):
     RESOLVED = "resolved"
     ACCEPTED = "accepted", "Accepted as new baseline"
     INVALID = "invalid", "Marked invalid"
+    NEW_NORMAL = "new_normal", "Closed as the new normal"
 
 
 ACTIVE = (Status.OPEN, Status.ACKNOWLEDGED)
@@ -139,10 +140,16 @@ class EventKind(models.TextChoices):
     ACKNOWLEDGED = "acknowledged"
     ACCEPTED = "accepted", "Accepted as new baseline"
     INVALID = "invalid", "Marked invalid"
+    NEW_NORMAL = "new_normal", "Closed as the new normal"
 
 
 # Events people are told about by email; the others are their own actions.
-NOTIFIED_KINDS = (EventKind.OPENED, EventKind.ESCALATED, EventKind.RESOLVED)
+NOTIFIED_KINDS = (
+    EventKind.OPENED,
+    EventKind.ESCALATED,
+    EventKind.RESOLVED,
+    EventKind.NEW_NORMAL,
+)
 
 
 class Evaluation(models.Model):

@@ -93,6 +93,11 @@ def headline(alert, kind: str, snapshot: dict | None = None) -> str:
     worse = WORSE[alert.metric]
     if kind == "resolved":
         return f"{metric} of {name} is back to normal (shift now {percent(shift)})"
+    if kind == "new_normal":
+        return (
+            f"{metric} of {name} stayed at a new level ({percent(shift, 0)} {worse} than "
+            "before): closed as the new normal, alerting again against it"
+        )
     if kind == "escalated":
         return f"{metric} of {name} got worse: now {percent(shift, 0)} {worse} (major)"
     if snap.get("verdict") == "clear" and snap.get("recovered") is False:

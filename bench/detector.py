@@ -71,6 +71,7 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
     streaks = [Streak(), Streak()]
     frozen = [None, None]
     opened = [None, None]
+    segment = [-np.inf, -np.inf]  # where a new normal started each series' history again
     tracks = [Track(), Track()]
     previous = None
     for hour, now in zip(pair.hours, seconds, strict=True):
@@ -78,9 +79,12 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
             continue
         began = time.perf_counter()
         tests = [
-            assess_series(h, now=now, rule=config.rules[m], config=config, frozen=f, opened=o)
-            for h, m, f, o in zip(histories, METRICS, frozen, opened, strict=True)
-        ]
+            assess_series(
+                h.between(s, np.inf), now=now, rule=config.rules[m], config=config, frozen=f,
+                opened=o,
+            )
+            for h, m, f, o, s in zip(histories, METRICS, frozen, opened, segment, strict=True)
+        ]  # fmt: skip
         judgements = judge(tests, config)
         timer.seconds += time.perf_counter() - began
         timer.calls += len(tests)
@@ -91,6 +95,7 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
                 config,
                 recovered=judgement.recovered,
                 fresh=judgement.fresh,
+                new_normal=judgement.new_normal,
             )
             if tests[k].enough and previous is not None:
                 tracks[k].watched_h += hour - previous
@@ -101,6 +106,11 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
             elif transition == Transition.RESOLVE:
                 frozen[k], opened[k] = None, None
                 tracks[k].events.append((hour, "resolve"))
+            elif transition == Transition.NEW_NORMAL:
+                # As evaluate.py's Segment: the history starts again where the alert opened.
+                segment[k] = opened[k].at - 1.0
+                frozen[k], opened[k] = None, None
+                tracks[k].events.append((hour, "new_normal"))
         previous = hour
     return tracks
 
@@ -186,6 +196,7 @@ def score(results, *, deadline: dict) -> dict:
             opens = [h for h, k in track.events if k == "open"]
             if scenario == "null":
                 acc[half][f"fa {metric} {family.name}"].append((len(opens), track.watched_h))
+                acc[half]["null-open-days"].extend(_open_days(track.events, pair.hours[-1]))
                 continue
             signalled = scenario in ("step-big", "step-small", "step-over") or metric == DECODE
             if not signalled:
@@ -216,6 +227,20 @@ def score(results, *, deadline: dict) -> dict:
                 if in_dip:
                     acc[half]["dip-resolve"].append(None if resolved is None else resolved - end)
     return acc
+
+
+def _open_days(events, end_h: float) -> list[float]:
+    """How long each alert stayed open, in days (to the end of the series if still open)."""
+    spans, opened = [], None
+    for hour, kind in events:
+        if kind == "open":
+            opened = hour
+        elif opened is not None:
+            spans.append((hour - opened) / 24)
+            opened = None
+    if opened is not None:
+        spans.append((end_h - opened) / 24)
+    return spans
 
 
 def _rate(items):
@@ -317,6 +342,14 @@ def table(acc, families, *, timings: dict) -> list[tuple[str, str, str, str]]:
         )
 
     rows.append(("6-hour −40 % decode dip", "≤ 1 alert, resolved ≤ 24 h", *both(dip)))
+
+    def long_open(a):
+        days = a["null-open-days"]
+        if not days:
+            return "n/a (no alerts)"
+        return f"{sum(d > 14 for d in days)} of {len(days)} (longest {max(days):.1f} days)"
+
+    rows.append(("false alerts open > 14 days", "none", *both(long_open)))
     rows.append(("detector time per series evaluation", "≤ 2 ms", timings["detector"], ""))
     rows.append(("whole evaluation after a run (PostgreSQL)", "≤ 50 ms", timings["whole"], ""))
     return rows

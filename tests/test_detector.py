@@ -508,13 +508,38 @@ def test_it_judges_a_one_slot_slowdown_back_on_that_slots_runs() -> None:
         return test.recovered
 
     # Still slow at 18:00 only: the runs of all slots together are 10 % slower, far enough
-    # from 25 % to read as back; the slot's own runs say otherwise.
+    # from 25 % to read as back; the slot's own runs say otherwise (and so does the slot's
+    # newest run when a pooled arm opened it).
     slow_at_18 = lambda s: 49.0 if s >= onset and s.hour == 18 else 70.0  # noqa: E731
-    assert recovered(slow_at_18, Opened(in_slot.effect)) is True
+    assert recovered(slow_at_18, Opened(in_slot.effect)) is False
     assert recovered(slow_at_18, in_slot) is False
     # The slot back for its last two runs (two days): surely back.
     back = end - timedelta(days=2)
     assert recovered(lambda s: 49.0 if onset <= s < back and s.hour == 18 else 70.0, in_slot)
+
+
+def test_it_keeps_a_pooled_arms_alert_open_while_one_slot_is_still_slower() -> None:
+    # The 18:00 runs 30 % slower since a day; a pooled arm opened the alert on a 10 % effect.
+    # The next morning the last day's pooled runs read back (the slowed slot's one run taken
+    # for a spike that is over), but that slot's newest run is still 30 % slower.
+    onset = MONDAY + timedelta(days=16, hours=1)
+    frozen = fit(series(onset, lambda s: 70.0)[0], min_bucket_runs=4, min_week_runs=6)
+    opened_at = onset + timedelta(hours=17)
+    opened = Opened(DECODE_RULE.log_shift(0.10), None, opened_at.timestamp())
+    end = opened_at + timedelta(hours=16)  # 10:00 the next day
+
+    def judged(level) -> Judgement:
+        runs, now = series(end, level, days=30)
+        test = assess_series(
+            runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=frozen, opened=opened
+        )
+        return judge([test], CONFIG)[0]
+
+    slot_slow = judged(lambda s: 49.0 if s >= onset and s.hour == 18 else 70.0)
+    assert slot_slow.verdict == Verdict.CLEAR and not slot_slow.recovered, slot_slow
+    # The slot back too: nothing holds it open.
+    back = judged(lambda s: 49.0 if s >= onset and s.hour == 18 and s < opened_at else 70.0)
+    assert back.recovered, back
 
 
 def test_it_counts_the_first_run_of_a_step_at_once_and_discounts_a_spike_once_contradicted():
@@ -548,6 +573,20 @@ def test_it_never_opens_on_one_bad_run_however_sure_its_p() -> None:
     runs, now = series(end, lambda s: 42.0 if s >= end - timedelta(hours=8) else 70.0)
     [judgement] = judge([assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)], CONFIG)
     assert judgement.verdict == Verdict.POSITIVE
+
+
+def test_it_never_reads_the_first_slow_run_of_a_step_as_back_to_normal() -> None:
+    # The latest run 40 % slower: nothing has contradicted it yet, so "back to normal" must not
+    # take it for a spike that is over. A "clear" there would reset the count toward opening
+    # (a positive before it, e.g. a slot's arm, would start again from nothing).
+    end = MONDAY + timedelta(days=20, hours=18)
+    runs, now = series(end, lambda s: 42.0 if s == end else 70.0)
+    test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)
+    assert test.settled > DECODE_RULE.min_effect / 2, f"the last day read {test.settled:.1%}"
+    [judgement] = judge([test], CONFIG)
+    assert judgement.verdict == Verdict.HOLD, judgement
+    streak, _ = advance(Streak(positives=1), judgement.verdict, CONFIG)
+    assert streak.positives == 1, "the first slow run of a step reset the count toward opening"
 
 
 def test_it_counts_a_positive_toward_opening_only_when_the_newest_run_agrees() -> None:
@@ -649,3 +688,74 @@ def test_it_keeps_a_dismissed_series_quiet_until_it_was_clear_once() -> None:
     assert not streak.muted
     streak, _ = advance(streak, Verdict.POSITIVE, CONFIG)
     assert advance(streak, Verdict.POSITIVE, CONFIG)[1] == Transition.OPEN
+
+
+def replay(level, *, onset: datetime, days: float, opened_after: timedelta) -> list:
+    """Every run from `opened_after` past `onset` for `days`, evaluated as evaluate.py does,
+    with an alert open from the first of them (frozen on the runs before `onset`); a new normal
+    starts the history again where the alert opened, as its Segment does. Returns the
+    transitions as (slot, transition)."""
+    end = onset + timedelta(days=days)
+    runs, _ = series(end, level, days=days + 21)
+    first = (onset + opened_after).timestamp()
+    frozen = fit(runs.between(0, onset.timestamp()), min_bucket_runs=4, min_week_runs=6)
+    opened = Opened(DECODE_RULE.log_shift(0.12), None, first)
+    streak, start, seen = Streak(is_open=True), 0.0, []
+    for now in runs.t[runs.t >= first]:
+        test = assess_series(
+            runs.between(start, np.inf), now=now, rule=DECODE_RULE, config=CONFIG,
+            frozen=frozen, opened=opened,
+        )  # fmt: skip
+        [judgement] = judge([test], CONFIG)
+        streak, transition = advance(
+            streak, judgement.verdict, CONFIG, recovered=judgement.recovered,
+            fresh=judgement.fresh, new_normal=judgement.new_normal,
+        )  # fmt: skip
+        if transition == Transition.NEW_NORMAL:
+            start, frozen, opened = opened.at - 1.0, None, None
+        elif transition == Transition.OPEN:
+            frozen, opened = test.baseline, judgement.opened
+        if transition is not None:
+            seen.append((datetime.fromtimestamp(now, UTC), transition))
+    return seen
+
+
+def test_it_closes_an_alert_the_series_never_comes_back_from_as_the_new_normal() -> None:
+    # An alert opened on a 12 % estimate; the series stayed 6 % slower: never surely back from
+    # 12 %, never worse by the minimum effect. It closes as the new normal a week after it
+    # opened, and the series, armed again against that level, alerts on a 30 % step later.
+    onset = MONDAY + timedelta(days=21, hours=1)
+    opened_after = timedelta(hours=17)
+    worse_step = onset + timedelta(days=12)
+
+    def level(s: datetime) -> float:
+        return 70.0 if s < onset else 66.0 if s < worse_step else 46.0
+
+    seen = replay(level, onset=onset, days=16, opened_after=opened_after)
+    kinds = [transition for _, transition in seen]
+    assert kinds[:2] == [Transition.NEW_NORMAL, Transition.OPEN], seen
+    closed_at, reopened_at = seen[0][0], seen[1][0]
+    opened_at = onset + opened_after
+    assert timedelta(days=7) <= closed_at - opened_at <= timedelta(days=8), seen
+    assert worse_step < reopened_at <= worse_step + timedelta(days=1), seen
+
+
+def test_it_keeps_an_alert_open_while_its_series_keeps_getting_worse() -> None:
+    # A slowdown still deepening a week after the alert opened is no new level yet.
+    onset = MONDAY + timedelta(days=21, hours=1)
+
+    def level(s: datetime) -> float:
+        days = max((s - onset).total_seconds() / 86_400, 0.0)
+        return 70.0 * (1 - 0.03 * min(days, 12.0))
+
+    seen = replay(level, onset=onset, days=11, opened_after=timedelta(days=2))
+    assert seen == [], seen  # still open: neither resolved nor a new normal
+
+
+def test_it_closes_an_open_alert_as_the_new_normal_and_counts_afresh() -> None:
+    streak = Streak(positives=3, clears=1, is_open=True)
+    streak, transition = advance(streak, Verdict.POSITIVE, CONFIG, new_normal=True)
+    assert transition == Transition.NEW_NORMAL and streak == Streak()
+    # Only an open alert closes so; no data changes nothing.
+    assert advance(Streak(), Verdict.CLEAR, CONFIG, new_normal=True)[1] is None
+    assert advance(Streak(is_open=True), Verdict.NO_DATA, CONFIG, new_normal=True)[1] is None

@@ -436,6 +436,9 @@ ALERTS_RESOLVE_AFTER = envint("ALERTS_RESOLVE_AFTER", 2)  # consecutive clear ev
 # Resolving also needs the recent runs this many times likelier back at the baseline than still
 # worse by the alert's effect
 ALERTS_RECOVERY_ODDS = envfloat("ALERTS_RECOVERY_ODDS", 3000.0)
+# An open alert whose series stayed at one level this long since it opened closes as the new
+# normal (docs/alerts.md), and the series is armed again against that level
+ALERTS_NEW_NORMAL_HOURS = envint("ALERTS_NEW_NORMAL_HOURS", 168)
 # Availability: an outage opens when each of the last OUTAGE_RUNS runs has ≥ this share of error
 # samples, and resolves under half of it over those runs.
 ALERTS_OUTAGE_ERROR_SHARE = envfloat("ALERTS_OUTAGE_ERROR_SHARE", 0.5)

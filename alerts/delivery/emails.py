@@ -16,7 +16,12 @@ from alerts.models import Delivery, Notification
 from alerts.pages.presenters import Presented, absolute, present
 
 SUBJECT_LIMIT = 150
-KIND_WORDS = {"opened": "New alert", "escalated": "Got worse", "resolved": "Resolved"}
+KIND_WORDS = {
+    "opened": "New alert",
+    "escalated": "Got worse",
+    "resolved": "Resolved",
+    "new_normal": "New normal",
+}
 
 
 def text_table(header: list[str], rows: list[list[str]]) -> str:
@@ -36,6 +41,8 @@ def subject(notification: Notification, shown: list[Presented]) -> str:
     text = shown[0].headline
     if shown[0].kind == "resolved":
         text = f"Resolved: {text}"
+    elif shown[0].kind == "new_normal":
+        text = f"New normal: {text}"
     if len(shown) > 1:
         text += f" (+{len(shown) - 1} more)"
     if len(text) > SUBJECT_LIMIT:

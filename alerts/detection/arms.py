@@ -163,11 +163,14 @@ def settled(resid: np.ndarray, scales: np.ndarray, mean: float) -> float:
     """The last day's shift as "back to normal" reads it: its runs' weighted mean, or their
     mean without the worst run when that run is a spike (a short dip that is over), so one bad
     run cannot hold an alert open for a day after it. Not the least of several estimates: a
-    regression that persists would read as over whenever one of them dipped by chance."""
+    regression that persists would read as over whenever one of them dipped by chance. The
+    newest run is never that spike: nothing has contradicted it yet (as in `spike`), and the
+    first slow run of a real step read as "over" would reset the count toward opening."""
     settled = mean
     if len(resid) >= 3:
         worst = int(np.argmax(resid))
         others = np.delete(resid, worst)
-        if resid[worst] - others.mean() > SPIKE_SDS * scales[worst]:
+        followed = worst < len(resid) - 1
+        if followed and resid[worst] - others.mean() > SPIKE_SDS * scales[worst]:
             settled = min(settled, float(others.mean()))
     return settled

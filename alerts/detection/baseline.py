@@ -202,10 +202,33 @@ class Baseline:
 def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
     """Fit the baseline model on runs (needs ≥ 2 runs): medians, then winsorized means, so one
     odd run or one outage-slowed afternoon barely moves it."""
-    y = runs.log_value
     fitted_week = bool(
         runs.weekend.sum() >= min_week_runs and (~runs.weekend).sum() >= min_week_runs
     )
+    model, bound = _levels(runs, min_bucket_runs=min_bucket_runs, fitted_week=fitted_week)
+    resid = runs.log_value - model.expected(runs)
+    if fitted_week:
+        day, day_var = _day_effects(np.clip(resid, -bound, bound), runs.day, min_week_runs)
+        model = replace(model, day=day, day_var=day_var)
+        resid = runs.log_value - model.expected(runs)
+    scale, overall, counts = _scales(resid, runs.bucket, levels=len(model.time_of_day))
+    rho, phi = _autocorrelation(resid)
+    return replace(
+        model,
+        scale=scale,
+        overall_scale=overall,
+        rho=rho,
+        phi=phi,
+        fitted_week=fitted_week,
+        counts=counts,
+        start=float(runs.t[0]),
+    )
+
+
+def _levels(runs: Runs, *, min_bucket_runs: int, fitted_week: bool) -> tuple[Baseline, float]:
+    """The overall, time-of-day and weekend levels (a Baseline with no noise yet), and the
+    bound residuals are winsorized at."""
+    y = runs.log_value
     # Levels come from weekday runs when the weekend is modelled (so weekends cannot drag
     # them), then the weekend effect is the median weekend run against its slot's level.
     typical = ~runs.weekend if fitted_week else np.ones(len(runs), bool)
@@ -237,54 +260,53 @@ def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
     if fitted_week:
         weekend += float((clipped[runs.weekend] - by_bucket[runs.bucket[runs.weekend]]).mean())
     means = {b: v + by_bucket[b] - moved for b, v in time_of_day.items()}
-    model = replace(model, level=level + moved, time_of_day=means, weekend=weekend)
-    resid = y - model.expected(runs)
-    if fitted_week:
-        day, day_var = _day_effects(np.clip(resid, -bound, bound), runs.day, min_week_runs)
-        model = replace(model, day=day, day_var=day_var)
-        resid = y - model.expected(runs)
-    # Residuals from levels fitted on the same runs are closer to them than new runs will be:
-    # each bucket's fitted level costs about a run's worth of spread, which matters while the
-    # baseline is young (12 runs over three or four levels: a fifth of the variance).
-    overall = max(_robust_sd(resid) * _unbias(len(resid), max(len(time_of_day), 1)), MIN_SCALE)
+    return replace(model, level=level + moved, time_of_day=means, weekend=weekend), bound
+
+
+def _scales(
+    resid: np.ndarray, bucket: np.ndarray, *, levels: int
+) -> tuple[dict[int, float], float, dict[int, int]]:
+    """Each bucket's noise scale (shrunk toward the overall one), the overall scale, and each
+    bucket's run count. Residuals from levels fitted on the same runs are closer to them than
+    new runs will be: each bucket's fitted level costs about a run's worth of spread, which
+    matters while the baseline is young (12 runs over three or four levels: a fifth of the
+    variance)."""
+    overall = max(_robust_sd(resid) * _unbias(len(resid), max(levels, 1)), MIN_SCALE)
     scale, counts = {}, {}
-    for b in np.unique(runs.bucket):
-        r = resid[runs.bucket == b]
+    for b in np.unique(bucket):
+        r = resid[bucket == b]
         counts[int(b)] = len(r)
         own = _robust_sd(r) * _unbias(len(r), 1)
         scale[int(b)] = max(
             math.sqrt((len(r) * own**2 + SHRINK_RUNS * overall**2) / (len(r) + SHRINK_RUNS)),
             MIN_SCALE,
         )
-    rho, phi = 0.0, 0.0
-    if len(resid) >= 8:
-        centred = resid - resid.mean()
-        denominator = float(centred @ centred)
-        if denominator > 0:
-            # Sample autocorrelations of a short series are biased toward zero by about
-            # (1 + 4ρ)/n; a drifting provider would otherwise look calmer than it is.
-            n = len(resid)
-            lags = []
-            for k in range(1, 5):
-                r = float((centred[k:] @ centred[:-k]) / denominator)
-                lags.append(r + (1 + 4 * max(r, 0)) / n)
-            rho = float(np.clip(lags[0], 0.0, 0.9))
-            # How slowly the correlation decays (at least as AR(1) would): lags 2–4 over lags
-            # 1–3, as r_(j+1) = φ r_j under the model; steadier than lag 2 over lag 1 alone,
-            # which a drifting series' noise often read as a fast decay.
-            phi = rho
-            if rho > 0.05 and sum(lags[:3]) > rho:
-                phi = float(np.clip(sum(lags[1:]) / sum(lags[:3]), rho, 0.95))
-    return replace(
-        model,
-        scale=scale,
-        overall_scale=overall,
-        rho=rho,
-        phi=phi,
-        fitted_week=fitted_week,
-        counts=counts,
-        start=float(runs.t[0]),
-    )
+    return scale, overall, counts
+
+
+def _autocorrelation(resid: np.ndarray) -> tuple[float, float]:
+    """The lag-1 autocorrelation ρ of the run residuals and how slowly it decays (φ)."""
+    if len(resid) < 8:
+        return 0.0, 0.0
+    centred = resid - resid.mean()
+    denominator = float(centred @ centred)
+    if denominator <= 0:
+        return 0.0, 0.0
+    # Sample autocorrelations of a short series are biased toward zero by about (1 + 4ρ)/n;
+    # a drifting provider would otherwise look calmer than it is.
+    n = len(resid)
+    lags = []
+    for k in range(1, 5):
+        r = float((centred[k:] @ centred[:-k]) / denominator)
+        lags.append(r + (1 + 4 * max(r, 0)) / n)
+    rho = float(np.clip(lags[0], 0.0, 0.9))
+    # How slowly the correlation decays (at least as AR(1) would): lags 2–4 over lags 1–3,
+    # as r_(j+1) = φ r_j under the model; steadier than lag 2 over lag 1 alone, which a
+    # drifting series' noise often read as a fast decay.
+    phi = rho
+    if rho > 0.05 and sum(lags[:3]) > rho:
+        phi = float(np.clip(sum(lags[1:]) / sum(lags[:3]), rho, 0.95))
+    return rho, phi
 
 
 def _day_effects(

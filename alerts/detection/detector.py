@@ -1,38 +1,8 @@
-"""The regression test of one series (docs/design.md §7), on plain arrays: no database here.
+"""The regression test of one series on plain arrays (no database): the arms, their verdicts,
+"back to normal" and the new normal. docs/alerts.md tells the rules; docs/design.md §7 why.
 
-The unit of evidence is the run (baseline.Runs: the trimmed mean of its samples' log values). Each
-run's residual is its value minus what the series' baseline model expects at that slot (time of
-day, weekend), oriented so that positive means worse (lower decode speed, higher TTFT). Several
-arms look at the residuals, each with its own estimate of the shift and its standard error from
-the baseline's own noise (per-bucket scale, lag-1 autocorrelation):
-
-- `24h`: the runs of the last day (big steps, fast); also what says "back to normal";
-- `last 2 runs`: a step seen twice in a row, one run before the day's mean is sure of it;
-- `since the change`: the last 4, 5 or 6 runs, whichever is most surely worse (its p-value
-  times three for the choice): a step seen in four or five runs, a day and a half after it;
-- `72h`: the runs of the last three days (small shifts);
-- `slot HH–HH UTC`: the runs of one time-of-day bucket in the last three days (a slowdown at
-  18:00 only is diluted four-fold in the pooled arms), its p-value times the number of slots;
-- `trend`: a straight line through the last week's residuals, its value now (a slow drift that
-  the windows' averages trail).
-
-Every arm's one-sided p-value (Student t on the baseline's degrees of freedom) enters one
-Benjamini–Hochberg family with every arm of every series evaluated together, so adding arms
-does not add false alerts for free. An arm is positive when its p and q pass and its estimate
-reaches `effect_gate` × the minimum effect (`slot_effect_gate` × for a slot arm, whose three runs
-are the likeliest to be two unlucky ones) and the absolute floor, and without its worst run
-still half the minimum effect (one run never carries an arm). The verdict is clear only when
-the last day is back within half the minimum effect of the baseline (its runs' weighted mean,
-or their mean without one spike run) and no positive slot arm is still worse by the full
-effect in its last two runs and without its worst run. One run far out of line with the rest of the
-72 h window is a spike that no arm carries (arms.spike). Against an open alert, a clear
-verdict is also "recovered" only when the recent runs (of its slot, for a one-slot slowdown)
-are surely back from the change it opened on (Opened), or from the level the series stayed at
-since when that is less, not merely within half of the minimum effect today; the alert resolves
-only on recovered evaluations. A positive verdict is also "fresh" only when the newest run is
-itself worse by half the minimum effect (a slot arm's, at another slot's run: unless its slot's
-newest run is far better than the one before, arms.fading); only fresh positives count toward
-opening an alert (hysteresis.advance).
+The unit of evidence is the run (baseline.Runs); each run's residual is its value minus what the
+baseline expects at that slot, oriented so that positive means worse.
 """
 
 from __future__ import annotations
@@ -132,6 +102,9 @@ class SeriesTest:
     latest_bucket: int | None = None  # the newest run's time-of-day bucket
     baseline_days: float | None = None  # too little baseline: the days its runs span
     now: float | None = None  # when it was tested (Unix s)
+    # Against an open alert: the series has stayed at one level long enough to be closed as
+    # the new normal (new_normal)
+    new_normal: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +151,9 @@ class Judgement:
     # Positive, and the newest run is itself worse by half the minimum effect (or a slot arm
     # found it): only such positives count toward opening (hysteresis.advance)
     fresh: bool = True
+    # An open alert's series stayed at one level long enough: close it as the new normal
+    # (SeriesTest.new_normal; hysteresis.advance)
+    new_normal: bool = False
 
 
 def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
@@ -218,142 +194,33 @@ def assess_series(
     # Enough recent runs: `min_recent` in the long window, one of them in the last day (a
     # schedule of one run a day has one run in any day).
     in_long = len(history.between(now - config.long_hours * HOUR_S, now))
-    long_start = _reach(history, now, config.long_hours, config.long_min_runs)
-    if frozen is None:
-        window = history.between(long_start - config.baseline_days * 86_400.0, long_start)
-        enough_base = config.enough_baseline(window.t)
-        baseline = (
-            fit(
-                window,
-                min_bucket_runs=config.min_bucket_baseline,
-                min_week_runs=config.min_week_runs,
-            )
-            if enough_base
-            else None
-        )
-    else:
-        baseline = frozen
-        long_start = max(long_start, frozen.end)  # never test the baseline's own runs
-    n_base = baseline.n if baseline is not None else len(window)
+    baseline, window, long_start = _baseline(history, now=now, config=config, frozen=frozen)
     if baseline is None or not len(day) or in_long < config.min_recent:
-        span = (
-            float(window.t[-1] - window.t[0]) / 86_400.0
-            if baseline is None and len(window)
-            else None
-        )
+        n_base = baseline.n if baseline is not None else len(window)
+        span = None
+        if baseline is None and len(window):
+            span = float(window.t[-1] - window.t[0]) / 86_400.0
         return SeriesTest(rule.metric, n_base, len(day), enough=False, baseline_days=span)
-    sign = _sign(rule)
-    arms = []
     long = history.between(long_start, now)
-    resid = sign * (long.log_value - baseline.expected(long))
-    in_day = long.t > now - config.recent_hours * HOUR_S
+    resid = _sign(rule) * (long.log_value - baseline.expected(long))
     # One run far worse than the rest of the window is a spike (a short dip, a bad minute at
     # the provider): the arms that would carry it for three days leave it out. Two such runs
     # are a pattern and count.
     usable = ~spike(resid, baseline.scales(long))
-
-    def mean_arm(name: str, mask, lag: int = 1) -> Arm:
-        if (mask & usable).any():
-            mask = mask & usable
-        runs = long.where(mask)
-        coefficients = mean_coefficients(runs, baseline)
-        return make_arm(name, coefficients, resid[mask], runs, baseline, lag=lag)
-
-    def latest(k: int, among: np.ndarray | None = None) -> np.ndarray:
-        """Mask of the window's last k runs (of those in `among`, when given)."""
-        order = np.arange(len(long)) if among is None else np.flatnonzero(among)
-        mask = np.zeros(len(long), bool)
-        mask[order[-k:]] = True
-        return mask
-
-    arms.append(mean_arm(DAY_ARM, in_day))
-    if in_day.sum() != 2 and len(long) >= 2:
-        # The last two runs: a step seen twice in a row, a run sooner than the day's mean (or,
-        # on a daily schedule, a day later than the day's one run); the day's own two runs
-        # when it has two.
-        arms.append(mean_arm(LAST_ARM, latest(2)))
-    # Since the change: the last k runs (k = 4..6, a day and a half to two days at three runs
-    # a day), the k whose mean is most surely worse, its p-value multiplied by the number of
-    # k tried. A step seen in four or five runs is surer than the day's three alone.
-    tails = [k for k in range(4, 7) if k <= len(long)]
-    if tails:
-        best = None
-        for k in tails:
-            candidate = mean_arm(SINCE_ARM, latest(k))
-            if best is None or candidate.p_value < best.p_value:
-                best = candidate
-        arms.append(replace(best, p_value=min(1.0, best.p_value * len(tails))))
-    if len(long) > in_day.sum():
-        arms.append(mean_arm(LONG_ARM, np.ones(len(long), bool)))
-        # Runs of one slot are a day apart: about three runs' lag. Each slot arm's p-value
-        # is multiplied by the number of slots tested (Bonferroni within the series): three
-        # or four chances a day to find one slot worse by chance are one test's worth.
-        slot_arms = []
-        for bucket in np.unique(long.bucket):
-            mine = long.bucket == bucket
-            if mine.sum() >= config.min_slot_runs and mine.sum() < len(long):
-                name = f"{SLOT_ARM} {BUCKETS.get(int(bucket), bucket)}"
-                arm = mean_arm(name, mine, lag=SLOT_LAG)
-                own = mine & usable
-                fades = fading(resid[own], baseline.scales(long.where(own)))
-                slot_arms.append(replace(arm, bucket=int(bucket), fading=fades))
-        arms.extend(replace(a, p_value=min(1.0, a.p_value * len(slot_arms))) for a in slot_arms)
+    w = _Window(long, resid, usable, long.t > now - config.recent_hours * HOUR_S)
+    arms = _window_arms(w, baseline, config)
     trend_start = _reach(history, now, config.trend_hours, TREND_MIN_RUNS)
     if frozen is not None:
         trend_start = max(trend_start, long_start)
-    trend_runs = history.between(trend_start, now)
-    spiked = long.t[~usable]
-    if len(spiked):
-        trend_runs = trend_runs.where(~np.isin(trend_runs.t, spiked))
-    c = trend_coefficients(trend_runs, baseline, now)
-    if c is not None:
-        trend_resid = sign * (trend_runs.log_value - baseline.expected(trend_runs))
-        arms.append(make_arm(TREND_ARM, c, trend_resid, trend_runs, baseline))
-    # Every evaluation is another chance of a false positive: the p-value is set for
-    # `config.runs_per_day` evaluations a day, and a series run (and evaluated) more often has
-    # its arms' p-values multiplied by how many times more (Bonferroni over time), so an
-    # hourly schedule keeps the same false alerts a month. Its runs pay for it: a day of 24
-    # runs measures a shift far more surely than a day of three.
-    # (Runs a day: from the median spacing of the long window's runs, which a missed or late
-    # run barely moves.)
-    spacing = median(np.diff(long.t)) if len(long) > 2 else 0.0
-    looks = max(1.0, 24 * HOUR_S / spacing / config.runs_per_day) if spacing > 0 else 1.0
+    trend = _trend_arm(history.between(trend_start, now), w, baseline, now=now, rule=rule)
+    arms += [trend] if trend is not None else []
+    looks = _looks(long, config)
     arms = tuple(replace(a, p_value=min(1.0, a.p_value * looks)) for a in arms)
-    first = arms[0]  # the 24 h arm
     recovered, effect = None, None
     if frozen is not None and len(long) >= 2:
-        # "Back to normal" needs evidence that the level is back, not a lack of evidence that
-        # it is still worse: for some k ≥ 2 (up to the whole long window since the baseline),
-        # the mean m of the last k runs must be `recovery_odds` times likelier if the series is
-        # back at the baseline (0) than if it is still worse by the alert's effect s. For a
-        # normal mean with standard error sd that is m < s/2 − ln(odds)·sd²/s: a −40 % dip
-        # is told apart from its recovery in two or three runs, a −10 % step in about six.
-        # (The last day of a lasting −10 % step reads within half of it one day in eight.)
-        # A slowdown found in one slot is judged on that slot's runs, a day apart.
-        # What the alert opened on is an arm's estimate when it was surest, often luckier than
-        # the change: when the runs since it opened, before the last day, say the series
-        # stayed worse by less (but by at least half the minimum effect: still worse), "back"
-        # is told apart from that level (at least the minimum effect), so a lasting 15 %
-        # slowdown that opened on a 23 % estimate does not read "back" on a day merely less bad.
-        floor = rule.log_shift(rule.min_effect)
-        effect, mine, lag = floor, np.ones(len(long), bool), 1
-        if opened is not None:
-            effect = max(opened.effect, floor)
-            if opened.bucket is not None:
-                mine, lag = long.bucket == opened.bucket, SLOT_LAG
-            if opened.at is not None:
-                stayed = mine & usable & ~in_day & (long.t >= opened.at)
-                level = float(resid[stayed].mean()) if stayed.sum() >= 2 else -np.inf
-                if level >= floor / 2:
-                    effect = max(floor, min(effect, level))
-        margin = math.log(max(config.recovery_odds, 1.0)) / effect  # 1 or less: no margin
-        # The last k runs of `mine` for every k ≥ 2, a spike among them left out (so the last
-        # two, one of them a spike, are one run's evidence).
-        chosen = mine & usable
-        shortest = 2 - int((mine & ~usable)[np.flatnonzero(mine)[-2:]].any())
-        shifts, sds = suffix_means(long.where(chosen), resid[chosen], baseline, lag=lag)
-        recovered = bool(np.any((shifts + margin * sds**2 < effect / 2)[shortest - 1 :]))
-    settled = settled_shift(resid[in_day], baseline.scales(long)[in_day], first.shift)
+        recovered, effect = _recovery(w, baseline, rule=rule, config=config, opened=opened)
+    first = arms[0]  # the 24 h arm
+    settled = settled_shift(resid[w.in_day], baseline.scales(long)[w.in_day], first.shift)
     z = float(special.ndtri(0.5 + config.ci_level / 2))
     expected_now = float(np.exp(median(baseline.expected(day))))
     worse = rule.worse_fraction(first.shift)
@@ -374,11 +241,196 @@ def assess_series(
         frozen=frozen is not None,
         settled=rule.worse_fraction(settled),
         recovered=recovered,
+        new_normal=frozen is not None
+        and new_normal(history, baseline, now=now, rule=rule, config=config, opened=opened),
         alert_effect=None if effect is None else rule.worse_fraction(effect),
         latest=rule.worse_fraction(float(resid[-1])),
         latest_bucket=int(long.bucket[-1]),
         now=now,
     )
+
+
+def _baseline(
+    history: Runs, *, now: float, config: DetectorConfig, frozen: Baseline | None
+) -> tuple[Baseline | None, Runs, float]:
+    """The baseline to test against (fitted on the `baseline_days` before the long window, or
+    the frozen one), the runs it was fitted on, and where the long window starts."""
+    long_start = _reach(history, now, config.long_hours, config.long_min_runs)
+    window = history.between(long_start - config.baseline_days * 86_400.0, long_start)
+    if frozen is not None:
+        return frozen, window, max(long_start, frozen.end)  # never test the baseline's runs
+    if not config.enough_baseline(window.t):
+        return None, window, long_start
+    model = fit(
+        window, min_bucket_runs=config.min_bucket_baseline, min_week_runs=config.min_week_runs
+    )
+    return model, window, long_start
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """The long window's runs, their worse-oriented residuals, which of them are not a spike
+    (arms.spike) and which are in the last day."""
+
+    runs: Runs
+    resid: np.ndarray
+    usable: np.ndarray
+    in_day: np.ndarray
+
+
+def _mean_arm(w: _Window, baseline: Baseline, name: str, mask, lag: int = 1) -> Arm:
+    """The weighted mean of the window's runs in `mask` (its spike left out, unless that
+    leaves nothing)."""
+    if (mask & w.usable).any():
+        mask = mask & w.usable
+    runs = w.runs.where(mask)
+    coefficients = mean_coefficients(runs, baseline)
+    return make_arm(name, coefficients, w.resid[mask], runs, baseline, lag=lag)
+
+
+def _latest(n: int, k: int) -> np.ndarray:
+    """Mask of the last k of n runs."""
+    mask = np.zeros(n, bool)
+    mask[max(n - k, 0) :] = True
+    return mask
+
+
+def _window_arms(w: _Window, baseline: Baseline, config: DetectorConfig) -> list[Arm]:
+    """The arms on the long window: the last day (first), the last two runs, since the
+    change, the whole window and one per time-of-day slot."""
+    long, n = w.runs, len(w.runs)
+    arms = [_mean_arm(w, baseline, DAY_ARM, w.in_day)]
+    if w.in_day.sum() != 2 and n >= 2:
+        # The last two runs: a step seen twice in a row, a run sooner than the day's mean (or,
+        # on a daily schedule, a day later than the day's one run); the day's own two runs
+        # when it has two.
+        arms.append(_mean_arm(w, baseline, LAST_ARM, _latest(n, 2)))
+    # Since the change: the last k runs (k = 4..6, a day and a half to two days at three runs
+    # a day), the k whose mean is most surely worse, its p-value multiplied by the number of
+    # k tried. A step seen in four or five runs is surer than the day's three alone.
+    tails = [_mean_arm(w, baseline, SINCE_ARM, _latest(n, k)) for k in range(4, 7) if k <= n]
+    if tails:
+        best = min(tails, key=lambda a: a.p_value)
+        arms.append(replace(best, p_value=min(1.0, best.p_value * len(tails))))
+    if n <= w.in_day.sum():
+        return arms
+    arms.append(_mean_arm(w, baseline, LONG_ARM, np.ones(n, bool)))
+    # Runs of one slot are a day apart: about three runs' lag. Each slot arm's p-value is
+    # multiplied by the number of slots tested (Bonferroni within the series): three or four
+    # chances a day to find one slot worse by chance are one test's worth.
+    slot_arms = []
+    for bucket in np.unique(long.bucket):
+        mine = long.bucket == bucket
+        if config.min_slot_runs <= mine.sum() < n:
+            name = f"{SLOT_ARM} {BUCKETS.get(int(bucket), bucket)}"
+            arm = _mean_arm(w, baseline, name, mine, lag=SLOT_LAG)
+            own = mine & w.usable
+            fades = fading(w.resid[own], baseline.scales(long.where(own)))
+            slot_arms.append(replace(arm, bucket=int(bucket), fading=fades))
+    arms.extend(replace(a, p_value=min(1.0, a.p_value * len(slot_arms))) for a in slot_arms)
+    return arms
+
+
+def _trend_arm(
+    runs: Runs, w: _Window, baseline: Baseline, *, now: float, rule: MetricRule
+) -> Arm | None:
+    """A straight line through the week's residuals (the window's spike left out), read now;
+    None when the runs are too few to fit one."""
+    spiked = w.runs.t[~w.usable]
+    if len(spiked):
+        runs = runs.where(~np.isin(runs.t, spiked))
+    c = trend_coefficients(runs, baseline, now)
+    if c is None:
+        return None
+    resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
+    return make_arm(TREND_ARM, c, resid, runs, baseline)
+
+
+def _looks(long: Runs, config: DetectorConfig) -> float:
+    """Every evaluation is another chance of a false positive: the p-value is set for
+    `config.runs_per_day` evaluations a day, and a series run (and evaluated) more often has
+    its arms' p-values multiplied by how many times more (Bonferroni over time), so an hourly
+    schedule keeps the same false alerts a month. Its runs pay for it: a day of 24 runs
+    measures a shift far more surely than a day of three. (Runs a day: from the median
+    spacing of the long window's runs, which a missed or late run barely moves.)"""
+    spacing = median(np.diff(long.t)) if len(long) > 2 else 0.0
+    return max(1.0, 24 * HOUR_S / spacing / config.runs_per_day) if spacing > 0 else 1.0
+
+
+def _recovery(
+    window: _Window, baseline: Baseline, *, rule: MetricRule, config: DetectorConfig, opened
+) -> tuple[bool, float]:
+    """Whether the recent runs are surely back from an open alert's effect, and that effect
+    (worse-oriented log shift).
+
+    "Back to normal" needs evidence that the level is back, not a lack of evidence that it is
+    still worse: for some k ≥ 2 (up to the whole long window since the baseline), the mean m
+    of the last k runs must be `recovery_odds` times likelier if the series is back at the
+    baseline (0) than if it is still worse by the alert's effect s. For a normal mean with
+    standard error sd that is m < s/2 − ln(odds)·sd²/s: a −40 % dip is told apart from its
+    recovery in two or three runs, a −10 % step in about six. A slowdown found in one slot is
+    judged on that slot's runs, a day apart. What the alert opened on is an arm's estimate
+    when it was surest, often luckier than the change: when the runs since it opened, before
+    the last day, say the series stayed worse by less (but by at least half the minimum
+    effect), "back" is told apart from that level. An alert a pooled arm opened is not back
+    while any slot's newest run since it opened is still worse by its effect: a slowdown of
+    one slot reads "back" on the pooled runs, the slot's run taken for a spike.
+    """
+    long, resid, usable = window.runs, window.resid, window.usable
+    floor = rule.log_shift(rule.min_effect)
+    effect, mine, lag = floor, np.ones(len(long), bool), 1
+    if opened is not None:
+        effect = max(opened.effect, floor)
+        if opened.bucket is not None:
+            mine, lag = long.bucket == opened.bucket, SLOT_LAG
+        if opened.at is not None:
+            stayed = mine & usable & ~window.in_day & (long.t >= opened.at)
+            level = float(resid[stayed].mean()) if stayed.sum() >= 2 else -np.inf
+            if level >= floor / 2:
+                effect = max(floor, min(effect, level))
+    margin = math.log(max(config.recovery_odds, 1.0)) / effect  # 1 or less: no margin
+    # The last k runs of `mine` for every k ≥ 2, a spike among them left out (so the last
+    # two, one of them a spike, are one run's evidence).
+    chosen = mine & usable
+    shortest = 2 - int((mine & ~usable)[np.flatnonzero(mine)[-2:]].any())
+    shifts, sds = suffix_means(long.where(chosen), resid[chosen], baseline, lag=lag)
+    recovered = bool(np.any((shifts + margin * sds**2 < effect / 2)[shortest - 1 :]))
+    if recovered and (opened is None or opened.bucket is None):
+        since = long.t >= (opened.at if opened is not None and opened.at is not None else 0.0)
+        for bucket in np.unique(long.bucket[since]):
+            newest = np.flatnonzero(since & (long.bucket == bucket))[-1]
+            if resid[newest] >= effect:
+                return False, effect
+    return recovered, effect
+
+
+def new_normal(
+    history: Runs,
+    baseline: Baseline,
+    *,
+    now: float,
+    rule: MetricRule,
+    config: DetectorConfig,
+    opened: Opened | None,
+) -> bool:
+    """Whether an open alert's series has stayed at a new level long enough to be closed as
+    the new normal: `new_normal_hours` since it opened and the last `long_hours` within half
+    the minimum effect of the runs since it opened before them (not still getting worse nor
+    coming back), or twice that long while no longer worse by the minimum effect (a false
+    alert on a drifting series that never comes surely back). An alert is never held open
+    for ever against a baseline the series has left."""
+    if opened is None or opened.at is None or now - opened.at < config.new_normal_hours * HOUR_S:
+        return False
+    sign, floor = _sign(rule), rule.log_shift(rule.min_effect)
+    split = now - config.long_hours * HOUR_S
+    before, recent = history.between(opened.at - 1.0, split), history.between(split, now)
+    if len(before) < 2 or len(recent) < 2:
+        return False
+    level_before = float(np.mean(sign * (before.log_value - baseline.expected(before))))
+    level = float(np.mean(sign * (recent.log_value - baseline.expected(recent))))
+    if abs(level - level_before) < floor / 2:
+        return True
+    return now - opened.at >= 2 * config.new_normal_hours * HOUR_S and level < floor
 
 
 def onset(history: Runs, baseline: Baseline, *, since: float, rule: MetricRule) -> float | None:
@@ -461,60 +513,65 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
                 )
             out.append(Judgement(Verdict.NO_DATA, None, "minor", reason))
             continue
-        rule = config.rules[test.metric]
-        qs = q_by_test[i]
-        verdicts = [
-            (arm, q, _arm_failures(arm, q, test, rule, config))
-            for arm, q in zip(test.arms, qs, strict=True)
-        ]
-        positive = [(arm, q) for arm, q, failed in verdicts if not failed]
-        half = rule.min_effect / 2
-        q_min = min(qs)
-        # Back within half the effect over the last day is "clear" even while an arm still
-        # carries a bad run that is over (a short dip); a slowdown confined to one slot hides
-        # in the day's median, so a positive slot arm whose last two runs are both still worse
-        # by the minimum effect, as is its mean without its worst run, is never overruled (one
-        # bad run is a dip that is over, two are a pattern).
-        slot_bad = any(
-            arm.bucket is not None
-            and rule.worse_fraction(min(arm.latest, arm.without_worst)) >= rule.min_effect
-            for arm, _ in positive
-        )
-        if test.settled < half and not slot_bad:
-            reason = f"last {DAY_ARM}: shift {test.settled:.1%} < {half:.1%}"
-            recovered = test.recovered is not False
-            if not recovered:
-                reason += f", but not yet surely back from {test.alert_effect:.1%} worse"
-            severity = severity_of(test.shift, config)
-            out.append(Judgement(Verdict.CLEAR, q_min, severity, reason, recovered=recovered))
-        elif positive:
-            arm, q = min(positive, key=lambda pair: pair[1])
-            shift = max(test.shift, rule.worse_fraction(arm.shift))
-            severity = severity_of(shift, config)
-            reason = f"regression ({arm.name})"
-            opened = Opened(arm.shift - arm.sd, arm.bucket, test.now)
-            # Seen twice means in two runs: a positive counts toward opening only when the
-            # newest run is itself worse by half the minimum effect, not when the arm re-reads
-            # two unlucky runs that the newest one does not back. A slot arm's newest run is
-            # usually another slot's, which re-reads the slot's runs: that counts unless the
-            # slot's newest run is far better than the one before (a short dip and an unlucky
-            # run of its slot a day later, not a level); then the slot's next run must back it.
-            if arm.bucket is None or arm.bucket == test.latest_bucket:
-                fresh = test.latest >= half
-                if not fresh:
-                    reason += f", not seen again in the newest run ({test.latest:.1%})"
-            else:
-                fresh = not arm.fading
-                if not fresh:
-                    reason += (
-                        ", the slot's newest run far better than the one before: "
-                        "waiting for its next run"
-                    )
-            out.append(
-                Judgement(Verdict.POSITIVE, q, severity, reason, arm.name, opened, fresh=fresh)
-            )
-        else:
-            arm, _, failed = verdicts[0]
-            reason = f"{arm.name}: " + "; ".join(failed)
-            out.append(Judgement(Verdict.HOLD, q_min, severity_of(test.shift, config), reason))
+        judgement = _judge_one(test, q_by_test[i], config)
+        if test.new_normal:
+            reason = f"{judgement.reason}; stayed at one level: closed as the new normal"
+            judgement = replace(judgement, new_normal=True, reason=reason)
+        out.append(judgement)
     return out
+
+
+def _judge_one(test: SeriesTest, qs: list[float], config: DetectorConfig) -> Judgement:
+    """The verdict of one series with enough data, its arms' q-values given."""
+    rule = config.rules[test.metric]
+    verdicts = [
+        (arm, q, _arm_failures(arm, q, test, rule, config))
+        for arm, q in zip(test.arms, qs, strict=True)
+    ]
+    positive = [(arm, q) for arm, q, failed in verdicts if not failed]
+    half = rule.min_effect / 2
+    q_min = min(qs)
+    # Back within half the effect over the last day is "clear" even while an arm still
+    # carries a bad run that is over (a short dip); a slowdown confined to one slot hides
+    # in the day's median, so a positive slot arm whose last two runs are both still worse
+    # by the minimum effect, as is its mean without its worst run, is never overruled (one
+    # bad run is a dip that is over, two are a pattern).
+    slot_bad = any(
+        arm.bucket is not None
+        and rule.worse_fraction(min(arm.latest, arm.without_worst)) >= rule.min_effect
+        for arm, _ in positive
+    )
+    if test.settled < half and not slot_bad:
+        reason = f"last {DAY_ARM}: shift {test.settled:.1%} < {half:.1%}"
+        recovered = test.recovered is not False
+        if not recovered:
+            reason += f", but not yet surely back from {test.alert_effect:.1%} worse"
+        severity = severity_of(test.shift, config)
+        return Judgement(Verdict.CLEAR, q_min, severity, reason, recovered=recovered)
+    if positive:
+        arm, q = min(positive, key=lambda pair: pair[1])
+        shift = max(test.shift, rule.worse_fraction(arm.shift))
+        severity = severity_of(shift, config)
+        reason = f"regression ({arm.name})"
+        opened = Opened(arm.shift - arm.sd, arm.bucket, test.now)
+        # Seen twice means in two runs: a positive counts toward opening only when the
+        # newest run is itself worse by half the minimum effect, not when the arm re-reads
+        # two unlucky runs that the newest one does not back. A slot arm's newest run is
+        # usually another slot's, which re-reads the slot's runs: that counts unless the
+        # slot's newest run is far better than the one before (a short dip and an unlucky
+        # run of its slot a day later, not a level); then the slot's next run must back it.
+        if arm.bucket is None or arm.bucket == test.latest_bucket:
+            fresh = test.latest >= half
+            if not fresh:
+                reason += f", not seen again in the newest run ({test.latest:.1%})"
+        else:
+            fresh = not arm.fading
+            if not fresh:
+                reason += (
+                    ", the slot's newest run far better than the one before: "
+                    "waiting for its next run"
+                )
+        return Judgement(Verdict.POSITIVE, q, severity, reason, arm.name, opened, fresh=fresh)
+    arm, _, failed = verdicts[0]
+    reason = f"{arm.name}: " + "; ".join(failed)
+    return Judgement(Verdict.HOLD, q_min, severity_of(test.shift, config), reason)

@@ -16,6 +16,7 @@ from alerts.detection.rules import DetectorConfig
 class Transition(StrEnum):
     OPEN = "open"
     RESOLVE = "resolve"
+    NEW_NORMAL = "new_normal"  # closed: the series stayed at a new level; armed against it
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,7 @@ def advance(
     *,
     recovered: bool = True,
     fresh: bool = True,
+    new_normal: bool = False,
 ) -> tuple[Streak, Transition | None]:
     """The streak after one more evaluation, and the transition it causes (if any).
 
@@ -48,10 +50,14 @@ def advance(
     the runs that made the last positive, it does not see the regression again. An open alert
     resolves after `resolve_after` clear evaluations in a row that are also `recovered` (the
     recent level surely back, Judgement.recovered): a lasting regression reads "clear" by
-    chance, and a clear one that is not surely back does not count toward resolving.
+    chance, and a clear one that is not surely back does not count toward resolving. An open
+    alert whose series stayed at one level long enough (`new_normal`, Judgement.new_normal)
+    closes as the new normal, whatever the verdict, and the counts start again.
     """
     if verdict == Verdict.NO_DATA:
         return streak, None
+    if new_normal and streak.is_open:
+        return Streak(), Transition.NEW_NORMAL
     if verdict == Verdict.HOLD or (verdict == Verdict.POSITIVE and not fresh):
         # In between neither confirms nor refutes: positives so far still count toward opening
         # (a step that is positive, then just short of the bar, then positive again is the

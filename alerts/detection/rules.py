@@ -105,6 +105,11 @@ class DetectorConfig:
     # How much likelier "back at the baseline" must be than "still worse by the alert's
     # effect", on the recent runs, for an open alert to resolve
     recovery_odds: float = 3000.0
+    # An open alert is closed as the new normal once its series has stayed at one level for
+    # this long since it opened (the last `long_hours` within half the minimum effect of the
+    # runs before them), or has been open twice as long while no longer worse by the minimum
+    # effect; the series is then armed again against that level (docs/alerts.md)
+    new_normal_hours: int = 168
     rules: dict[str, MetricRule] = field(default_factory=speed_rules)
 
     def enough_baseline(self, times) -> bool:

@@ -38,10 +38,11 @@ from alerts.detection.hysteresis import Streak, Transition, advance
 from alerts.detection.rules import SPEED_METRICS, DetectorConfig, MetricRule
 from alerts.lifecycle import availability, guards, series
 from alerts.lifecycle.report import error_rates, peers, speed_snapshot
-from alerts.lifecycle.series import ENDED, SeriesData, SeriesKey
+from alerts.lifecycle.series import RUN_MEDIAN, SUMMARIZED, SeriesData, SeriesKey
 from alerts.lifecycle.transitions import (
     active_alert,
     active_alerts,
+    close_as_new_normal,
     escalate_alert,
     open_alert,
     resolve_alert,
@@ -78,7 +79,7 @@ def evaluate_after_run(run_id: int) -> Outcome | None:
             .filter(id=run_id)
             .first()
         )
-        if run is None or run.status not in ENDED:
+        if run is None or run.status not in SUMMARIZED:
             return None
         ProbeState.objects.get_or_create(vantage=run.vantage)
         probe = ProbeState.objects.select_for_update().get(vantage=run.vantage)
@@ -178,6 +179,15 @@ class Round:
             elif alert is None:
                 self.accepted_level(item)
             items.append(item)
+        # A run that measured nothing of a metric (failed outright) adds no evidence: testing
+        # the series again would re-read the run before it, and count its verdict twice.
+        measured = [i for i in items if getattr(self.run, RUN_MEDIAN[i.rule.metric]) is not None]
+        unmeasured = [i for i in items if getattr(self.run, RUN_MEDIAN[i.rule.metric]) is None]
+        for item in unmeasured:
+            reason = "this run measured nothing: no new evidence"
+            item.judgement = Judgement(Verdict.NO_DATA, None, "minor", reason)
+            self.record(item.state, Verdict.NO_DATA, reason)
+        items = measured
         tests = [
             assess_series(
                 i.data.history,
@@ -201,6 +211,7 @@ class Round:
                 self.config,
                 recovered=judgement.recovered,
                 fresh=judgement.fresh,
+                new_normal=judgement.new_normal,
             )
             item.state.positives, item.state.clears = streak.positives, streak.clears
             item.state.muted = streak.muted
@@ -209,7 +220,7 @@ class Round:
                 " (new baseline: large changes only)" if item.blind else ""
             )
             self.record(item.state, judgement.verdict, reason)
-        return items
+        return [*items, *unmeasured]
 
     def accepted_level(self, item: SpeedSeries) -> None:
         """In the blind time after "accept as new baseline": test against the old frozen
@@ -305,6 +316,12 @@ class Round:
             self.outcome.opened.append(alert.id)
         elif alert is None or verdict == Verdict.NO_DATA:
             return
+        elif item.transition == Transition.NEW_NORMAL:
+            snapshot = self.speed_snapshot(item, detailed=True)
+            # History starts again where the alert opened: the new level is its baseline.
+            starts_at = datetime.fromtimestamp(item.opened.at, UTC)
+            close_as_new_normal(alert, snapshot, self.evaluation, starts_at=starts_at)
+            self.outcome.resolved.append(alert.id)
         elif item.transition == Transition.RESOLVE:
             snapshot = self.speed_snapshot(item, detailed=True)
             flapping = guards.is_flapping(item.data.key, now=self.now)

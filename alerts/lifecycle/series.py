@@ -22,8 +22,6 @@ from benchmarks.models import Run, Sample
 from benchmarks.stats import SPEEDLESS_OUTCOMES
 
 SUMMARIZED = Run.FINISHED  # the series holds runs whose summary is written (done or partial)
-# evaluate.py's name for it until the alerts branch (issue 28) lands; then delete this line.
-ENDED = SUMMARIZED
 # Each speed metric's median in a run's summary: set only when the run measured it.
 RUN_MEDIAN = {"decode_tps": "decode_tps_p50", "ttft_ms": "ttft_p50_ms"}
 

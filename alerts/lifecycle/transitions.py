@@ -17,6 +17,7 @@ from alerts.models import (
     AlertEvent,
     Evaluation,
     EventKind,
+    Segment,
     Status,
 )
 
@@ -135,3 +136,23 @@ def resolve_alert(
     alert.digest_only = alert.digest_only or digest_only
     update_alert(alert, snapshot, evaluation)
     record_event(alert, EventKind.RESOLVED, evaluation=evaluation, snapshot=snapshot)
+
+
+def close_as_new_normal(
+    alert: Alert, snapshot: dict, evaluation: Evaluation, *, starts_at: datetime
+) -> None:
+    """The series stayed at a new level long enough: the alert closes as the new normal and
+    the series' history starts again where it opened (a Segment, as "accept as new baseline"
+    makes), so it is armed again against that level."""
+    alert.status = Status.NEW_NORMAL
+    alert.closed_at = timezone.now()
+    update_alert(alert, snapshot, evaluation)
+    Segment.objects.create(
+        endpoint=alert.endpoint,
+        workload=alert.workload,
+        vantage=alert.vantage,
+        metric=alert.metric,
+        starts_at=starts_at,
+        alert=alert,
+    )
+    record_event(alert, EventKind.NEW_NORMAL, evaluation=evaluation, snapshot=snapshot)

@@ -23,7 +23,7 @@ VIEWS = {
     "open": (Status.OPEN,),
     "acknowledged": (Status.ACKNOWLEDGED,),
     "active": ACTIVE,
-    "history": (Status.RESOLVED, Status.ACCEPTED, Status.INVALID),
+    "history": (Status.RESOLVED, Status.ACCEPTED, Status.INVALID, Status.NEW_NORMAL),
     "all": tuple(Status.values),
 }
 VIEW_LABELS = {

@@ -67,9 +67,10 @@ def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
     alert = get_object_or_404(
         Alert.objects.select_related("endpoint__provider", "workload", "vantage"), id=pk
     )
-    shown = present(
-        alert, "resolved" if alert.status == Status.RESOLVED else "opened", alert.details
+    kind = {Status.RESOLVED: "resolved", Status.NEW_NORMAL: "new_normal"}.get(
+        alert.status, "opened"
     )
+    shown = present(alert, kind, alert.details)
     actions = [(name, ACTIONS[name]) for name in allowed_actions(alert)]
     if not is_operator(request.user):
         actions = []  # a viewer reads; acting needs an operator (dashboard/roles.py)
