@@ -21,7 +21,7 @@ SECRET_KEY = SECRET_KEY or "tokspeed-tests-only-" + "x" * 40  # noqa: F405
 
 # A second connection alias to the same test database (TEST MIRROR), so the suite can show which
 # alias each query used. Its router is installed only by the tests that need it
-# (tests/test_replica.py): every other test reads and writes "default" alone.
+# (tests/benchmarks/test_replica.py): every other test reads and writes "default" alone.
 if DATABASES["default"]["ENGINE"].endswith("postgresql") and "replica" not in DATABASES:  # noqa: F405
     DATABASES["replica"] = {**DATABASES["default"], "TEST": {"MIRROR": "default"}}  # noqa: F405
 

@@ -2,7 +2,7 @@
 
 summarize() loops in Python (~0.3 ms a run); a year of history has ~440,000 runs, so the same
 percentiles (linear between closest ranks over successful samples) are taken here for all runs
-at once with numpy. tests/test_seed_history.py checks the two agree.
+at once with numpy. tests/benchmarks/test_seed_history.py checks the two agree.
 """
 
 from collections import Counter

@@ -4,7 +4,7 @@ charts draw its change points. Screenshots: leaderboard-alerts.png, endpoint-ale
 import pytest
 
 from tests import dashboard_data as data
-from tests.test_alert_badges import make_alert, make_change_point
+from tests.alerts.test_alert_badges import make_alert, make_change_point
 
 from .conftest import drawn_charts, screenshot
 

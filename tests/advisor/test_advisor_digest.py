@@ -1,0 +1,192 @@
+"""The run digest: the advice it gives is the advice the runs give, and it keeps up with runs."""
+
+import json
+import os
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from advisor import tasks
+from advisor.advice import advise
+from advisor.digest import digest_recent, load_digest
+from advisor.measures import load_points
+from advisor.models import RunDigest
+from advisor.projection import project_all
+from advisor.shape import Shape
+from benchmarks.finish import finish_run
+from benchmarks.models import Run, RunStatus
+from tests import advisor_data as seed
+from tests.celery_helpers import FILESYSTEM_URL, broker, filesystem_options, queued_tasks
+
+pytestmark = pytest.mark.django_db
+SHAPES = {
+    "chat": Shape(input_tokens=200, output_tokens=500, models=("llama-3.3-70b",)),
+    "long": Shape(input_tokens=15_000, output_tokens=300, calls=3, tool_s=1.0, budget_s=30),
+    "agents": Shape(input_tokens=200, output_tokens=200, calls=20, concurrency=10, budget_s=60),
+}
+
+
+def richer_world():
+    """seed.world, plus long-context and 10-user runs with spreads, a run whose summary has no
+    p90/p10, a failed run and a run outside the window, all digested."""
+    profile, fast, cheap, lonely = seed.world()
+    long, parallel = seed.data.workload("long-context"), seed.data.workload("parallel-10")
+    for ep, ttft, decode in ((fast, 300, 250), (cheap, 900, 60), (lonely, 400, 150)):
+        for i, slot in enumerate(seed.slots(8)):
+            spread = {
+                "ttft_ms": {"p50": ttft * 6 + i, "p90": ttft * 9, "n": 5},
+                "decode_tps": {"p10": decode * 0.7, "p50": decode - i, "n": 5},
+            }
+            seed.data.run(ep, slot, wl=long, ttft_ms=ttft * 6 + i, decode_tps=decode - i,
+                          input_tokens=30_150 + 10 * i, summary=spread)  # fmt: skip
+            if ep is not lonely:
+                seed.data.run(ep, slot, wl=parallel, ttft_ms=ttft * 2, decode_tps=decode / 3,
+                              input_tokens=None, summary={})  # fmt: skip
+        seed.data.run(ep, seed.NOW - timedelta(minutes=30), ok=0, errors=5)
+        seed.data.run(ep, seed.NOW - timedelta(days=20), ttft_ms=1, decode_tps=9_999)
+    call_command("advisor_digest")
+    return profile
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_it_gives_the_same_ranked_answer_from_the_digest_as_from_the_runs(name):
+    richer_world()
+    shape = SHAPES[name]
+    digest = advise(shape, now=seed.NOW, load=load_digest).as_dict()
+    runs = advise(shape, now=seed.NOW, load=load_points).as_dict()
+    assert [r["endpoint"] for r in digest["results"]]  # something is ranked
+    assert digest == runs
+
+
+def close(fast, reference, path="answer"):
+    """The same answer, numbers within 1e-9 relative (the task quantiles are solved, not
+    bisected), everything else equal."""
+    if isinstance(reference, dict):
+        assert list(fast) == list(reference), path
+        for key in reference:
+            close(fast[key], reference[key], f"{path}.{key}")
+    elif isinstance(reference, list):
+        assert len(fast) == len(reference), path
+        for i, (a, b) in enumerate(zip(fast, reference, strict=True)):
+            close(a, b, f"{path}[{i}]")
+    elif isinstance(reference, float):
+        assert fast == pytest.approx(reference, rel=1e-9), path
+    else:
+        assert fast == reference, path
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_it_gives_the_same_ranked_answer_on_the_fast_path_as_one_endpoint_at_a_time(name):
+    richer_world()
+    shape = SHAPES[name]
+    fast = advise(shape, now=seed.NOW).as_dict()
+    reference = advise(shape, now=seed.NOW, load=load_points, project=project_all).as_dict()
+    assert [r["endpoint"] for r in fast["results"]]  # something is ranked
+    assert fast["recommended"] == reference["recommended"]
+    assert fast["reason"] == reference["reason"]
+    assert [(r["endpoint"], r["rank"], r["tie"]) for r in fast["results"]] == [
+        (r["endpoint"], r["rank"], r["tie"]) for r in reference["results"]
+    ]
+    close(fast, reference)
+
+
+def test_it_digests_a_run_once_it_finishes(django_capture_on_commit_callbacks, tmp_path):
+    seed.world()
+    fast = Run.objects.filter(endpoint__slug="fast").first()
+    run = Run.objects.create(endpoint=fast.endpoint, workload=fast.workload,
+                             vantage=fast.vantage, slot=seed.NOW - timedelta(minutes=20),
+                             status=RunStatus.RUNNING)  # fmt: skip
+    before = advise(SHAPES["chat"], now=seed.NOW).as_dict()["basis"]["runs"]
+    with broker(FILESYSTEM_URL, filesystem_options(tmp_path)):
+        with django_capture_on_commit_callbacks(execute=True):
+            assert finish_run(run)
+        asked = [t for t in queued_tasks(tmp_path) if t["task"] == "advisor.digest_run"]
+    assert asked == [{"queue": "tokspeed", "task": "advisor.digest_run", "args": [run.id]}]
+    tasks.digest_run(run.id)
+    assert advise(SHAPES["chat"], now=seed.NOW).as_dict()["basis"]["runs"] == before + 1
+
+
+def test_it_catches_up_recent_runs_whose_message_was_lost():
+    seed.world()
+    fast = Run.objects.filter(endpoint__slug="fast").first().endpoint
+    seed.data.run(fast, seed.NOW - timedelta(minutes=40), ttft_ms=5000, decode_tps=10)
+    stale = advise(SHAPES["chat"], now=seed.NOW).as_dict()
+    digest_recent(now=seed.NOW)  # what the hourly advisor.digest_recent does at NOW
+    fresh = advise(SHAPES["chat"], now=seed.NOW).as_dict()
+    assert fresh["basis"]["runs"] == stale["basis"]["runs"] + 1
+    assert fresh == advise(SHAPES["chat"], now=seed.NOW, load=load_points).as_dict()
+
+
+def test_it_rebuilds_from_the_runs_by_command_and_drops_days_without_runs():
+    seed.world()
+    answer = advise(SHAPES["chat"], now=seed.NOW).as_dict()
+    lonely_days = RunDigest.objects.filter(endpoint__slug="lonely").count()
+    Run.objects.filter(endpoint__slug="lonely").delete()
+    RunDigest.objects.filter(endpoint__slug="fast").delete()
+    call_command("advisor_digest")
+    assert lonely_days and not RunDigest.objects.filter(endpoint__slug="lonely").exists()
+    rebuilt = advise(SHAPES["chat"], now=seed.NOW).as_dict()
+    assert [r["endpoint"] for r in rebuilt["results"]] == [
+        r["endpoint"] for r in answer["results"] if r["endpoint"] != "lonely"
+    ]
+
+
+# The same richer world seeded into the SQLite database `make run` uses, digested by the command
+# there, its rows printed as JSON (a subprocess: this test session's database is PostgreSQL).
+_SQLITE_SCRIPT = """
+import json, django
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+from advisor.models import RunDigest
+from tests.advisor.test_advisor_digest import digest_rows, richer_world
+richer_world()
+RunDigest.objects.all().delete()
+call_command("advisor_digest")
+print("ROWS " + json.dumps(digest_rows()))
+"""
+
+
+def digest_rows() -> list[list]:
+    """Every digest row by slugs and day, its packed records in hex."""
+    rows = RunDigest.objects.select_related("vantage", "endpoint").order_by(
+        "vantage__slug", "endpoint__slug", "day"
+    )
+    return [
+        [
+            row.vantage.slug,
+            row.endpoint.slug,
+            row.day.isoformat(),
+            row.runs,
+            bytes(row.points).hex(),
+        ]
+        for row in rows
+    ]
+
+
+@pytest.mark.slow
+def test_it_writes_the_same_digest_rows_on_sqlite_as_on_postgresql(tmp_path):
+    richer_world()
+    on_postgresql = digest_rows()
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env |= {"TOKSPEED_VAR_DIR": str(tmp_path), "DEBUG": "1"}
+    env["DJANGO_SETTINGS_MODULE"] = "tokspeed.settings"
+    done = subprocess.run(
+        [sys.executable, "-c", _SQLITE_SCRIPT],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "tokspeed.sqlite3").exists(), "the script did not use SQLite"
+    printed = next(line for line in done.stdout.splitlines() if line.startswith("ROWS "))
+    on_sqlite = json.loads(printed.removeprefix("ROWS "))
+    assert on_postgresql, "the seeded runs made no digest rows on PostgreSQL"
+    assert len(on_sqlite) == len(on_postgresql), (len(on_sqlite), len(on_postgresql))
+    assert on_sqlite == on_postgresql, "SQLite's digest rows differ from PostgreSQL's"

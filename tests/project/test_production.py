@@ -1,0 +1,157 @@
+"""The production recipe (docs/operations.md): `check --deploy` is clean, and gunicorn with
+DEBUG=0 serves the admin's CSS and the API docs' assets itself (whitenoise), with throttle
+counters that two gunicorn workers share."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parents[2]
+MANAGE = [sys.executable, str(ROOT / "manage.py")]
+
+
+def recipe_env() -> dict[str, str]:
+    """The variables the Production block of docs/operations.md exports (placeholders made real)."""
+    recipe = (ROOT / "docs" / "operations.md").read_text()
+    block = recipe.split("## Production", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    env: dict[str, str] = {}
+    for line in block.splitlines():
+        words = shlex.split(line, comments=True)
+        if words[:1] != ["export"]:
+            continue
+        for word in words[1:]:
+            name, _, value = word.partition("=")
+            env[name] = value
+    env["SECRET_KEY"] = secrets.token_urlsafe(50)
+    return {name: value for name, value in env.items() if value != "..."}
+
+
+def base_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    # The browser tests allow async-unsafe ORM calls in this process; a deployment never does.
+    unset = ("TOKSPEED_", "SECURE_", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(unset)}
+    env |= {
+        "DJANGO_SETTINGS_MODULE": "tokspeed.settings",
+        "TOKSPEED_VAR_DIR": str(tmp_path / "var"),
+        "PYTHONUNBUFFERED": "1",
+    }
+    return env | extra
+
+
+def test_it_passes_check_deploy_with_the_production_recipe(tmp_path):
+    env = base_env(tmp_path, **recipe_env())
+    assert env["DEBUG"] == "0" and env["SECURE_SSL_REDIRECT"] == "1"  # the recipe was read
+    result = subprocess.run(
+        [*MANAGE, "check", "--deploy", "--fail-level", "WARNING"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
+    assert not (tmp_path / "var").exists()  # reading settings made no files
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def clear_committed_cache(database: dict) -> None:
+    """Empty the database cache outside the test's transaction, where gunicorn can see it."""
+    with psycopg.connect(
+        dbname=database["NAME"],
+        user=database["USER"],
+        host=database["HOST"],
+        port=database["PORT"],
+        autocommit=True,
+    ) as connection:
+        connection.execute("DELETE FROM tokspeed_cache")
+
+
+@pytest.fixture
+def gunicorn(tmp_path, db) -> Iterator[str]:
+    """gunicorn, 2 workers, DEBUG=0, on the test database, after `collectstatic`."""
+    database = settings.DATABASES["default"]
+    database_url = (
+        f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
+    )
+    env = base_env(
+        tmp_path,
+        DEBUG="0",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        ALLOWED_HOSTS="127.0.0.1",
+        DATABASE_URL=database_url,
+        STATIC_ROOT=str(tmp_path / "static"),
+        TOKSPEED_BROKER_DIR=str(tmp_path / "broker"),
+        TOKSPEED_PUBLIC_DASHBOARD="1",
+        TOKSPEED_THROTTLE_ANON="6/min",
+    )
+    subprocess.run(
+        [*MANAGE, "collectstatic", "--noinput", "-v", "0"], env=env, check=True, timeout=300
+    )
+    clear_committed_cache(database)
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "tokspeed.wsgi", "-b", f"127.0.0.1:{port}", "-w", "2"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert process.poll() is None, process.stderr.read()
+            try:
+                httpx.get(f"{url}/static/admin/css/base.css", timeout=2)
+                break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        clear_committed_cache(database)
+
+
+@pytest.mark.slow
+def test_it_serves_admin_css_and_api_docs_under_gunicorn(gunicorn):
+    css = httpx.get(f"{gunicorn}/static/admin/css/base.css")
+    assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
+    assert "body" in css.text
+    docs = httpx.get(f"{gunicorn}/api/v1/docs/")
+    assert docs.status_code == 200
+    assets = re.findall(r'(?:href|src)="(/static/[^"]+)"', docs.text)
+    assert any("swagger-ui" in asset for asset in assets), docs.text[:500]
+    for asset in assets:
+        assert httpx.get(f"{gunicorn}{asset}").status_code == 200, asset
+
+
+@pytest.mark.slow
+def test_it_shares_throttle_counters_between_two_gunicorn_workers(gunicorn):
+    # A new connection per request: the kernel hands them to either worker.
+    codes = [
+        httpx.get(f"{gunicorn}/api/v1/workloads/", headers={"Connection": "close"}).status_code
+        for _ in range(12)
+    ]
+    assert codes.count(200) == 6, codes  # 6/min in all, not 6 per worker
+    assert codes[6:] == [429] * 6
