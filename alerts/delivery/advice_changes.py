@@ -32,7 +32,7 @@ class Hold:
     count: int = 0
 
 
-def advance(hold: Hold, seen: int | None, *, first: bool) -> tuple[Hold, bool]:
+def hold_after(hold: Hold, seen: int | None, *, first: bool) -> tuple[Hold, bool]:
     """The hold after one evaluation that recommended `seen`, and whether the advice changed.
 
     The first evaluation sets the baseline silently; an evaluation without advice changes
@@ -77,7 +77,7 @@ def evaluate_profile(profile: WorkloadProfile, *, now: datetime) -> AdviceChange
             return None  # no new runs: not a new evaluation
         first = created or state.evaluated_at is None
         hold = Hold(state.recommended_id, state.challenger_id, state.challenger_count)
-        after, changed = advance(hold, seen, first=first)
+        after, changed = hold_after(hold, seen, first=first)
         change = None
         if changed:
             before_label = state.recommended.label if state.recommended else "nothing"

@@ -8,7 +8,7 @@ from django.core import mail
 
 from advisor.models import WorkloadProfile
 from alerts.delivery import advice_changes, outbox
-from alerts.delivery.advice_changes import Hold, advance
+from alerts.delivery.advice_changes import Hold, hold_after
 from alerts.models import AdviceChange, EmailOptOut
 from tests import advisor_data as seed
 
@@ -16,21 +16,21 @@ pytestmark = pytest.mark.django_db
 
 
 def test_it_sets_a_baseline_silently_and_needs_two_evaluations_in_a_row():
-    hold, changed = advance(Hold(None), 1, first=True)
+    hold, changed = hold_after(Hold(None), 1, first=True)
     assert hold == Hold(1) and not changed
-    hold, changed = advance(hold, 2, first=False)
+    hold, changed = hold_after(hold, 2, first=False)
     assert hold == Hold(1, challenger=2, count=1) and not changed
-    hold, changed = advance(hold, 2, first=False)
+    hold, changed = hold_after(hold, 2, first=False)
     assert hold == Hold(2) and changed
 
 
 def test_it_does_not_alert_on_a_flip_that_flips_back():
-    hold, _ = advance(Hold(1), 2, first=False)
-    hold, changed = advance(hold, 1, first=False)
+    hold, _ = hold_after(Hold(1), 2, first=False)
+    hold, changed = hold_after(hold, 1, first=False)
     assert hold == Hold(1) and not changed
-    hold, changed = advance(hold, 2, first=False)
+    hold, changed = hold_after(hold, 2, first=False)
     assert not changed  # the streak started again
-    hold, changed = advance(hold, None, first=False)  # no advice: nothing changes
+    hold, changed = hold_after(hold, None, first=False)  # no advice: nothing changes
     assert hold == Hold(1, challenger=2, count=1) and not changed
 
 
