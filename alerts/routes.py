@@ -1,7 +1,7 @@
 """Routes: what a recipient receives. Email subscriptions (models.Subscription) and channels
 (channel_models.Channel) are both routes, read one way by alerts/delivery/routing.py."""
 
-from django.contrib.postgres.fields import ArrayField
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from advisor.models import WorkloadProfile
@@ -25,15 +25,22 @@ def alert_topics() -> list[str]:
     return [str(t) for t in ALERT_TOPICS]
 
 
+def validate_topics(value: object) -> None:
+    """A list of Topic values (JSON: SQLite under `make run` stores it as PostgreSQL does)."""
+    if not isinstance(value, list) or any(topic not in Topic.values for topic in value):
+        known = ", ".join(Topic.values)
+        raise ValidationError(f"Topics must be a list of: {known}.")
+
+
 class Route(models.Model):
     """What a recipient receives: topics, for which endpoints / providers / profiles (none = all),
     at which severity. Email subscriptions and channels are both routes (alerts/delivery/routing.py
     reads them the same way)."""
 
-    topics = ArrayField(
-        models.CharField(max_length=16, choices=Topic.choices),
+    topics = models.JSONField(
         default=alert_topics,
         blank=True,
+        validators=[validate_topics],
         help_text="What it receives.",
     )
     endpoints = models.ManyToManyField(Endpoint, blank=True, related_name="+")

@@ -30,10 +30,13 @@ def backward(apps, schema_editor):
     Profile = apps.get_model("advisor", "WorkloadProfile")
     Subscription = apps.get_model("alerts", "Subscription")
     for profile in Profile.objects.all():
-        emails = Subscription.objects.filter(topics__contains=["advice"], profiles=profile)
-        profile.subscribers = "\n".join(sorted(emails.values_list("email", flat=True)))
+        # In Python, not `topics__contains`: JSON containment is PostgreSQL's, not SQLite's.
+        theirs = Subscription.objects.filter(profiles=profile)
+        emails = [s.email for s in theirs if "advice" in s.topics]
+        profile.subscribers = "\n".join(sorted(emails))
         profile.save(update_fields=["subscribers"])
-    Subscription.objects.filter(user__isnull=True, topics=["advice"]).delete()
+    migrated = Subscription.objects.filter(user__isnull=True)
+    Subscription.objects.filter(id__in=[s.id for s in migrated if s.topics == ["advice"]]).delete()
 
 
 class Migration(migrations.Migration):
