@@ -138,7 +138,9 @@ def test_it_is_scraped_by_a_real_prometheus(live_server, tmp_path: Path):
 
 @pytest.mark.django_db
 def test_it_ships_a_grafana_dashboard_that_reads_only_metrics_tokspeed_exposes(admin_client):
-    board = json.loads((Path(__file__).parent.parent / "contrib/grafana/tokspeed.json").read_text())
+    board = json.loads(
+        (Path(__file__).resolve().parents[2] / "contrib/grafana/tokspeed.json").read_text()
+    )
     exprs = [t["expr"] for p in board["panels"] for t in p["targets"]]
     used = {name for expr in exprs for name in re.findall(r"tokspeed_[a-z0-9_]+", expr)}
     with time_machine.travel(NOW, tick=False):
