@@ -63,5 +63,5 @@ def test_it_lets_staff_queue_the_runs_a_shape_lacks(logged_in, live_server):
     before = Run.objects.count()
     page.click("#measure-missing button")
     page.wait_for_url(f"{live_server.url}/advisor/chat/")
-    assert "Queued 3 run(s)" in page.inner_text(".messages")
+    assert "Queued 3 runs" in page.inner_text(".messages")
     assert Run.objects.count() == before + 3
