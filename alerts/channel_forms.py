@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-import apprise
 from django import forms
 
 from alerts.delivery.channels import secrets
-from alerts.delivery.channels.send import pager_probe_url
+from alerts.delivery.channels.addresses import pager_probe_url
 from alerts.models import Channel, Service, Topic
 from providers.models import Endpoint
 
@@ -109,6 +108,8 @@ def check_address(service: str, address: str) -> str:
         if parts.scheme not in ("http", "https") or not parts.netloc:
             return "Give an http(s) URL."
         return ""
+    import apprise  # its hundred service plugins load only when an address is checked
+
     url = pager_probe_url(service, address)
     if apprise.Apprise.instantiate(url) is None:
         return f"This is not {ADDRESS_HELP[service]}."

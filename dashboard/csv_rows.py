@@ -60,6 +60,7 @@ SAMPLE_FIELDS = [
     "id",
     "run",
     "index",
+    "prompt_index",  # which prompt of the workload's suite the request sent
     "ok",
     *MEASURED_FIELDS[:_AFTER_TOTAL],
     "e2e_ms",

@@ -143,15 +143,6 @@ def _pager_url(channel: Channel, key: str, message: Message, action: str) -> str
     return _with_params(base, {"action": verb, "alias": dedup})
 
 
-def pager_probe_url(service: str, address: str) -> str:
-    """The apprise URL an address makes, for checking it (no message, no traffic)."""
-    if service == Service.PAGERDUTY and "://" not in address:
-        return f"pagerduty://{address}@tokspeed/tokspeed/alerts"
-    if service == Service.OPSGENIE and "://" not in address:
-        return f"opsgenie://{address}"
-    return address
-
-
 def _apprise(channel: Channel, url: str, message: Message) -> None:
     notifier = apprise.Apprise()
     if not notifier.add(url):
