@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 from benchmarks.confidential import TEXT_FIELDS, can_read_prompt_text, shape
 from benchmarks.models import Schedule, Vantage, Workload
+from benchmarks.prompts import STANDARD_PROMPT
 from benchmarks.validators import parse_times_of_day, validate_schedule_timing
 from providers.models import Endpoint
 
@@ -53,6 +54,8 @@ class WorkloadSerializer(serializers.ModelSerializer):
             },
             "repetitions": {"min_value": 1, "max_value": 1_000},
             "max_output_tokens": {"min_value": 1, "max_value": 1_000_000},
+            # Blank means the standard prompt: as a form's empty field already did, so JSON too.
+            "prompt": {"allow_blank": True},
         }
 
     def get_shape(self, workload: Workload) -> dict[str, Any]:
@@ -60,6 +63,8 @@ class WorkloadSerializer(serializers.ModelSerializer):
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """The model's own checks (suite, tools, sizes, ceilings) as 400s, never 500s."""
+        if attrs.get("prompt") == "":
+            attrs["prompt"] = STANDARD_PROMPT
         candidate = Workload(**{**self._current(), **attrs})
         try:
             candidate.clean_fields(exclude=["slug"])
