@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from datetime import timedelta
+from datetime import UTC, datetime
 
 import pytest
 import time_machine
@@ -14,7 +14,6 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives import hmac as crypto_hmac
 from django.db import connection
 from django.test import override_settings
-from django.utils import timezone
 
 from alerts.channel_forms import ChannelForm
 from alerts.delivery import outbox
@@ -26,6 +25,10 @@ from tests.channel_receivers import Receiver, receivers
 
 SLACK = "https://hooks.slack.com/services/T0001/B0002/abcdefghijklmnopqrstuvwx"
 DISCORD = "https://discord.com/api/webhooks/123456/abcdefghijklmnop"
+
+
+# Any instant before now: a claim whose backoff ended there is due again.
+LEASE_OVER = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -152,7 +155,7 @@ def test_it_retries_a_receiver_that_answers_500_then_200(receiver: Receiver):
     row = Notification.objects.get()
     assert "HTTP 500" in row.last_error and row.sent_at is None
     assert outbox.deliver().sent == [], "held back until the backoff ends"
-    Notification.objects.update(claimed_until=timezone.now() - timedelta(seconds=1))
+    Notification.objects.update(claimed_until=LEASE_OVER)  # the backoff has run out
     assert outbox.deliver().sent == [row.id]
     assert len(receiver.at("/slack/")) == 2 and outbox.deliver().sent == []
     assert Channel.objects.get().failures == 0, "one success mends the channel"
@@ -170,7 +173,7 @@ def test_it_times_out_on_a_receiver_that_hangs_and_loses_nothing(receiver: Recei
         receiver.script["/hook"] = ["hang"]
         report = outbox.deliver()
     assert report.sent == [] and report.retry_in_s == 30
-    Notification.objects.update(claimed_until=timezone.now() - timedelta(seconds=1))
+    Notification.objects.update(claimed_until=LEASE_OVER)  # the backoff has run out
     assert len(outbox.deliver().sent) == 1
     assert [p.json["type"] for p in receiver.at("/hook")] == ["alert.opened"]
 

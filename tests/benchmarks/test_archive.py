@@ -3,11 +3,11 @@ restore brings it back; only a superuser's confirmed purge erases the history.""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.contrib.auth.models import User
-from django.utils import timezone
 from rest_framework.test import APIClient
 
 from benchmarks.models import Run, Sample
@@ -15,16 +15,26 @@ from tests.api.test_api_export import read_csv
 from tests.api_factories import make_endpoint, make_provider, make_run, make_sample
 
 pytest_plugins = ["tests.api_fixtures"]
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_throttles", "allow_private")]
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("fresh_throttles", "allow_private", "pinned_clock"),
+]
+NOW = datetime(2026, 3, 10, 12, tzinfo=UTC)
+
+
+@pytest.fixture
+def pinned_clock():
+    """The boards' windows end at NOW, whatever the hour the suite runs at."""
+    with time_machine.travel(NOW, tick=True):
+        yield
 
 
 @pytest.fixture
 def measured():
     """acme-fast with three finished runs of two samples each, in the last few hours."""
     endpoint = make_endpoint(make_provider("acme"))
-    now = timezone.now().replace(second=0, microsecond=0)
     for hours in (1, 2, 3):
-        run = make_run(endpoint, now - timedelta(hours=hours), ok=2)
+        run = make_run(endpoint, NOW - timedelta(hours=hours), ok=2)
         make_sample(run, 0)
         make_sample(run, 1)
     return endpoint

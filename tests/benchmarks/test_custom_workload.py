@@ -8,10 +8,10 @@ provider's count. Samples are written by the runner's writer thread: committed d
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from statistics import median
 
 import pytest
-from django.utils import timezone
 
 from benchmarks import runner
 from benchmarks.models import Run, RunStatus, Vantage, Workload
@@ -24,6 +24,11 @@ from tests.custom_workload_data import context_document, prompt_suite, system_pr
 pytestmark = pytest.mark.django_db(transaction=True)
 
 KEY_ENV = "TOKSPEED_TEST_CUSTOM_KEY"
+
+
+SLOT = datetime(
+    2026, 3, 10, 12, tzinfo=UTC
+)  # a run's slot is a label here: nothing reads the clock
 
 
 @pytest.fixture
@@ -81,7 +86,7 @@ def custom_run(sim, protocol: str, workload: Workload, *, concurrency=2, repetit
         endpoint=endpoint,
         workload=workload,
         vantage=vantage,
-        slot=timezone.now(),
+        slot=SLOT,
         concurrency=concurrency,
         repetitions=repetitions,
         context_tokens=workload.context_tokens,
@@ -153,7 +158,7 @@ def test_it_cuts_the_context_document_to_the_workloads_size_in_the_providers_tok
         endpoint=runs[0].endpoint,
         workload=with_context,
         vantage=runs[0].vantage,
-        slot=timezone.now(),
+        slot=SLOT,
         concurrency=2,
         repetitions=6,
         context_tokens=CONTEXT_TOKENS,
