@@ -1,12 +1,11 @@
 """Money at the output edge: no float noise ("1.0399999999999998") in JSON or CSV.
 
-Amounts are computed as floats (prices × tokens); the API writes them rounded to 12 significant
-figures (a JSON number: 1.04), the CSV files in fixed-point notation (0.00000123, not 1.23e-06).
+Amounts the API answers as JSON numbers are rounded to 12 significant figures (1.04); the CSV files
+write fixed decimals through benchmarks.money.usd_text.
 """
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 SIGNIFICANT = 12  # far above any price's precision, far below a float's noise (digits 16–17)
@@ -28,13 +27,6 @@ MONEY_KEYS = frozenset(
 
 def money(value: float | None) -> float | None:
     return None if value is None else float(f"{value:.{SIGNIFICANT}g}")
-
-
-def money_text(value: float | None) -> str:
-    """Fixed-point text for a CSV cell ("" for none)."""
-    if value is None:
-        return ""
-    return format(Decimal(f"{value:.{SIGNIFICANT}g}").normalize(), "f")
 
 
 def rounded_money(data: Any) -> Any:
