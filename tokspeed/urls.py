@@ -1,6 +1,10 @@
 from django.contrib import admin
 from django.urls import include, path
 
+# settings install SimpleAdminConfig: the admin modules load here, with the URLs, not in every
+# process that sets Django up (speedtest, Celery workers).
+admin.autodiscover()
+
 urlpatterns = [
     path("health/", include("dashboard.health_urls")),
     path("metrics", include("dashboard.metrics_urls")),

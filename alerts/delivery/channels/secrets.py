@@ -11,11 +11,14 @@ import base64
 import hashlib
 import os
 import secrets
+from typing import TYPE_CHECKING
 
-from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
 
 from alerts.models import Channel
+
+if TYPE_CHECKING:
+    from cryptography.fernet import Fernet
 
 
 class SecretMissing(Exception):
@@ -23,6 +26,10 @@ class SecretMissing(Exception):
 
 
 def _fernet() -> Fernet:
+    # Imported on first use: the admin loads this module in every process (speedtest, workers),
+    # and cryptography's bindings cost ~12 ms and a few MB that a plain run never needs.
+    from cryptography.fernet import Fernet
+
     key = settings.CHANNELS_KEY
     if not key:
         digest = hashlib.sha256(f"tokspeed.channels:{settings.SECRET_KEY}".encode()).digest()
@@ -35,6 +42,8 @@ def encrypt(value: str) -> str:
 
 
 def decrypt(token: str) -> str:
+    from cryptography.fernet import InvalidToken
+
     try:
         return _fernet().decrypt(token.encode()).decode()
     except InvalidToken:
