@@ -11,13 +11,14 @@ import csv
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from django.db.models import QuerySet
 
 from benchmarks.measure.measurement import SAMPLE_FIELDS as MEASURED_FIELDS
 from benchmarks.models import Run, Sample, Vantage, Workload
-from benchmarks.money import usd_text
+from benchmarks.money import Prices, request_cost, rounded, usd_text
 from providers.models import Endpoint
 
 # The API's run and sample fields (dashboard.api.serializers.runs) and the exports' columns.
@@ -87,7 +88,12 @@ RUN_COLUMNS: dict[str, str] = {
 # A sample's row starts with its run's context, so one file stands on its own.
 SAMPLE_CONTEXT = ("run", "endpoint", "provider", "simulated", "workload", "vantage", "slot")
 SAMPLE_MEASURED = [name for name in SAMPLE_FIELDS if name not in {"run", "ok", "e2e_ms"}]
-SAMPLE_HEADER = [*SAMPLE_CONTEXT, *SAMPLE_MEASURED, "e2e_ms", "ok"]
+# Exports add what a request cost at the endpoint's list prices now (benchmarks.money; blank where
+# a price or a token count is unknown): a run's at its input and median output tokens, a sample's
+# at its own tokens.
+RUN_COST, SAMPLE_COST = "cost_per_request_usd", "cost_usd"
+COST_COLUMNS = frozenset({RUN_COST, SAMPLE_COST})
+SAMPLE_HEADER = [*SAMPLE_CONTEXT, *SAMPLE_MEASURED, "e2e_ms", "ok", SAMPLE_COST]
 
 
 class LineWriter:
@@ -102,6 +108,8 @@ def _cell(value: Any) -> Any:
         return value.isoformat()
     if value is None:
         return ""
+    if isinstance(value, Decimal):
+        return usd_text(value)  # fixed decimals, never "0E-6"
     return value
 
 
@@ -128,12 +136,40 @@ def footer(rows: int, sha256: str) -> str:
     return f"{FOOTER_PREFIX}{rows} rows, sha256 {sha256}\r\n"
 
 
+def _prices() -> dict[int, Prices]:
+    return {endpoint.id: Prices.of(endpoint) for endpoint in Endpoint.objects.only(
+        "id", "price_input_per_mtok", "price_output_per_mtok", "price_cached_input_per_mtok"
+    )}  # fmt: skip
+
+
+def _cost(
+    prices: Prices, input_tokens: Any, output_tokens: Any, cached_tokens: Any = 0
+) -> Decimal | None:
+    return rounded(
+        request_cost(
+            prices,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cached_tokens=cached_tokens or 0,
+        )
+    )
+
+
 def run_rows(runs: QuerySet[Run]) -> tuple[list[str], Iterator[Sequence[Any]]]:
     """(header, rows) of runs, newest first (index run_newest)."""
-    rows = (
-        runs.order_by("-slot", "-id").values_list(*RUN_COLUMNS.values()).iterator(chunk_size=CHUNK)
+    prices = _prices()
+    values = runs.order_by("-slot", "-id").values_list(
+        *RUN_COLUMNS.values(), "endpoint_id", "input_tokens", "output_tokens_p50"
     )
-    return list(RUN_COLUMNS), rows
+
+    def rows() -> Iterator[Sequence[Any]]:
+        for *row, endpoint_id, input_tokens, output_tokens in values.iterator(chunk_size=CHUNK):
+            yield (*row, _cost(prices[endpoint_id], input_tokens, output_tokens))
+
+    return [*RUN_COLUMNS, RUN_COST], rows()
+
+
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cached_tokens")
 
 
 def sample_rows(runs: QuerySet[Run]) -> tuple[list[str], Iterator[Sequence[Any]]]:
@@ -146,6 +182,7 @@ def sample_rows(runs: QuerySet[Run]) -> tuple[list[str], Iterator[Sequence[Any]]
         e["id"]: (e["slug"], e["provider__slug"], e["provider__simulated"])
         for e in Endpoint.objects.values("id", "slug", "provider__slug", "provider__simulated")
     }
+    prices = _prices()
     workloads = dict(Workload.objects.values_list("id", "slug"))
     vantages = dict(Vantage.objects.values_list("id", "slug"))
     samples = (
@@ -162,6 +199,7 @@ def sample_rows(runs: QuerySet[Run]) -> tuple[list[str], Iterator[Sequence[Any]]
     )
     total = 5 + SAMPLE_MEASURED.index("total_ms")
     category = 5 + SAMPLE_MEASURED.index("error_category")
+    tokens = [5 + SAMPLE_MEASURED.index(name) for name in TOKEN_FIELDS]
 
     def rows() -> Iterator[Sequence[Any]]:
         for row in samples.iterator(chunk_size=CHUNK):
@@ -170,6 +208,7 @@ def sample_rows(runs: QuerySet[Run]) -> tuple[list[str], Iterator[Sequence[Any]]
             yield (
                 run_id, *endpoints[endpoint_id], workloads[workload_id], vantages[vantage_id],
                 slot, *row[5:], row[total], not row[category],
+                _cost(prices[endpoint_id], *(row[i] for i in tokens)),
             )  # fmt: skip
 
     return SAMPLE_HEADER, rows()

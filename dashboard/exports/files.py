@@ -15,8 +15,9 @@ import pyarrow.parquet as pq
 from django.db import models
 
 from benchmarks.models import Run, Sample
+from benchmarks.money import USD_PLACES
 
-from ..csv_rows import csv_lines
+from ..csv_rows import COST_COLUMNS, csv_lines
 
 BATCH = 50_000
 
@@ -41,6 +42,8 @@ def _arrow_type(name: str) -> pa.DataType:
         return pa.bool_()
     if name in ("run", "schedule"):
         return pa.int64()
+    if name in COST_COLUMNS:
+        return pa.decimal128(18, USD_PLACES)
     model = Sample if name in {f.name for f in Sample._meta.fields} else Run
     if name == "ok":
         return pa.bool_()

@@ -2,8 +2,9 @@
 
 One endpoint, measured without spread at an odd price (USD 0.15 in / 0.60 out per 1M tokens),
 and one task (20 calls × 1,234 tokens in × 800 out): the agent-loop page and its API, the
-advisor's page and API, the leaderboard page, its API and its CSV export agree to the cent and
-to the millisecond, because each calls benchmarks.money and benchmarks.task_time.
+advisor's page and API, the leaderboard page, its API and its CSV export, and the run and sample
+exports agree to the cent and to the millisecond, because each calls benchmarks.money and
+benchmarks.task_time.
 """
 
 import csv
@@ -20,6 +21,7 @@ from advisor.digest import rebuild
 from advisor.models import WorkloadProfile
 from dashboard.templatetags.dashboard_format import seconds, usd_small
 from tests import advisor_data as seed
+from tests.api_factories import make_sample
 from tests import dashboard_data as data
 
 pytest_plugins = ["tests.api_fixtures"]
@@ -75,6 +77,24 @@ def page_data(html: str, element_id: str) -> object:
 def row_html(html: str, table_id: str, slug: str) -> str:
     table = html.split(f'id="{table_id}"', 1)[1]
     return table.split(f'data-slug="{slug}"', 1)[1].split("</tr>", 1)[0]
+
+
+def csv_rows(reader, path: str) -> list[dict[str, str]]:
+    text = reader.get(path).getvalue().decode()
+    return list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
+
+
+def test_it_tells_the_same_cost_per_request_in_the_run_and_sample_exports(measured, reader):
+    for run in measured.runs.all():
+        make_sample(run, 0, input_tokens=INPUT, output_tokens=OUTPUT)
+    board_api = reader.get("/api/v1/leaderboard/").json()["rows"][0]
+    runs = csv_rows(reader, "/api/v1/export/runs.csv")
+    samples = csv_rows(reader, "/api/v1/export/samples.csv")
+
+    per_request = float(board_api["cost_per_request_usd"])
+    assert per_request > 0, "the endpoint is measured and priced"
+    assert runs and {float(row["cost_per_request_usd"]) for row in runs} == {per_request}
+    assert samples and {float(row["cost_usd"]) for row in samples} == {per_request}
 
 
 def test_it_tells_the_same_task_time_and_cost_on_every_surface(measured, reader, page_client):
