@@ -19,6 +19,7 @@ from providers.models import Endpoint
 
 from .batch import project_batch
 from .digest import load_digest
+from .lanes import LaneVerdict, lane_verdicts
 from .measures import FIELDS, WINDOW_DAYS
 from .models import WorkloadProfile
 from .projection import MIN_RUNS, Projection
@@ -43,6 +44,7 @@ class Advice:
     current: Option | None = None
     savings: dict[str, Any] | None = None
     tod_winners: list[dict[str, Any]] = field(default_factory=list)
+    lanes: list[LaneVerdict] = field(default_factory=list)  # fast lane against standard lane
     basis: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -71,6 +73,7 @@ class Advice:
             ],
             "savings": self.savings,
             "time_of_day": self.tod_winners,
+            "lanes": [verdict.as_dict() for verdict in self.lanes],
             "basis": self.basis,
             "warnings": self.warnings,
         }
@@ -104,6 +107,7 @@ def _option(endpoint: Endpoint, projection, shape: Shape) -> Option:
         slug=endpoint.slug,
         label=endpoint.label,
         display_name=endpoint.display_name,
+        lane=endpoint.lane,
         model=endpoint.model,
         provider=endpoint.provider.name,
         provider_slug=endpoint.provider.slug,
@@ -157,6 +161,7 @@ def advise(
     advice.reason = reason(advice.recommended, advice.options, shape)
     advice.savings = savings(advice.recommended, advice.current)
     advice.tod_winners = tod_winners(advice.options, advice.recommended)
+    advice.lanes = lane_verdicts(advice.options, shape)
     advice.basis, advice.warnings = basis(advice, now=now)
     return advice
 

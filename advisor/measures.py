@@ -100,7 +100,7 @@ def load_points(
     *, endpoint_ids: Iterable[int], vantage: Vantage | None, now: datetime, days: int = WINDOW_DAYS
 ) -> dict[int, np.ndarray]:
     """Finished runs of the endpoints from the vantage in the last `days`, oldest first, read
-    from the runs themselves."""
+    from the runs themselves; a downgraded run (served below its lane) is left out."""
     ids = list(endpoint_ids)
     if not ids or vantage is None:
         return {}
@@ -112,6 +112,7 @@ def load_points(
             slot__gte=start,
             slot__lte=now,
             status__in=Run.FINISHED,
+            downgraded=False,  # served below its lane: not that lane's speed (providers.lanes)
         )
         .order_by("endpoint_id", "slot", "id")
         .values_list("endpoint_id", *POINT_COLUMNS)

@@ -45,6 +45,7 @@ class Option:
     recommended: bool = False
     flags: list[str] = field(default_factory=list)
     display_name: str = ""
+    lane: str = "standard"  # providers.lanes: each lane of a model is a candidate of its own
 
     @property
     def inside_budget(self) -> bool:
@@ -61,6 +62,7 @@ class Option:
             "label": self.label,
             "provider": self.provider,
             "model": self.model,
+            "lane": self.lane,
             "simulated": self.simulated,
             "rank": self.rank,
             "tie": self.tie,

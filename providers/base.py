@@ -177,7 +177,8 @@ class ProviderLatency:
 @dataclass(frozen=True, slots=True)
 class ServedLane:
     """The lane the provider says it served (providers.lanes.served: OpenAI's `service_tier`,
-    Anthropic's `usage.service_tier`), in tokspeed's words."""
+    Anthropic's `usage.service_tier`, Bedrock's `performanceConfig` / `serviceTier` in its
+    `metadata` event), in tokspeed's words."""
 
     lane: str
 

@@ -25,13 +25,14 @@ from .base import (
     Item,
     ProviderLatency,
     RequestSpec,
+    ServedLane,
     SSEEvent,
     StreamError,
     Usage,
 )
 from .errors import classify_status, clean_message, header, parse_retry_after
 from .eventstream import BROKEN_FRAME, MEDIA_TYPE, EventStreamDecoder
-from .lanes import request_fields
+from .lanes import bedrock_served, request_fields
 from .prompt import Prompt, as_prompt, bedrock_tool_config
 from .wire import as_dict, as_int, as_number, http_error, is_keepalive, join_url, load_object, merge
 
@@ -137,6 +138,9 @@ class BedrockConverseAdapter:
             latency = as_number(as_dict(obj.get("metrics")).get("latencyMs"))
             if latency is not None:
                 items.append(ProviderLatency(latency))
+            lane = bedrock_served(obj)  # performanceConfig / serviceTier actually used
+            if lane:
+                items.append(ServedLane(lane))
             return [*items, End()]
         if kind.endswith("Exception") or kind == "error":
             return [exception_item(kind, obj)]

@@ -22,6 +22,7 @@ from .base import (
     StreamError,
     Usage,
 )
+from .lanes import request_fields
 from .prompt import Prompt, as_prompt, gemini_tools
 from .wire import (
     as_dict,
@@ -122,6 +123,8 @@ class GeminiAdapter:
             body["systemInstruction"] = {"parts": [{"text": parts.system}]}
         if parts.tools:
             body["tools"] = gemini_tools(parts.tools)
+        # No lane field (providers.lanes): any lane but standard is refused, never ignored.
+        body.update(request_fields(config.protocol, config.lane))
         model = config.model.removeprefix("models/")
         path = f"/models/{quote(model, safe='+=@-._~')}:streamGenerateContent?alt=sse"
         # The key goes in a header, never in the URL (URLs end up in logs and error messages).

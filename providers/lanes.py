@@ -1,9 +1,11 @@
 """Lanes: the same model sold fast and dear or slow and cheap (docs/workloads.md, "Lanes").
 
 An endpoint names its lane; each adapter asks for it its API's way (OpenAI `service_tier`,
-Anthropic `service_tier`, Bedrock `performanceConfig`), and the lane the provider says it
-served (OpenAI's `service_tier`, Anthropic's `usage.service_tier`) is recorded beside it. A
+Anthropic `service_tier`, Bedrock `performanceConfig` and `serviceTier`), and the lane the
+provider says it served (OpenAI's `service_tier`, Anthropic's `usage.service_tier`, the
+`performanceConfig` and `serviceTier` of Bedrock's `metadata` event) is recorded beside it. A
 run served in a lower lane than it asked for is flagged and kept out of that lane's medians.
+Gemini and Vertex Gemini ask for no lane (the endpoint refuses any but standard).
 Pure data: no clock, no I/O.
 """
 
@@ -25,7 +27,14 @@ RANK = {BATCH: 0, FLEX: 1, STANDARD: 2, PRIORITY: 3, LATENCY_OPTIMIZED: 3}
 # What each protocol family sends for a lane (absent: it cannot ask for that lane).
 _OPENAI = {STANDARD: "default", PRIORITY: "priority", FLEX: "flex"}
 _ANTHROPIC = {STANDARD: "standard_only", PRIORITY: "auto"}
-_BEDROCK = {STANDARD: "standard", LATENCY_OPTIMIZED: "optimized"}
+# Bedrock: latency-optimized inference is `performanceConfig.latency`; priority and flex are
+# the per-request `serviceTier.type` (botocore's ConverseStreamRequest).
+_BEDROCK = {
+    STANDARD: "standard",
+    LATENCY_OPTIMIZED: "optimized",
+    PRIORITY: "priority",
+    FLEX: "flex",
+}
 _FAMILY = {
     "openai_chat": "openai",
     "openai_responses": "openai",
@@ -65,14 +74,28 @@ def request_fields(protocol: str, lane: str) -> dict[str, Any]:
     value = _ASKS.get(family, {}).get(lane)
     if value is None:
         raise ValueError(f"the {protocol} protocol has no {lane} lane")
-    if family == "bedrock":
+    if family == "bedrock" and lane == LATENCY_OPTIMIZED:
         return {"performanceConfig": {"latency": value}}
+    if family == "bedrock":
+        return {"serviceTier": {"type": value}}
     return {"service_tier": value}
 
 
 def served(value: Any) -> str:
     """tokspeed's name for the lane a response says it was served in; "" when unknown."""
     return SERVED.get(value, "") if isinstance(value, str) else ""
+
+
+def bedrock_served(metadata: dict[str, Any]) -> str:
+    """The lane a Bedrock `metadata` event says it served: latency-optimized when its
+    `performanceConfig.latency` is "optimized", else its `serviceTier.type` (priority, default,
+    flex), else standard when the performance config says "standard"; "" when it says none."""
+    config, tier = metadata.get("performanceConfig"), metadata.get("serviceTier")
+    latency = config.get("latency") if isinstance(config, dict) else None
+    if latency == "optimized":
+        return LATENCY_OPTIMIZED
+    said = served(tier.get("type")) if isinstance(tier, dict) else ""
+    return said or served(latency)
 
 
 def is_downgrade(asked: str, got: str) -> bool:

@@ -2,15 +2,11 @@
 
 import django.db.models.deletion
 from django.db import migrations, models
-from django.utils import timezone
 
 
 def digest_the_window(apps, schema_editor):
-    """The advice's window (14 days) digested at once, so it does not go blank after deploying;
-    `manage.py advisor_digest` digests older days."""
-    from advisor.digest import rebuild
-
-    rebuild(days=15, now=timezone.now())
+    """Moved to 0005_digest_leaves_out_downgraded_runs: the digest is built by today's code,
+    which reads run columns (`downgraded`) that benchmarks adds after this migration."""
 
 
 class Migration(migrations.Migration):

@@ -19,6 +19,7 @@ MONEY_KEYS = frozenset(
         "cost_per_task",
         "cost_per_1000_tasks",
         "usd_per_1000_tasks",
+        "break_even_usd_per_hour",
         "input_cost_per_token",
         "output_cost_per_token",
     }

@@ -19,6 +19,15 @@ SPEED = {
 _OPENAI_ASKS = {"priority": lanes.PRIORITY, "flex": lanes.FLEX, "scale": lanes.PRIORITY}
 _OPENAI_SAYS = {lanes.STANDARD: "default", lanes.PRIORITY: "priority", lanes.FLEX: "flex"}
 _ANTHROPIC_SAYS = {lanes.STANDARD: "standard", lanes.PRIORITY: "priority"}
+# Bedrock's metadata event: the encoder writes `performanceConfig.latency` for standard and
+# optimized, `serviceTier.type` for priority, default (standard) and flex.
+_BEDROCK_SAYS = {
+    lanes.STANDARD: "standard",
+    lanes.LATENCY_OPTIMIZED: "optimized",
+    lanes.PRIORITY: "priority",
+    lanes.FLEX: "flex",
+}
+_BEDROCK_TIERS = {"priority": lanes.PRIORITY, "flex": lanes.FLEX}
 _SAYS = {
     "openai_chat": _OPENAI_SAYS,
     "openai_responses": _OPENAI_SAYS,
@@ -26,6 +35,7 @@ _SAYS = {
     "azure_openai_responses": _OPENAI_SAYS,
     "anthropic_messages": _ANTHROPIC_SAYS,
     "vertex_anthropic": _ANTHROPIC_SAYS,
+    "bedrock_converse": _BEDROCK_SAYS,
 }
 
 
@@ -34,11 +44,14 @@ def asked(protocol: str, body: dict[str, Any]) -> str:
     tier = body.get("service_tier")
     if protocol in ("anthropic_messages", "vertex_anthropic"):
         return lanes.PRIORITY if tier == "auto" else lanes.STANDARD
+    if protocol == "bedrock_converse":
+        config, service = body.get("performanceConfig"), body.get("serviceTier")
+        if isinstance(config, dict) and config.get("latency") == "optimized":
+            return lanes.LATENCY_OPTIMIZED
+        kind = service.get("type") if isinstance(service, dict) else None
+        return _BEDROCK_TIERS.get(kind, lanes.STANDARD) if isinstance(kind, str) else lanes.STANDARD
     if protocol in _SAYS:
         return _OPENAI_ASKS.get(tier, lanes.STANDARD) if isinstance(tier, str) else lanes.STANDARD
-    config = body.get("performanceConfig")
-    if isinstance(config, dict) and config.get("latency") == "optimized":
-        return lanes.LATENCY_OPTIMIZED
     return lanes.STANDARD
 
 

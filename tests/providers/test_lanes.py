@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+import time_machine
 from django.core.exceptions import ValidationError
 from django.test import Client
 
@@ -37,6 +38,10 @@ KEY_ENV = "TOKSPEED_TEST_LANE_KEY"
         ("anthropic_messages", "priority", "service_tier", "auto"),
         ("anthropic_messages", "standard", "service_tier", None),
         ("bedrock_converse", "latency-optimized", "performanceConfig", {"latency": "optimized"}),
+        ("bedrock_converse", "priority", "serviceTier", {"type": "priority"}),
+        ("bedrock_converse", "flex", "serviceTier", {"type": "flex"}),
+        ("bedrock_converse", "standard", "performanceConfig", None),
+        ("vertex_anthropic", "priority", "service_tier", "auto"),
     ],
 )
 def test_it_asks_for_a_lane_its_apis_way(protocol, lane, field, value) -> None:
@@ -55,6 +60,28 @@ def test_it_refuses_a_lane_the_protocol_cannot_ask_for() -> None:
     endpoint = Endpoint(provider=provider, slug="g-flex", model="gemini-x", lane="flex")
     with pytest.raises(ValidationError, match="gemini protocol asks for: standard"):
         endpoint.full_clean()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("protocol", ["gemini", "vertex_gemini"])
+@pytest.mark.parametrize("lane", ["priority", "flex", "latency-optimized", "batch"])
+def test_it_refuses_every_lane_but_standard_on_gemini_with_a_400(protocol, lane) -> None:
+    from django.contrib.auth.models import User
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(User.objects.create_user("ada", is_staff=True))
+    Provider.objects.create(slug="gg", name="GG", protocol=protocol, base_url="https://g.test")
+    body = {"slug": "g-lane", "provider": "gg", "model": "gemini-x", "lane": lane}
+    refused = client.post("/api/v1/endpoints/", body, format="json")
+    assert refused.status_code == 400, refused.content
+    assert refused.json()["lane"] == [f"The {protocol} protocol asks for: standard."]
+    with pytest.raises(ValueError, match=f"no {lane} lane"):
+        get_adapter(protocol).build_request(
+            EndpointConfig(base_url="https://g.test", protocol=protocol, model="m", lane=lane),
+            prompt="Hi",
+            max_tokens=5,
+        )
 
 
 def lane_endpoint(
@@ -179,3 +206,59 @@ def test_it_creates_a_lane_through_the_api_and_refuses_one_the_protocol_lacks() 
         format="json",
     )
     assert refused.status_code == 400 and "lane" in refused.json(), refused.content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_asks_bedrock_for_latency_optimized_records_it_and_keeps_a_downgrade_out(
+    simulator, tmp_path, monkeypatch
+) -> None:
+    """Bedrock's metadata event says the performance config it used; the simulator's Bedrock
+    face serves latency-optimized (faster) until a model's quota is spent, then standard."""
+    monkeypatch.setenv(KEY_ENV, "sim-key")  # a Bedrock API key (bearer)
+    provider = Provider.objects.create(
+        slug="sim-bedrock",
+        name="Sim Bedrock",
+        protocol="bedrock_converse",
+        base_url=simulator.base_url,
+        api_key_env=KEY_ENV,
+        simulated=True,
+    )
+    model = "sim-fast+tokens=120+tps=300+ttft=100"
+    standard = lane_endpoint(provider, "standard", model, "1.00", "4.00", slug="br-standard")
+    fast = lane_endpoint(provider, "latency-optimized", model, "1.25", "5.00", slug="br-fast")
+    starved = lane_endpoint(
+        provider, "latency-optimized", model + "+quota=1", "1.25", "5.00", slug="br-starved"
+    )
+    workload = Workload.objects.create(
+        slug="bedrock-lanes", name="Bedrock lanes", max_output_tokens=200, repetitions=3
+    )
+    vantage = Vantage.objects.create(slug="br", label="Br", queue="br", is_default=True)
+    slot = datetime(2026, 11, 20, 11, tzinfo=UTC)  # a label: nothing reads the clock
+    runs = {}
+    with broker(FILESYSTEM_URL, filesystem_options(tmp_path)):
+        for endpoint in (standard, fast, starved):
+            run = Run.objects.create(
+                endpoint=endpoint, workload=workload, vantage=vantage, slot=slot,
+                concurrency=1, repetitions=3, context_tokens=0,
+            )  # fmt: skip
+            assert runner.execute(run.id, worker="t") == RunStatus.DONE
+            runs[endpoint.slug] = Run.objects.get(id=run.id)
+
+    def served(slug: str) -> list[str]:
+        return list(runs[slug].samples.order_by("index").values_list("served_lane", flat=True))
+
+    assert served("br-standard") == ["standard"] * 3
+    assert served("br-fast") == ["latency-optimized"] * 3
+    assert not runs["br-fast"].downgraded and runs["br-fast"].lane == "latency-optimized"
+    assert runs["br-fast"].decode_tps_p50 > 1.3 * runs["br-standard"].decode_tps_p50
+    # Over its quota of 1, the next two requests ran (and were charged) at standard: flagged.
+    starved_run = runs["br-starved"]
+    assert sorted(served("br-starved")) == ["latency-optimized", "standard", "standard"]
+    assert starved_run.downgraded and starved_run.summary["downgraded"] == {"standard": 2}
+    assert not RunRollup.objects.filter(endpoint=starved).exists()
+    assert RunRollup.objects.filter(endpoint=fast).exists()
+    with time_machine.travel(slot + timedelta(hours=1), tick=False):
+        rows = leaderboard(BoardFilters(workload="bedrock-lanes", vantage="br", window_hours=24))
+    by_slug = {row.slug: row for row in rows}
+    assert by_slug["br-starved"].runs == 0, "a downgraded run entered the lane's figures"
+    assert by_slug["br-fast"].runs == 1

@@ -80,7 +80,9 @@ class AdviceView(StrictQueryMixin, APIView):
         description="Endpoints the workload accepts, ranked by projected p90 task time (inside "
         "the latency budget and price ceiling first), with p50/p90 task time, cost per task, "
         "availability, ties (overlapping p25–p75 spreads), the recommendation and its reason, "
-        "per-bucket winners, savings against `current`, the data basis and warnings. "
+        "per-bucket winners, savings against `current`, the data basis and warnings. Each lane "
+        "of a model is a candidate of its own (`lane`); `lanes` says whether each fast lane "
+        "pays for itself against its standard lane in the workload's budget. "
         "`format=litellm` answers a LiteLLM Router model_list, `openrouter` a provider "
         "preference object, `list` the endpoint slugs in order. Answers carry an ETag "
         "(If-None-Match gives 304) and Cache-Control: poll every minute.",

@@ -104,6 +104,18 @@ _STOP = event_headers("messageStop")
 _METADATA = event_headers("metadata")
 
 
+def served_fields(tier: str) -> dict[str, Any]:
+    """What the metadata event says was used (simulator.lanes.says): the performance config for
+    latency-optimized and standard requests, the service tier for priority, flex and standard."""
+    if tier == "optimized":
+        return {"performanceConfig": {"latency": "optimized"}}
+    if tier == "standard":
+        return {"performanceConfig": {"latency": "standard"}, "serviceTier": {"type": "default"}}
+    if tier:
+        return {"serviceTier": {"type": tier}}
+    return {}
+
+
 class Encoder(EncoderBase):
     __slots__ = ("_block", "_t0")
 
@@ -141,6 +153,7 @@ class Encoder(EncoderBase):
                 "outputTokens": output_tokens,
                 "totalTokens": prompt + output_tokens,
             }
+        metadata.update(served_fields(self._tier))
         return out + frame(_METADATA, dumps(metadata))
 
     def error_event(self) -> bytes:
