@@ -1,5 +1,6 @@
-"""Rendering one Notification as an email: an alert email (plain text and HTML) or "the advice
-changed" (plain text), each to one recipient with an unsubscribe link."""
+"""Rendering one Notification as an email: an alert email (plain text and HTML), "the advice
+changed" (plain text) or the monthly report (alerts/monthly/send.py), each to one recipient with
+an unsubscribe link."""
 
 from __future__ import annotations
 
@@ -69,6 +70,10 @@ def headers(unsubscribe: str) -> dict[str, str]:
 def build(notification: Notification, *, connection=None) -> EmailMultiAlternatives:
     if notification.advice_change_id:
         return advice_email(notification, connection=connection)
+    if notification.report_month:
+        from alerts.monthly.send import monthly_email  # it builds on this module's helpers
+
+        return monthly_email(notification, connection=connection)
     events = notification.events.select_related(
         "alert__endpoint__provider", "alert__workload", "alert__vantage"
     ).order_by("created_at", "id")
