@@ -9,6 +9,7 @@ from .report import EndpointMonth, Figures, MonthlyReport, Winners
 ENDPOINT_HEADER = [
     "Endpoint",
     "Lane",
+    "Price in / out per 1M",
     "TTFT p50 (p25–p75)",
     "Month before (change)",
     "Decode p50 (p25–p75)",
@@ -34,7 +35,11 @@ def share(value: float | None) -> str:
 
 
 def money(value: float | None) -> str:
-    return "–" if value is None else f"${usd_text(value)}"
+    """Fixed decimals (benchmarks.money), trailing zeros after the cents dropped."""
+    if value is None:
+        return "–"
+    whole, cents = usd_text(value).split(".")
+    return f"${whole}.{cents[:2]}{cents[2:].rstrip('0')}"
 
 
 def changed(value: float | None) -> str:
@@ -58,6 +63,7 @@ def endpoint_cells(e: EndpointMonth) -> list[str]:
     return [
         e.label,
         e.lane,
+        f"{money(e.price_in_per_mtok)} / {money(e.price_out_per_mtok)}",
         ttft(e.month),
         ttft(e.before) + changed(e.ttft_change),
         decode(e.month),

@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 
 from alerts.monthly.month import Month
 from alerts.monthly.report import build
+from alerts.monthly.tables import money
 from tests import monthly_data
 
 pytestmark = pytest.mark.django_db
@@ -93,10 +94,12 @@ def test_it_downloads_the_pages_rows_as_csv(reader, year):
     ]
     assert [row["label"] for row in rows] == [cells[0] for cells in page_rows]
     for row, cells in zip(rows, page_rows, strict=True):
-        assert cells[2].startswith(f"{float(row['ttft_p50_ms']):,.0f} ms")
-        assert cells[4].startswith(f"{float(row['decode_tps_p50']):,.1f} tok/s")
-        assert cells[6] == f"{float(row['availability']):.1%}"
-        assert cells[8] == f"${row['cost_per_request_usd']}"
+        assert cells[3].startswith(f"{float(row['ttft_p50_ms']):,.0f} ms")
+        assert cells[5].startswith(f"{float(row['decode_tps_p50']):,.1f} tok/s")
+        assert cells[7] == f"{float(row['availability']):.1%}"
+        assert cells[9] == money(float(row["cost_per_request_usd"]))
+        prices = (money(float(row[f"price_{way}_per_mtok"])) for way in ("in", "out"))
+        assert cells[2] == " / ".join(prices)
         assert re.fullmatch(r"\d+\.\d{6}", row["cost_per_request_usd"])  # fixed, never 1e-05
     assert year["mark"] not in b"".join(answer.streaming_content).decode()
 
