@@ -10,7 +10,7 @@ from django.db import transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from alerts.delivery.emails import headers, text_table
+from alerts.delivery.mail_parts import headers, text_table
 from alerts.delivery.recipients import Audience, normal
 from alerts.delivery.tokens import unsubscribe_token
 from alerts.models import Delivery, Notification, Topic
