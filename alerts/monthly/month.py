@@ -20,7 +20,7 @@ class Month:
     def parse(cls, text: str) -> Month:
         """From "yyyy-mm"; raises ValueError for anything else (or a month out of 1–12)."""
         match = _SLUG.match(text or "")
-        if not match or not 1 <= int(match[2]) <= 12 or int(match[1]) < 1970:
+        if not match or not 1 <= int(match[2]) <= 12 or not 1970 <= int(match[1]) <= 9998:
             raise ValueError(f"a month is written yyyy-mm (got {text[:20]!r})")
         return cls(int(match[1]), int(match[2]))
 

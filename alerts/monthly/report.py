@@ -138,9 +138,10 @@ def build(month: Month) -> MonthlyReport:
     vantage = resolve_vantage(None)
     now_rows = {row.endpoint_id: row for row in board(month)}
     before_rows = {row.endpoint_id: row for row in board(month.previous)}
+    # An endpoint measured in either month (one gone quiet since still shows the month before).
     endpoints = [
         _endpoint(row, now_rows.get(row.endpoint_id), before_rows.get(row.endpoint_id))
-        for row in now_rows.values()
+        for row in {**before_rows, **now_rows}.values()
         if row.has_data or getattr(before_rows.get(row.endpoint_id), "has_data", False)
     ]
     endpoints.sort(key=lambda e: (e.month.decode_tps_p50 is None, -(e.month.decode_tps_p50 or 0)))

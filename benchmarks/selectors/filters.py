@@ -162,7 +162,7 @@ def _parse_instant(query: Mapping[str, Any], field: str) -> datetime | None:
             value = datetime.combine(day, time.min)
     except ValueError:
         value = None
-    if value is None:
+    if value is None or not 1970 <= value.year <= 9998:
         raise _bad(field, f"give an ISO 8601 date or date-time (got {raw[:40]!r}).")
     return timezone.make_aware(value) if timezone.is_naive(value) else value
 

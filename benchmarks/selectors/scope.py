@@ -75,8 +75,9 @@ def since(window_hours: int, *, now: datetime | None = None) -> datetime:
 
 
 def slot_q(window_hours: int, *, start: datetime | None = None, end: datetime | None = None) -> Q:
-    """Runs whose slot lies in the window: [start, end) where given, else the last hours."""
-    where = Q(slot__gte=start if start is not None else since(window_hours))
+    """Runs whose slot lies in [start, end); without a start, the window_hours before the end
+    (or now)."""
+    where = Q(slot__gte=start if start is not None else since(window_hours, now=end))
     return where & Q(slot__lt=end) if end is not None else where
 
 

@@ -108,8 +108,9 @@ def test_it_says_an_empty_month_has_no_data_and_refuses_a_bad_month(reader):
     empty = reader.get("/reports/monthly/2019-02/")
     assert empty.status_code == 200
     assert "There is no data for February 2019" in empty.content.decode()
-    for bad in ("2026-13", "june", "2026-6", "0000-01", "2026-06-01"):
+    for bad in ("2026-13", "june", "2026-6", "0000-01", "9999-12", "2026-06-01"):
         assert reader.get(f"/reports/monthly/{bad}/").status_code == 404
     bad_window = reader.get("/api/v1/leaderboard/", {"since": "2026-07-01", "until": "2026-06-01"})
     assert bad_window.status_code == 400
-    assert reader.get("/api/v1/leaderboard/", {"since": "not a date"}).status_code == 400
+    for since in ("not a date", "0001-01-01", "2026-02-30"):
+        assert reader.get("/api/v1/leaderboard/", {"since": since}).status_code == 400

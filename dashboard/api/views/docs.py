@@ -61,7 +61,8 @@ WINDOW_BOUNDS_PARAMETERS = [
         name,
         str,
         description=f"{what} (ISO 8601 date or date-time; without an offset in the install's "
-        "time zone). Replaces `window`: runs with since ≤ slot < until, read exactly.",
+        "time zone): runs with since ≤ slot < until, read exactly (`until` alone: the `window` "
+        "before it).",
     )
     for name, what in (("since", "Window start, inclusive"), ("until", "Window end, exclusive"))
 ]
