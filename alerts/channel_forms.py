@@ -9,7 +9,8 @@ from django import forms
 
 from alerts.delivery.channels import secrets
 from alerts.delivery.channels.addresses import pager_probe_url
-from alerts.models import Channel, Service, Topic
+from alerts.models import Channel, Service
+from alerts.routes import CHANNEL_TOPICS
 from providers.models import Endpoint
 
 ADDRESS_HELP = {
@@ -35,7 +36,7 @@ class ChannelForm(forms.ModelForm):
         "again. Leave empty to keep the stored one.",
     )
     topics = forms.MultipleChoiceField(
-        label="Receives", choices=Topic.choices, widget=forms.CheckboxSelectMultiple
+        label="Receives", choices=CHANNEL_TOPICS, widget=forms.CheckboxSelectMultiple
     )
 
     class Meta:

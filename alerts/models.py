@@ -253,6 +253,11 @@ class Notification(models.Model):
         null=True, blank=True, help_text="Gave up: refused for good, or too many attempts."
     )
     subject = models.CharField(max_length=300, blank=True)
+    report_month = models.DateField(
+        null=True,
+        blank=True,
+        help_text="The monthly report of the month starting this day (alerts/monthly/).",
+    )
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -267,7 +272,13 @@ class Notification(models.Model):
             models.CheckConstraint(
                 condition=~Q(email="") | Q(channel__isnull=False),
                 name="notification_has_a_recipient",
-            )
+            ),
+            # The monthly report goes to an address once (a second pass of the beat adds none).
+            models.UniqueConstraint(
+                fields=["email", "report_month"],
+                condition=Q(report_month__isnull=False),
+                name="notification_one_monthly_report",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -16,9 +16,12 @@ class Topic(models.TextChoices):
     INFRASTRUCTURE = "infrastructure", "Probe infrastructure"
     ADVICE = "advice", "The advice changed"
     DIGEST = "digest", "Daily digest (channels)"
+    MONTHLY = "monthly", "Monthly report (email)"
 
 
 ALERT_TOPICS = (Topic.REGRESSION, Topic.OUTAGE, Topic.INFRASTRUCTURE)
+# The monthly report is an email only (alerts/monthly/): channels choose among the rest.
+CHANNEL_TOPICS = [(value, label) for value, label in Topic.choices if value != Topic.MONTHLY]
 
 
 def alert_topics() -> list[str]:

@@ -15,6 +15,8 @@ from django.conf import settings
 from alerts.delivery import advice_changes, outbox
 from alerts.lifecycle import changepoints, evaluate
 from alerts.models import Delivery
+from alerts.monthly import send
+from alerts.monthly.month import Month
 from benchmarks.resilience import DISCONNECTS
 
 log = logging.getLogger(__name__)
@@ -96,3 +98,18 @@ def evaluate_advice() -> None:
     if changes or queued:
         log.info("advice: %d change(s) recorded, %d message(s) queued", len(changes), len(queued))
     outbox.deliver()  # and the every-minute sender retries what fails
+
+
+@shared_task(name="alerts.monthly_report", acks_late=True, ignore_result=True, **DB_RETRY)
+def monthly_report() -> None:
+    """On the 1st (and the 2nd, in case the 1st was missed or TIME_ZONE is behind UTC): queue
+    the last complete month's report for its subscribers, once each (alerts/monthly/send.py)."""
+    month = Month.last_complete()
+    created = send.dispatch_monthly(month)
+    if not created:
+        return
+    log.info("monthly report %s queued for %d subscriber(s)", month, len(created))
+    try:
+        send_pending.delay_on_commit()
+    except Exception:  # the beat's send_pending (every minute) sends them anyway
+        log.exception("could not enqueue alerts.send_pending")

@@ -1,4 +1,4 @@
-"""The rows of every CSV tokspeed writes: runs, samples and the leaderboard.
+"""The rows of every CSV tokspeed writes: runs, samples, the leaderboard and the monthly report.
 
 One module builds them for both the API's streamed CSV (dashboard.api.export) and the background
 exports (dashboard.exports), so a column means the same in each. Runs and samples stream from a
@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from alerts.monthly.report import Figures, MonthlyReport
 from benchmarks.measure.measurement import SAMPLE_FIELDS as MEASURED_FIELDS
 from benchmarks.models import Run, Sample, Vantage, Workload
 from benchmarks.money import Prices, request_cost, rounded, usd_text
@@ -225,4 +226,56 @@ def leaderboard_rows(rows: list[dict[str, Any]]) -> tuple[list[str], Iterator[Se
     header = [name for name in rows[0] if name != "alerts"] if rows else ["slug"]
     return header, (
         [usd_text(row[n]) if n in MONEY_COLUMNS else row[n] for n in header] for row in rows
+    )
+
+
+# The monthly report (alerts.monthly): one line per endpoint, the month and the month before.
+MONTHLY_FIGURES = (
+    "runs",
+    "ttft_p25_ms",
+    "ttft_p50_ms",
+    "ttft_p75_ms",
+    "decode_tps_p25",
+    "decode_tps_p50",
+    "decode_tps_p75",
+    "availability",
+    "cost_per_request_usd",
+)
+MONTHLY_HEADER = [
+    "month",
+    "endpoint",
+    "label",
+    "provider",
+    "lane",
+    "price_in_per_mtok",
+    "price_out_per_mtok",
+    "blended_price_per_mtok",
+    *MONTHLY_FIGURES,
+    *(f"before_{name}" for name in MONTHLY_FIGURES),
+]
+
+
+def monthly_rows(report: MonthlyReport) -> tuple[list[str], Iterator[Sequence[Any]]]:
+    """(header, rows) of the monthly report's endpoint table, in the page's order."""
+
+    def figures(values: Figures) -> list[Any]:
+        return [
+            usd_text(getattr(values, n)) if n in MONEY_COLUMNS else getattr(values, n)
+            for n in MONTHLY_FIGURES
+        ]
+
+    return MONTHLY_HEADER, (
+        [
+            report.month.slug,
+            e.slug,
+            e.label,
+            e.provider,
+            e.lane,
+            usd_text(e.price_in_per_mtok),
+            usd_text(e.price_out_per_mtok),
+            usd_text(e.blended_price_per_mtok),
+            *figures(e.month),
+            *figures(e.before),
+        ]
+        for e in report.endpoints
     )

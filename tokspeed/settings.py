@@ -503,6 +503,12 @@ CELERY_BEAT_SCHEDULE.update(
             "schedule": crontab(minute=15),
             "options": {"expires": 3000},
         },
+        # The last complete month (in TIME_ZONE) to the monthly report's subscribers, once each:
+        # the 2nd is a second chance, and covers a TIME_ZONE still in the old month at 06:00 UTC.
+        "alerts-monthly-report": {
+            "task": "alerts.monthly_report",
+            "schedule": crontab(minute=0, hour=6, day_of_month="1,2"),
+        },
     }
 )
 # Alert enums get their own names in the API schema (Run also has a "status", events a "kind").

@@ -1,5 +1,6 @@
-"""Rendering one Notification as an email: an alert email (plain text and HTML) or "the advice
-changed" (plain text), each to one recipient with an unsubscribe link."""
+"""Rendering one Notification as an email: an alert email (plain text and HTML), "the advice
+changed" (plain text) or the monthly report (alerts/monthly/send.py), each to one recipient with
+an unsubscribe link."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.urls import reverse
 
+from alerts.delivery.mail_parts import headers, text_table
 from alerts.delivery.recipients import normal
 from alerts.delivery.tokens import unsubscribe_token
 from alerts.models import Delivery, Notification
+from alerts.monthly.send import monthly_email
 from alerts.pages.presenters import Presented, absolute, present
 
 SUBJECT_LIMIT = 150
@@ -22,16 +25,6 @@ KIND_WORDS = {
     "resolved": "Resolved",
     "new_normal": "New normal",
 }
-
-
-def text_table(header: list[str], rows: list[list[str]]) -> str:
-    """Columns padded to their widest cell: readable in any mail client's plain-text view."""
-    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=True)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
-
-    return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, rows)])
 
 
 def subject(notification: Notification, shown: list[Presented]) -> str:
@@ -58,17 +51,11 @@ def why(notification: Notification) -> str:
     return "you subscribed to tokspeed alerts"
 
 
-def headers(unsubscribe: str) -> dict[str, str]:
-    return {
-        "List-Unsubscribe": f"<{unsubscribe}>",
-        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
-        "Auto-Submitted": "auto-generated",
-    }
-
-
 def build(notification: Notification, *, connection=None) -> EmailMultiAlternatives:
     if notification.advice_change_id:
         return advice_email(notification, connection=connection)
+    if notification.report_month:
+        return monthly_email(notification, connection=connection)
     events = notification.events.select_related(
         "alert__endpoint__provider", "alert__workload", "alert__vantage"
     ).order_by("created_at", "id")

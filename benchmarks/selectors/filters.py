@@ -2,9 +2,12 @@
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from datetime import datetime, time
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
 
 from ..buckets import BUCKETS
 from ..models import Vantage, Workload
@@ -76,6 +79,8 @@ class BoardFilters:
     window_hours: how far back from now runs count (24, 72, 168, 720, 2160 or 8760).
     vantage: slug; None = the default vantage. Numbers from different vantages never mix.
     sort: a key of SORT_KEYS, best first; prefixed with "-" for the reverse order.
+    since, until: an explicit window [since, until) instead of window_hours (a calendar month
+        of the monthly report, docs/dashboard.md); always read exactly from the runs.
     """
 
     workload: str | None = None
@@ -84,6 +89,8 @@ class BoardFilters:
     window_hours: int = DEFAULT_WINDOW_HOURS
     vantage: str | None = None
     sort: str = DEFAULT_SORT
+    since: datetime | None = None
+    until: datetime | None = None
 
     @classmethod
     def from_query(cls, query: Mapping[str, Any]) -> "BoardFilters":
@@ -94,6 +101,9 @@ class BoardFilters:
         vantage = _first(query, "vantage") or None
         if vantage and not Vantage.objects.filter(slug=vantage).exists():
             raise _bad("vantage", f"no vantage with slug {vantage!r}.")
+        start, end = _parse_instant(query, "since"), _parse_instant(query, "until")
+        if start and end and start >= end:
+            raise _bad("until", "must be after since.")
         return cls(
             workload=workload,
             concurrency=_parse_concurrency(_first(query, "concurrency")),
@@ -101,6 +111,8 @@ class BoardFilters:
             window_hours=_parse_window(_first(query, "window")),
             vantage=vantage,
             sort=_parse_sort(_first(query, "sort")),
+            since=start,
+            until=end,
         )
 
     @property
@@ -112,9 +124,14 @@ class BoardFilters:
         return window_label(self.window_hours)
 
     @property
+    def bounded(self) -> bool:
+        """Whether an explicit since/until replaces the window back from now."""
+        return self.since is not None or self.until is not None
+
+    @property
     def sketched(self) -> bool:
         """Whether the board reads this window from rollup sketches instead of the runs."""
-        return self.window_hours in SKETCHED_WINDOW_HOURS
+        return self.window_hours in SKETCHED_WINDOW_HOURS and not self.bounded
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -128,8 +145,26 @@ class BoardFilters:
             "window": "" if self.window_hours == DEFAULT_WINDOW_HOURS else self.window,
             "vantage": self.vantage or "",
             "sort": "" if self.sort == DEFAULT_SORT else self.sort,
+            "since": self.since.isoformat() if self.since else "",
+            "until": self.until.isoformat() if self.until else "",
         }
         return {key: value for key, value in params.items() if value}
+
+
+def _parse_instant(query: Mapping[str, Any], field: str) -> datetime | None:
+    """An ISO 8601 date or date-time; one without an offset is in the install's TIME_ZONE."""
+    raw = _first(query, field)
+    if raw == "":
+        return None
+    try:
+        value = parse_datetime(raw)
+        if value is None and (day := parse_date(raw)) is not None:
+            value = datetime.combine(day, time.min)
+    except ValueError:
+        value = None
+    if value is None or not 1970 <= value.year <= 9998:
+        raise _bad(field, f"give an ISO 8601 date or date-time (got {raw[:40]!r}).")
+    return timezone.make_aware(value) if timezone.is_naive(value) else value
 
 
 def _parse_concurrency(raw: str) -> int | str | None:

@@ -23,9 +23,9 @@ from ..models import Run, RunStatus, Vantage, Workload
 from ..money import Prices, request_cost, usd
 from ..rollups import read as rollup_read
 from .aggregates import SQLITE_QUARTILES, Percentile, Quartiles, register_sqlite
-from .filters import SKETCHED_WINDOW_HOURS, BoardFilters
+from .filters import BoardFilters
 from .rows import BoardRow, mark_ties, sort_rows
-from .scope import FINISHED, Workloads, concurrency_q, resolve_vantage, since, window_runs
+from .scope import FINISHED, Workloads, concurrency_q, resolve_vantage, slot_q, window_runs
 
 __all__ = ["BoardFilters", "BoardRow", "leaderboard"]
 
@@ -45,7 +45,7 @@ def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None)
     """
     vantage = resolve_vantage(filters.vantage)
     workloads = Workloads.load()
-    if filters.window_hours in SKETCHED_WINDOW_HOURS:
+    if filters.sketched:
         stats, by_concurrency, prefill, workload = _sketched(
             filters, vantage=vantage, endpoint_ids=endpoint_ids, workloads=workloads
         )
@@ -100,7 +100,11 @@ def _exact(
 ) -> tuple[dict, dict, dict, Workload | None]:
     """(stats, by_concurrency, prefill, workload) from the runs of the window."""
     runs = window_runs(
-        vantage=vantage, window_hours=filters.window_hours, tod_bucket=filters.tod_bucket
+        vantage=vantage,
+        window_hours=filters.window_hours,
+        tod_bucket=filters.tod_bucket,
+        start=filters.since,
+        end=filters.until,
     )
     if endpoint_ids is not None:
         runs = runs.filter(endpoint_id__in=endpoint_ids)
@@ -311,7 +315,9 @@ def _prefill_stats(
     if filters.tod_bucket is not None:
         chosen &= Q(tod_bucket=filters.tod_bucket)
     runs = Run.objects.filter(
-        vantage=vantage, slot__gte=since(filters.window_hours), workload__in=(base, long)
+        slot_q(filters.window_hours, start=filters.since, end=filters.until),
+        vantage=vantage,
+        workload__in=(base, long),
     )
     if endpoint_ids is not None:
         runs = runs.filter(endpoint_id__in=endpoint_ids)

@@ -74,12 +74,27 @@ def since(window_hours: int, *, now: datetime | None = None) -> datetime:
     return (now or timezone.now()) - timedelta(hours=window_hours)
 
 
+def slot_q(window_hours: int, *, start: datetime | None = None, end: datetime | None = None) -> Q:
+    """Runs whose slot lies in [start, end); without a start, the window_hours before the end
+    (or now)."""
+    where = Q(slot__gte=start if start is not None else since(window_hours, now=end))
+    return where & Q(slot__lt=end) if end is not None else where
+
+
 def window_runs(
-    *, vantage: Vantage | None, window_hours: int, tod_bucket: int | None = None
+    *,
+    vantage: Vantage | None,
+    window_hours: int,
+    tod_bucket: int | None = None,
+    start: datetime | None = None,
+    end: datetime | None = None,
 ) -> QuerySet[Run]:
-    """Finished runs from one vantage whose slot lies in the window (indexed on vantage, slot)."""
+    """Finished runs from one vantage whose slot lies in the window (indexed on vantage, slot);
+    start/end: an explicit window [start, end) instead of the last window_hours."""
     # A run served below the lane it asked for is not that lane's speed (providers.lanes).
-    runs = Run.objects.filter(slot__gte=since(window_hours), status__in=FINISHED, downgraded=False)
+    runs = Run.objects.filter(
+        slot_q(window_hours, start=start, end=end), status__in=FINISHED, downgraded=False
+    )
     runs = runs.filter(vantage=vantage) if vantage else runs.none()
     if tod_bucket is not None:
         runs = runs.filter(tod_bucket=tod_bucket)

@@ -17,7 +17,8 @@ from rest_framework.response import Response
 from alerts.channel_forms import check_address
 from alerts.delivery.channels import secrets
 from alerts.delivery.channels.testing import send_test
-from alerts.models import Channel, Topic
+from alerts.models import Channel
+from alerts.routes import CHANNEL_TOPICS
 from dashboard.api.params import StrictQueryMixin
 from dashboard.api.views.base import CheckedLookupMixin
 from dashboard.roles import is_operator
@@ -38,7 +39,7 @@ class OperatorsOnly(BasePermission):
 
 class ChannelSerializer(serializers.ModelSerializer):
     address = serializers.CharField(write_only=True, required=False, max_length=2000)
-    topics = serializers.ListField(child=serializers.ChoiceField(choices=Topic.choices))
+    topics = serializers.ListField(child=serializers.ChoiceField(choices=CHANNEL_TOPICS))
     providers = serializers.SlugRelatedField(
         slug_field="slug", many=True, required=False, queryset=Provider.objects.all()
     )

@@ -18,7 +18,10 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client, override_settings
 from django.utils import timezone
 
-from alerts.models import Alert
+from alerts.delivery import outbox
+from alerts.models import Alert, Subscription, Topic
+from alerts.monthly.month import Month
+from alerts.monthly.send import dispatch_monthly
 from benchmarks import runner
 from benchmarks.models import Run, RunStatus, Vantage, Workload
 from dashboard.exports import jobs
@@ -124,6 +127,16 @@ def test_it_keeps_a_custom_workloads_text_out_of_logs_emails_exports_and_pages(
         words = message["Subject"] + body(message, "plain") + body(message, "html")
         assert not leaks(words), f"an alert email holds the workload's text: {leaks(words)}"
 
+    # The monthly report of the run's month, by email (the workload by name among the winners).
+    month = Month.of(run.slot)
+    Subscription.objects.create(email=member.email, topics=[Topic.MONTHLY], confirmed_at=run.slot)
+    with smtp_sink() as sink:
+        dispatch_monthly(month)
+        outbox.deliver()
+    (report,) = sink.messages
+    words = body(report, "plain") + body(report, "html")
+    assert custom_series["workload"].name in words and not leaks(words), leaks(words)
+
     with override_settings(TOKSPEED_EXPORT_DIR=str(tmp_path / "exports")):
         for kind in ("runs", "samples"):
             export = jobs.request_export(kind=kind, file_format="csv.gz", filters={}, user=member)
@@ -134,6 +147,7 @@ def test_it_keeps_a_custom_workloads_text_out_of_logs_emails_exports_and_pages(
             assert not leaks(data.decode()), f"the {kind} export holds the workload's text"
 
     pages = (*PAGES, f"/runs/{run.id}/", f"/api/v1/runs/{run.id}/", f"/alerts/{alert.id}/")
+    pages += (f"/reports/monthly/{month}/", f"/reports/monthly/{month}/csv/")
     anonymous, signed_in = Client(), Client()
     signed_in.force_login(member)
     with override_settings(TOKSPEED_PUBLIC_DASHBOARD=True):

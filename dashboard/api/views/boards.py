@@ -19,14 +19,23 @@ from ...board_models import only_model, parse_model_params
 from ..export import CSVRenderer, leaderboard_csv
 from ..money import rounded_money
 from ..params import StrictQueryMixin, float_param, int_param
-from .docs import AGENT_LOOP_PARAMETERS, BOARD_PARAMETERS, MODEL_PARAMETER
+from .docs import (
+    AGENT_LOOP_PARAMETERS,
+    BOARD_PARAMETERS,
+    MODEL_PARAMETER,
+    WINDOW_BOUNDS_PARAMETERS,
+)
 
 BOARD_PARAMS = tuple(p.name for p in BOARD_PARAMETERS)
 AGENT_PARAMS = tuple(p.name for p in AGENT_LOOP_PARAMETERS)
+BOUNDS_PARAMS = tuple(p.name for p in WINDOW_BOUNDS_PARAMETERS)
 
 
 def filters_out(filters: BoardFilters) -> dict[str, Any]:
-    return {**filters.as_dict(), "window": filters.window}
+    out = {**filters.as_dict(), "window": filters.window}
+    if not filters.bounded:  # the since/until keys only where they were asked for
+        del out["since"], out["until"]
+    return out
 
 
 def board_rows(request: Request) -> tuple[BoardFilters, list[dict[str, Any]]]:
@@ -43,10 +52,10 @@ def board_rows(request: Request) -> tuple[BoardFilters, list[dict[str, Any]]]:
 
 
 class LeaderboardView(StrictQueryMixin, APIView):
-    query_params_allowed = (*BOARD_PARAMS, "model")
+    query_params_allowed = (*BOARD_PARAMS, *BOUNDS_PARAMS, "model")
 
     @extend_schema(
-        parameters=[*BOARD_PARAMETERS, MODEL_PARAMETER],
+        parameters=[*BOARD_PARAMETERS, *WINDOW_BOUNDS_PARAMETERS, MODEL_PARAMETER],
         responses={200: OpenApiResponse(OpenApiTypes.OBJECT)},
         summary="Leaderboard",
         description="One row per endpoint from run summaries in the window: TTFT, decode "
@@ -66,11 +75,11 @@ class LeaderboardView(StrictQueryMixin, APIView):
 
 
 class LeaderboardCsvView(StrictQueryMixin, APIView):
-    query_params_allowed = (*BOARD_PARAMS, "model")
+    query_params_allowed = (*BOARD_PARAMS, *BOUNDS_PARAMS, "model")
     renderer_classes = [JSONRenderer, CSVRenderer]
 
     @extend_schema(
-        parameters=[*BOARD_PARAMETERS, MODEL_PARAMETER],
+        parameters=[*BOARD_PARAMETERS, *WINDOW_BOUNDS_PARAMETERS, MODEL_PARAMETER],
         responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.STR)},
         summary="Leaderboard as CSV",
         description="The leaderboard's rows (same filters and columns as /api/v1/leaderboard/, "

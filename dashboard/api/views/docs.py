@@ -54,6 +54,19 @@ BOARD_PARAMETERS = [
     ),
 ]
 
+# The leaderboard (and its CSV) only: an explicit window, e.g. one calendar month of the monthly
+# report, whose figures are these same rows (docs/dashboard.md, "The monthly report").
+WINDOW_BOUNDS_PARAMETERS = [
+    OpenApiParameter(
+        name,
+        str,
+        description=f"{what} (ISO 8601 date or date-time; without an offset in the install's "
+        "time zone): runs with since ≤ slot < until, read exactly (`until` alone: the `window` "
+        "before it).",
+    )
+    for name, what in (("since", "Window start, inclusive"), ("until", "Window end, exclusive"))
+]
+
 MODEL_PARAMETER = OpenApiParameter(
     "model",
     str,

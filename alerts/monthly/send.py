@@ -1,0 +1,98 @@
+"""The monthly report by email, through the one outbox: one Notification per subscriber of the
+"monthly report" topic per month (a unique constraint, so a second pass adds nothing), rendered
+when it is sent (alerts/delivery/emails.py), plain text and HTML."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.urls import reverse
+
+from alerts.delivery.mail_parts import headers, text_table
+from alerts.delivery.recipients import Audience, normal
+from alerts.delivery.tokens import unsubscribe_token
+from alerts.models import Delivery, Notification, Topic
+from alerts.pages.presenters import absolute
+
+from . import tables
+from .month import Month
+from .report import MonthlyReport, build
+
+
+def recipients() -> list[str]:
+    """Confirmed, active subscriptions to the monthly report, less the opted-out addresses."""
+    audience = Audience()
+    wanted = {normal(s.email) for s in audience.subscriptions if Topic.MONTHLY in s.topics}
+    return sorted(wanted - audience.opted_out)
+
+
+def dispatch_monthly(month: Month) -> list[int]:
+    """Queue the month's report for every recipient not sent it yet; the new rows' ids."""
+    created = []
+    for email in recipients():
+        with transaction.atomic():
+            notification, made = Notification.objects.get_or_create(
+                email=email,
+                report_month=month.first_day,
+                defaults={"delivery": Delivery.IMMEDIATE},
+            )
+        if made:
+            created.append(notification.id)
+    return created
+
+
+def subject(month: Month) -> str:
+    return f"[tokspeed] Monthly report, {month.label}"
+
+
+def context(report: MonthlyReport) -> dict[str, object]:
+    """What both views of the email (and `manage.py monthly_report`) render."""
+    cells = tables.tables(report)
+    return {
+        "report": report,
+        "cells": cells,
+        "endpoint_header": tables.ENDPOINT_HEADER,
+        "winner_header": tables.WINNER_HEADER,
+        "text": {
+            name: tables_text(header, cells[name])
+            for name, header in (
+                ("endpoints", tables.ENDPOINT_HEADER),
+                ("workloads", ["Workload", *tables.WINNER_HEADER[1:]]),
+                ("times_of_day", ["Time of day", *tables.WINNER_HEADER[1:]]),
+            )
+        },
+        "url": absolute(reverse("dashboard:monthly_report", args=[report.month.slug])),
+    }
+
+
+def plain_text(report: MonthlyReport) -> str:
+    return render_to_string("emails/monthly_report.txt", context(report))
+
+
+def monthly_email(notification: Notification, *, connection=None) -> EmailMultiAlternatives:
+    day = notification.report_month
+    month = Month(day.year, day.month)
+    unsubscribe = absolute(
+        reverse("alerts:unsubscribe", args=[unsubscribe_token(notification.email)])
+    )
+    shown = {
+        **context(build(month)),
+        "unsubscribe_url": unsubscribe,
+        "subscriptions_url": absolute(reverse("alerts:subscriptions")),
+    }
+    message = EmailMultiAlternatives(
+        subject=subject(month),
+        body=render_to_string("emails/monthly_report.txt", shown),
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=[notification.email],
+        connection=connection,
+        headers=headers(unsubscribe),
+    )
+    message.attach_alternative(render_to_string("emails/monthly_report.html", shown), "text/html")
+    return message
+
+
+def tables_text(header: list[str], rows: list[list[str]]) -> str:
+    return text_table(header, rows) if rows else ""
