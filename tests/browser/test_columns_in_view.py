@@ -107,7 +107,8 @@ def test_it_fits_every_column_on_a_phone(page, live_server, settings):
         assert cut(page, "main td", 390) == [], path
         # Every page of the nav on screen: it wraps, none is cut off at the edge.
         assert cut(page, "header nav a", 390) == [], path
-        screenshot(page, f"columns-390-{path.strip('/').split('?')[0].replace('/', '-') or 'board'}")
+        name = path.strip("/").split("?")[0].replace("/", "-") or "board"
+        screenshot(page, f"columns-390-{name}")
 
     page.goto(f"{live_server.url}/advisor/")
     card = page.locator('#profiles tr[data-profile="chat"]')
@@ -164,7 +165,7 @@ def test_it_names_each_endpoint_readably_on_the_compare_charts(page, live_server
         assert len(set(axis["colours"])) == 4, axis["colours"]  # four colours
         key = page.eval_on_selector_all(
             "#compare-key li",
-            "items => items.map((i) => [i.innerText, getComputedStyle(i.firstChild).backgroundColor])",
+            "lis => lis.map((i) => [i.innerText, getComputedStyle(i.firstChild).backgroundColor])",
         )
         names = [name for name, _ in key]
         assert "GPU-class ~70 tok/s (simulated) · SimCloud Responses" in names
