@@ -93,9 +93,11 @@
         ctx.setLineDash([]);
         ctx.fillStyle = line.color || "#495057";
         ctx.font = "12px system-ui, sans-serif";
-        ctx.textAlign = "left";
-        // Above the plot, staggered so two close lines never print over each other or the bars.
-        ctx.fillText(line.label, x + 4, chartArea.top - 6 - (index % 2) * 14);
+        // Above the plot, staggered so two close lines never print over each other or the bars;
+        // a label that would run past the canvas's right edge ends at its line instead.
+        const fits = x + 4 + ctx.measureText(line.label).width <= chart.width;
+        ctx.textAlign = fits ? "left" : "right";
+        ctx.fillText(line.label, fits ? x + 4 : x - 4, chartArea.top - 6 - (index % 2) * 14);
       });
       ctx.restore();
     },
@@ -235,7 +237,7 @@
     return text.length <= max ? text : text.slice(0, Math.max(1, max - 1)) + "…";
   }
   function nameLines(item, width) {
-    const max = width < 420 ? 16 : width < 700 ? 26 : 44;
+    const max = width < 340 ? 18 : width < 600 ? 26 : 44;
     const mark = item.simulated && !/simulated/i.test(item.label) ? " (sim)" : "";
     return [ellipsize(item.label + mark, max), ellipsize(item.provider || "", max)].filter(Boolean);
   }

@@ -343,8 +343,11 @@
   const VERDICT_COLORS = { immediate: "#2b8a3e", "holds attention": "#f08c00", "background job": "#c92a2a" };
 
   // Wall time per endpoint on a log axis, so the 1 s and 10 s lines stay readable whatever the
-  // range; colour = how it feels; whiskers = with the p25/p75 medians.
-  function agentBars(canvasId, projections, thresholds) {
+  // range; colour = how it feels (or, on compare, the endpoint's own colour: `colors`);
+  // whiskers = with the p25/p75 medians. Each bar is named by model and provider on two lines,
+  // shortened from the end as far as the width needs (a label longer than the axis was cut at
+  // the canvas's left edge, and two endpoints read the same).
+  function agentBars(canvasId, projections, thresholds, colors) {
     const walls = projections.flatMap((p) => [p.wall_s, p.wall_best_s, p.wall_worst_s]).filter((v) => v > 0);
     const low = Math.min(thresholds.immediate / 2, ...walls) * 0.8;
     const high = Math.max(thresholds.attention * 2, ...walls) * 1.25;
@@ -355,7 +358,7 @@
         datasets: [{
           label: "Projected wall time",
           data: projections.map((p) => p.wall_s),
-          backgroundColor: projections.map((p) => T.alpha(VERDICT_COLORS[p.verdict], 0.75)),
+          backgroundColor: projections.map((p, i) => T.alpha(colors ? colors[i] : VERDICT_COLORS[p.verdict], 0.75)),
           borderRadius: 3,
         }],
       },
@@ -368,6 +371,7 @@
             title: { display: true, text: "seconds (log scale)" },
             ticks: { autoSkip: false, maxRotation: 0, callback(v) { return T.secondsTick(this, v); } },
           },
+          y: { ticks: { autoSkip: false, callback(value, index) { return T.nameLines(projections[index], this.chart.width); } } },
         },
         plugins: {
           legend: { display: false },
@@ -377,6 +381,7 @@
             { value: thresholds.attention, label: `${thresholds.attention} s: holds attention`, color: "#e67700" },
           ] },
           tooltip: { callbacks: {
+            title: (items) => T.endpointName(projections[items[0].dataIndex]),
             label: (c) => {
               const p = projections[c.dataIndex];
               return `${T.seconds(p.wall_s)} (${p.verdict}): waiting ${T.seconds(p.waiting_s)}, decoding ${T.seconds(p.decoding_s)}, tools ${T.seconds(p.tool_total_s)}`;
@@ -413,31 +418,55 @@
     });
   }
 
+  // One key for every compare chart: each endpoint's colour and full name, in HTML (it wraps on
+  // a phone instead of being clipped like a canvas legend); the charts draw no legend of their own.
+  function seriesKey(histories, color) {
+    const key = document.getElementById("compare-key");
+    if (!key) return;
+    key.replaceChildren(...histories.map((h, i) => {
+      const item = document.createElement("li");
+      item.dataset.slug = h.endpoint.slug;
+      const swatch = document.createElement("span");
+      swatch.className = "swatch";
+      swatch.style.background = color(i);
+      item.append(swatch, T.endpointName(h.endpoint));
+      return item;
+    }));
+    key.hidden = false;
+  }
+
   function compare() {
     pickerSearch();
     const histories = T.data("compare-histories");
     if (!histories) return;
     const color = (i) => T.SERIES[i % T.SERIES.length];
     const name = (h) => T.endpointName(h.endpoint);
+    seriesKey(histories, color);
+    const colorOf = Object.fromEntries(histories.map((h, i) => [h.endpoint.slug, color(i)]));
+    const noLegend = { legend: { display: false } };
     const lines = (key) => histories.map((h, i) => ({
       label: name(h), data: h.runs.map((r) => ({ x: Date.parse(r.slot), y: r[key] })),
       borderColor: color(i), backgroundColor: color(i), pointRadius: 2, spanGaps: true, tension: 0.2,
     }));
     const xs = histories.flatMap((h) => h.runs.map((r) => Date.parse(r.slot)));
-    const timeOpts = (format) => ({ scales: { x: T.timeAxis(xs), y: { beginAtZero: true, ticks: { callback: (v) => format(v) } } } });
+    const timeOpts = (format) => ({ plugins: noLegend, scales: { x: T.timeAxis(xs), y: { beginAtZero: true, ticks: { callback: (v) => format(v) } } } });
     T.make("chart-cmp-ttft", { type: "line", data: { datasets: lines("ttft_ms") }, options: timeOpts(T.ms) });
     T.make("chart-cmp-decode", { type: "line", data: { datasets: lines("decode_tps") }, options: timeOpts(T.tick) });
     const buckets = histories[0].tod_profile.map((b) => b.label);
     const todBars = (metric) => histories.map((h, i) => ({ label: name(h), data: h.tod_profile.map((b) => b[metric].p50), backgroundColor: T.alpha(color(i), 0.8) }));
-    T.make("chart-cmp-tod-ttft", { type: "bar", data: { labels: buckets, datasets: todBars("ttft_ms") }, options: { scales: { y: { beginAtZero: true, ticks: { callback: (v) => T.ms(v) } } } } });
-    T.make("chart-cmp-tod-decode", { type: "bar", data: { labels: buckets, datasets: todBars("decode_tps") }, options: { scales: { y: { beginAtZero: true } } } });
+    T.make("chart-cmp-tod-ttft", { type: "bar", data: { labels: buckets, datasets: todBars("ttft_ms") }, options: { plugins: noLegend, scales: { y: { beginAtZero: true, ticks: { callback: (v) => T.ms(v) } } } } });
+    T.make("chart-cmp-tod-decode", { type: "bar", data: { labels: buckets, datasets: todBars("decode_tps") }, options: { plugins: noLegend, scales: { y: { beginAtZero: true } } } });
     T.make("chart-cmp-context", {
       type: "bar",
       data: { labels: histories.map(name), datasets: [
         { label: "Base TTFT", data: histories.map((h) => (h.context.base_ttft_ms ? h.context.base_ttft_ms.p50 : null)), backgroundColor: T.alpha(C.ttft, 0.8) },
         { label: "Long-context TTFT", data: histories.map((h) => (h.context.long_ttft_ms ? h.context.long_ttft_ms.p50 : null)), backgroundColor: T.alpha("#862e9c", 0.8) },
       ] },
-      options: { scales: { y: { beginAtZero: true, ticks: { callback: (v) => T.ms(v) } } } },
+      // Bars run sideways so each endpoint's name reads on one axis line, as on the others.
+      options: { indexAxis: "y", scales: {
+        x: { beginAtZero: true, ticks: { callback: (v) => T.ms(v) } },
+        y: { ticks: { autoSkip: false, callback(value, index) { return T.nameLines(histories[index].endpoint, this.chart.width); } } },
+      } },
     });
     const conc = [];
     histories.forEach((h, i) => {
@@ -445,14 +474,16 @@
       conc.push({ label: name(h) + " aggregate", data: h.concurrency.map((c) => ({ x: c.concurrency, y: c.throughput_tps })), borderColor: color(i), backgroundColor: color(i), borderDash: [6, 4], yAxisID: "y1", spanGaps: true });
     });
     T.make("chart-cmp-concurrency", { type: "line", data: { datasets: conc }, options: {
-      plugins: { legend: { position: "bottom", labels: { boxWidth: 10, font: { size: 11 } } } },
+      plugins: noLegend,
       scales: {
       x: T.concurrencyAxis(),
       y: { beginAtZero: true, title: { display: true, text: "per user tok/s" } },
       y1: { beginAtZero: true, position: "right", grid: { drawOnChartArea: false }, title: { display: true, text: "aggregate tok/s" } },
     } } });
     const projections = T.data("compare-projections") || [];
-    if (projections.length) agentBars("chart-cmp-agent", projections, T.data("compare-thresholds"));
+    if (projections.length) {
+      agentBars("chart-cmp-agent", projections, T.data("compare-thresholds"), projections.map((p) => colorOf[p.slug] || C.muted));
+    }
   }
 
   const PAGES = { leaderboard, endpoint, run, price, "agent-loop": agentLoop, compare };
