@@ -8,12 +8,10 @@ from datetime import UTC
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
-from django.template.loader import render_to_string
 from django.urls import reverse
 
-from alerts.delivery.mail_parts import headers, text_table
+from alerts.delivery.mail_parts import list_email, text_table
 from alerts.delivery.recipients import normal
-from alerts.delivery.tokens import unsubscribe_token
 from alerts.models import Delivery, Notification
 from alerts.monthly.send import monthly_email
 from alerts.pages.presenters import Presented, absolute, present
@@ -71,27 +69,19 @@ def build(notification: Notification, *, connection=None) -> EmailMultiAlternati
         shown.append(item)
     if not shown:
         raise ValueError(f"notification {notification.id} has no events")
-    unsubscribe = absolute(
-        reverse("alerts:unsubscribe", args=[unsubscribe_token(notification.email)])
-    )
     context = {
         "items": shown,
         "digest": notification.delivery == Delivery.DIGEST,
         "why": why(notification),
-        "unsubscribe_url": unsubscribe,
-        "subscriptions_url": absolute(reverse("alerts:subscriptions")),
         "alerts_url": absolute(reverse("alerts:list")),
     }
-    message = EmailMultiAlternatives(
+    return list_email(
+        notification.email,
         subject=subject(notification, shown),
-        body=render_to_string("emails/alerts.txt", context),
-        from_email=settings.DEFAULT_FROM_EMAIL,
-        to=[notification.email],
+        template="alerts",
+        context=context,
         connection=connection,
-        headers=headers(unsubscribe),
     )
-    message.attach_alternative(render_to_string("emails/alerts.html", context), "text/html")
-    return message
 
 
 ADVICE_HEADER = ["#", "Endpoint", "Task p50", "Task p90", "$ / 1,000 tasks", "Availability"]
@@ -104,22 +94,17 @@ def advice_subject(change) -> str:
 
 def advice_email(notification: Notification, *, connection=None) -> EmailMultiAlternatives:
     change = notification.advice_change
-    unsubscribe = absolute(
-        reverse("alerts:unsubscribe", args=[unsubscribe_token(notification.email)])
-    )
     context = {
         "change": change,
         "before": text_table(ADVICE_HEADER, change.before_table) if change.before_table else "",
         "after": text_table(ADVICE_HEADER, change.after_table) if change.after_table else "",
         "url": absolute(reverse("dashboard:advisor_profile", args=[change.profile.slug])),
-        "unsubscribe_url": unsubscribe,
-        "subscriptions_url": absolute(reverse("alerts:subscriptions")),
     }
-    return EmailMultiAlternatives(
+    return list_email(
+        notification.email,
         subject=advice_subject(change),
-        body=render_to_string("emails/advice_changed.txt", context),
-        from_email=settings.DEFAULT_FROM_EMAIL,
-        to=[notification.email],
+        template="advice_changed",
+        context=context,
+        html=False,
         connection=connection,
-        headers=headers(unsubscribe),
     )

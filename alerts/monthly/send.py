@@ -4,15 +4,13 @@ when it is sent (alerts/delivery/emails.py), plain text and HTML."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from alerts.delivery.mail_parts import headers, text_table
+from alerts.delivery.mail_parts import list_email, text_table
 from alerts.delivery.recipients import Audience, normal
-from alerts.delivery.tokens import unsubscribe_token
 from alerts.models import Delivery, Notification, Topic
 from alerts.pages.presenters import absolute
 
@@ -74,24 +72,13 @@ def plain_text(report: MonthlyReport) -> str:
 def monthly_email(notification: Notification, *, connection=None) -> EmailMultiAlternatives:
     day = notification.report_month
     month = Month(day.year, day.month)
-    unsubscribe = absolute(
-        reverse("alerts:unsubscribe", args=[unsubscribe_token(notification.email)])
-    )
-    shown = {
-        **context(build(month)),
-        "unsubscribe_url": unsubscribe,
-        "subscriptions_url": absolute(reverse("alerts:subscriptions")),
-    }
-    message = EmailMultiAlternatives(
+    return list_email(
+        notification.email,
         subject=subject(month),
-        body=render_to_string("emails/monthly_report.txt", shown),
-        from_email=settings.DEFAULT_FROM_EMAIL,
-        to=[notification.email],
+        template="monthly_report",
+        context=context(build(month)),
         connection=connection,
-        headers=headers(unsubscribe),
     )
-    message.attach_alternative(render_to_string("emails/monthly_report.html", shown), "text/html")
-    return message
 
 
 def tables_text(header: list[str], rows: list[list[str]]) -> str:
