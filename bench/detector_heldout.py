@@ -26,7 +26,6 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 import numpy as np
-
 from detector_generators import SAMPLES, Pair, Signal, log_change
 
 SIGMA = 0.15

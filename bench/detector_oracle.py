@@ -32,6 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import detector_heldout as heldout  # noqa: E402
 from detector_generators import (  # noqa: E402
     FAMILIES,
     SAMPLES,
@@ -40,8 +41,6 @@ from detector_generators import (  # noqa: E402
     sample_noise,
     slots,
 )
-
-import detector_heldout as heldout  # noqa: E402
 from detector_heldout import Held  # noqa: E402
 
 from alerts.detection.baseline import Runs  # noqa: E402
