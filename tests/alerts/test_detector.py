@@ -791,3 +791,25 @@ def test_it_judges_a_schedule_changed_from_3_to_6_runs_a_day_by_the_hours_betwee
         sds[name] = {arm.name: arm.sd for arm in test.arms}
     for name in (LONG_ARM, DAY_ARM):
         assert sds["6 a day"][name] >= 0.95 * sds["3 a day"][name], name
+
+
+def test_it_does_not_alert_on_a_provider_that_only_drifts() -> None:
+    # A provider whose state drifts slowly in real time (AR(1), φ 0.95 per 8 h, σ 6 %) under
+    # 7 % run noise, 3 runs a day for two months, nothing changed. Its baseline shows the
+    # drift (the lags, in hours, corrected for how little 28 days of it pin its mean down),
+    # and the test widens by it: a month of evaluations against a full baseline opens no
+    # alert. (Before, the correlation's estimate was pulled toward none by the baseline's own
+    # mean, and a slow excursion 10 days into the month opened one.)
+    path, white = _drifting(0, 60, phi=0.95, white=0.07)
+    hours = np.arange(2, 60 * 24, 8)
+    runs = Runs.of(MONDAY.timestamp() + hours * 3600.0, math.log(70) + path[hours] + white[hours])
+    streak, opened = Streak(), []
+    for now in runs.t[runs.t > MONDAY.timestamp() + 31 * 86_400]:
+        test = assess_series(runs.between(0, now), now=now, rule=DECODE_RULE, config=CONFIG)
+        [judgement] = judge([test], CONFIG)
+        streak, transition = advance(
+            streak, judgement.verdict, CONFIG, recovered=judgement.recovered, fresh=judgement.fresh
+        )
+        if transition == Transition.OPEN:
+            opened.append(datetime.fromtimestamp(now, UTC))
+    assert opened == []
