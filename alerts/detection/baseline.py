@@ -247,8 +247,10 @@ def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
     rho, phi = _autocorrelation(resid, runs.t, spacing)
     # A drifting series' residuals about its own levels are closer to them than new runs will
     # be, by the variance of those levels (v of σ²; 1/n for independent runs, which the
-    # scales already allow for): the scales grow by 1 / √(1 − v) past that.
-    if rho > 0:
+    # scales already allow for): the scales grow by 1 / √(1 − v) past that, once the
+    # correlation is one the baseline's length tells from none (ρ > 2 / √n; a young series'
+    # chance correlations would otherwise make every young baseline look noisier than it is).
+    if rho > 2 / math.sqrt(len(runs)):
         v = float(mean_inflation(len(runs), rho, max(phi, MIN_DECAY))) / len(runs)
         grow = math.sqrt((1 - 1 / len(runs)) / (1 - min(v, 0.5)))
         scale = {b: x * grow for b, x in scale.items()}
