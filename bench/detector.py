@@ -1,16 +1,19 @@
-"""Regression detector bench (issues 5 and 9): false alerts, detection, delays, resolves, time.
+"""Regression detector bench (issues 5, 9 and 28): false alerts, detection, delays, resolves, time.
 
 Runs the real detector (alerts.detection: detector.assess_series / judge, hysteresis.advance, the
 thresholds from settings, the frozen baseline of an open alert) after every run of synthetic
 series pairs (decode and TTFT, evaluated together as one run's series are) from the families in
-bench/detector_generators.py. The tuning half of the families chose the defaults; the held-out
-half only reports. Prints one table: every target of issue 9 with the held-out and tuning
-figures side by side. With DATABASE_URL set it also times a whole evaluation after a run
+bench/detector_generators.py (tune on these) or, with --held, issue 28's held-out families in
+bench/detector_heldout.py (report on these, never tune). Prints one table with every target of
+issue 9, then per family each row's figure beside the likelihood-ratio oracle's
+(bench/detector_oracle.py, which knows the noise model and the step) and their ratio, and the
+elapsed time. With DATABASE_URL set it also times a whole evaluation after a run
 (bench/evaluation_time.py, a throwaway test database).
 
     python bench/detector.py [--pairs 30] [--days 60] [--seed 1] [--half both|tune|held]
-                             [--set p_value=0.001 ...] [--family NAME] [--scenario null]
-                             [--runs-per-day 24]
+                             [--set p_value=0.001 ...] [--family NAME]
+                             [--scenario null,step-big,...] [--runs-per-day 24]
+                             [--held] [--oracle-series 200]
 """
 
 from __future__ import annotations

@@ -1,21 +1,28 @@
-"""What an oracle could do at issue 9's false-alert budget, on bench/detector.py's own families.
+"""What the best test could do at a false-alert budget of 0.05 a series-month (issues 9, 28).
 
-For each generator family (bench/detector_generators.py) and metric, the oracle is a CUSUM that
-knows everything the detector has to estimate: the daily and weekly shape (so it sees only the
-noise), the family's run-noise distribution (its centre: the noise's mean run value, skew and
-all), and the size of the step it looks for. On normal, independent noise it is the fastest
-detector of a step for a given rate of false alarms (Lorden, Moustakides). Its threshold is set
-on the family's own noise — shared, drifting (AR(1)), heavy-tailed or skewed — so that it alarms
-0.05 times a series-month, restarting after each alarm; the figures are then how often it
-catches the issue's changes in time, with the bench's schedule (3 runs a day, late and missing
-runs where the family has them) and the bench's run value (the 20 % trimmed mean of five
-samples' logs, alerts.detection.baseline.Runs). No detector that has to learn the level and
-the noise from 28 days of history, and needs two positive evaluations, should be expected to do
-better;
-where the oracle itself falls short of a target, the target is out of reach on that family.
+Two oracles, each knowing everything the detector has to estimate: the daily and weekly shape
+(so it sees only the noise) and the size of the step it looks for.
+
+- **LR** (`lr_oracle`, issue 28): a likelihood-ratio test that knows each series' noise model:
+  each run's own variance (its slot's, doubled in a doubled-variance week), and a provider state
+  that drifts in real time (AR(1) with correlation φ per 8 hours and its σ; noise shared within a
+  run is part of the run's own noise). A Kalman filter turns the runs into independent
+  innovations; after each run the statistic is the largest log-likelihood ratio of "worse by the
+  step since run τ" against "as usual" over the onsets τ of the last week (a window-limited
+  generalized likelihood ratio, the step's signature in the innovations worked out through the
+  filter). Its bar is set by simulation on the family's own null series (heavy tails, skew and
+  all) to 0.05 alarm episodes a series-month. bench/detector.py reports detector ÷ LR oracle.
+- **CUSUM** (`oracle`, issue 9): per-run log-likelihood ratios for normal noise of each slot's
+  scale, with no model of the drift; on independent normal noise it is the fastest detector of
+  a step (Lorden, Moustakides). Kept beside the LR oracle for the earlier rounds' figures.
+
+Both use the bench's schedule (3 runs a day, late and missing runs where the family has them)
+and the bench's run value (the 20 % trimmed mean of five samples' logs,
+alerts.detection.baseline.Runs). Where the oracle itself falls short of a target, the target is
+out of reach on that family for any detector that sees only the runs.
 
     python bench/detector_oracle.py [--series 600] [--seed 1] [--family NAME]
-                                    [--runs-per-day 24]
+                                    [--runs-per-day 24] [--held]
 """
 
 from __future__ import annotations
