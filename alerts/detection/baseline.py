@@ -366,7 +366,7 @@ def _autocorrelation(resid: np.ndarray, t: np.ndarray, spacing: float | None):
         return 0.0, 0.0
     centred = resid - resid.mean()
     variance = float(centred @ centred) / len(resid)
-    if variance <= 0:
+    if variance <= MIN_SCALE**2:  # within the noise floor (copied runs): no correlation
         return 0.0, 0.0
     sums, counts = np.zeros(5), np.zeros(5)
     for offset in range(1, min(len(resid), 16)):
