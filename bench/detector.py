@@ -1,16 +1,19 @@
-"""Regression detector bench (issues 5 and 9): false alerts, detection, delays, resolves, time.
+"""Regression detector bench (issues 5, 9 and 28): false alerts, detection, delays, resolves, time.
 
 Runs the real detector (alerts.detection: detector.assess_series / judge, hysteresis.advance, the
 thresholds from settings, the frozen baseline of an open alert) after every run of synthetic
 series pairs (decode and TTFT, evaluated together as one run's series are) from the families in
-bench/detector_generators.py. The tuning half of the families chose the defaults; the held-out
-half only reports. Prints one table: every target of issue 9 with the held-out and tuning
-figures side by side. With DATABASE_URL set it also times a whole evaluation after a run
+bench/detector_generators.py (tune on these) or, with --held, issue 28's held-out families in
+bench/detector_heldout.py (report on these, never tune). Prints one table with every target of
+issue 9, then per family each row's figure beside the likelihood-ratio oracle's
+(bench/detector_oracle.py, which knows the noise model and the step) and their ratio, and the
+elapsed time. With DATABASE_URL set it also times a whole evaluation after a run
 (bench/evaluation_time.py, a throwaway test database).
 
     python bench/detector.py [--pairs 30] [--days 60] [--seed 1] [--half both|tune|held]
-                             [--set p_value=0.001 ...] [--family NAME] [--scenario null]
-                             [--runs-per-day 24]
+                             [--set p_value=0.001 ...] [--family NAME]
+                             [--scenario null,step-big,...] [--runs-per-day 24]
+                             [--held] [--oracle-series 200]
 """
 
 from __future__ import annotations
@@ -34,7 +37,11 @@ import django  # noqa: E402
 
 django.setup()
 
-from detector_generators import EPOCH_S, FAMILIES, Family, Pair, make_pair, slots  # noqa: E402
+import detector_generators as generators  # noqa: E402
+import detector_heldout as heldout  # noqa: E402
+from detector_generators import EPOCH_S, FAMILIES, Family, Pair  # noqa: E402
+from detector_oracle import ROWS as ORACLE_ROWS  # noqa: E402
+from detector_oracle import lr_oracle  # noqa: E402
 
 from alerts.config import detector_config  # noqa: E402
 from alerts.detection.baseline import Runs  # noqa: E402
@@ -63,7 +70,7 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
     """Evaluate both series after each run in [start_h, end_h], as evaluate.py does live."""
     # Whole seconds, as the database's run slots are: a run exactly 24 h before `now` is then
     # outside the last day's window every time, not by the whim of floating-point rounding.
-    seconds = np.round(pair.hours * 3600) + EPOCH_S
+    seconds = np.round(pair.hours * 3600) + pair.truth.get("epoch_s", EPOCH_S)
     histories = [
         Runs.from_samples(values.ravel(), np.repeat(seconds, values.shape[1]))
         for values in (pair.decode, pair.ttft)
@@ -121,6 +128,8 @@ def _step(at: float, size: float):
 
 def scenarios(rng: np.random.Generator, family: Family, *, days: int):
     """(scenario, pair, start_h, end_h) for every planted change; steps after a full baseline."""
+    gen = heldout if isinstance(family, heldout.Held) else generators
+    make_pair, slots = gen.make_pair, gen.slots
     at = rng.uniform(21 * 24, 30 * 24)
     yield "null", make_pair(rng, family, days=days), 0.0, days * 24.0
     big = make_pair(
@@ -190,43 +199,46 @@ def score(results, *, deadline: dict) -> dict:
     """Figures per (half, row) from [(family, scenario, pair, tracks)]."""
     acc: dict = defaultdict(lambda: defaultdict(list))
     for family, scenario, pair, tracks in results:
-        half = "tune" if family.tune else "held"
-        at = pair.truth.get("at")
-        for metric, track in zip(METRICS, tracks, strict=True):
-            opens = [h for h, k in track.events if k == "open"]
-            if scenario == "null":
-                acc[half][f"fa {metric} {family.name}"].append((len(opens), track.watched_h))
-                acc[half]["null-open-days"].extend(_open_days(track.events, pair.hours[-1]))
-                continue
-            signalled = scenario in ("step-big", "step-small", "step-over") or metric == DECODE
-            if not signalled:
-                continue
-            first = _first(track.events, "open", at)
-            delay = None if first is None else first - at
-            if scenario in ("step-big", "step-small"):
-                acc[half][f"{scenario} {metric}"].append(delay)
-            if scenario in ("step-big", "step-small", "slot") and first is not None:
-                acc[half][f"persist-resolve {scenario}"].append(
-                    _first(track.events, "resolve", first) is not None
-                )
-            if scenario == "step-over" and first is not None and first < pair.truth["end"]:
-                resolved = _first(track.events, "resolve", pair.truth["end"])
-                acc[half]["over-resolve"].append(
-                    None if resolved is None else resolved - pair.truth["end"]
-                )
-            if scenario == "slot":
-                acc[half]["slot"].append(delay)
-            if scenario == "drift":
-                level = None if delay is None else min(delay / (7 * 24), 1) * 0.20
-                acc[half]["drift"].append(level)
-            if scenario == "dip":
-                end = pair.truth["end"]
-                in_dip = [h for h in opens if h >= at]
-                resolved = _first(track.events, "resolve", at)
-                acc[half]["dip-opens"].append(len(in_dip))
-                if in_dip:
-                    acc[half]["dip-resolve"].append(None if resolved is None else resolved - end)
+        for half in ("tune" if family.tune else "held", family.name):
+            _score_one(acc[half], family, scenario, pair, tracks)
     return acc
+
+
+def _score_one(acc, family, scenario, pair, tracks) -> None:
+    """Add one pair's figures to acc (one half's, or one family's)."""
+    at = pair.truth.get("at")
+    for metric, track in zip(METRICS, tracks, strict=True):
+        opens = [h for h, k in track.events if k == "open"]
+        if scenario == "null":
+            acc[f"fa {metric} {family.name}"].append((len(opens), track.watched_h))
+            acc["null-open-days"].extend(_open_days(track.events, pair.hours[-1]))
+            continue
+        signalled = scenario in ("step-big", "step-small", "step-over") or metric == DECODE
+        if not signalled:
+            continue
+        first = _first(track.events, "open", at)
+        delay = None if first is None else first - at
+        if scenario in ("step-big", "step-small"):
+            acc[f"{scenario} {metric}"].append(delay)
+        if scenario in ("step-big", "step-small", "slot") and first is not None:
+            acc[f"persist-resolve {scenario}"].append(
+                _first(track.events, "resolve", first) is not None
+            )
+        if scenario == "step-over" and first is not None and first < pair.truth["end"]:
+            resolved = _first(track.events, "resolve", pair.truth["end"])
+            acc["over-resolve"].append(None if resolved is None else resolved - pair.truth["end"])
+        if scenario == "slot":
+            acc["slot"].append(delay)
+        if scenario == "drift":
+            level = None if delay is None else min(delay / (7 * 24), 1) * 0.20
+            acc["drift"].append(level)
+        if scenario == "dip":
+            end = pair.truth["end"]
+            in_dip = [h for h in opens if h >= at]
+            resolved = _first(track.events, "resolve", at)
+            acc["dip-opens"].append(len(in_dip))
+            if in_dip:
+                acc["dip-resolve"].append(None if resolved is None else resolved - end)
 
 
 def _open_days(events, end_h: float) -> list[float]:
@@ -355,6 +367,57 @@ def table(acc, families, *, timings: dict) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+ORACLE_KEYS = (  # the oracle's rows (detector_oracle.ROWS) and the detector's figures for them
+    (f"step-big {DECODE}", 36.0),
+    (f"step-big {TTFT}", 36.0),
+    (f"step-small {DECODE}", 72.0),
+    (f"step-small {TTFT}", 72.0),
+    ("drift", None),
+)
+
+
+def _share(acc, key: str, limit: float | None) -> float | None:
+    """The detector's share for one oracle row: caught within the limit (the drift: before
+    −12 %)."""
+    xs = acc[key]
+    if not xs:
+        return None
+    if limit is None:
+        return sum(x is not None and x < 0.12 for x in xs) / len(xs)
+    return sum(x is not None and x <= limit for x in xs) / len(xs)
+
+
+def oracle_rows(acc, families, oracle: dict) -> list[tuple[str, ...]]:
+    """Per family: each row's detector figure, the likelihood-ratio oracle's and their ratio;
+    the false alert rates; lasting small steps resolved before they end."""
+    rows = []
+    for fam in families:
+        mine = acc[fam.name]
+        for (key, limit), (label, *_) in zip(ORACLE_KEYS, ORACLE_ROWS, strict=True):
+            det, best = _share(mine, key, limit), oracle.get(fam.name, {}).get(label)
+            ratio = f"{det / best:.2f}" if det is not None and best else "–"
+            cells = [f"{x:.0%}" if x is not None else "–" for x in (det, best)]
+            rows.append((fam.name, label, *cells, ratio))
+        for metric, label in ((DECODE, "decode"), (TTFT, "TTFT")):
+            rate, episodes, months = _rate(mine[f"fa {metric} {fam.name}"])
+            cell = f"{rate:.3f} ({episodes} in {months:.0f} s-mo)"
+            rows.append(
+                (fam.name, f"false alerts/series-month, {label} [≤ 0.05]", cell, "0.05", "")
+            )
+        xs = mine["persist-resolve step-small"]
+        cell = f"{np.mean(xs):.0%} ({sum(xs)} of {len(xs)})" if xs else "n/a"
+        rows.append(
+            (fam.name, "lasting −10 %/+15 % steps resolved before end [≤ 1 %]", cell, "", "")
+        )
+    return rows
+
+
+def _print_table(header, rows) -> None:
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+    for row in (header, tuple("-" * w for w in widths), *rows):
+        print(" | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pairs", type=int, default=30, help="series pairs per family/scenario")
@@ -364,7 +427,13 @@ def main() -> None:
     parser.add_argument("--set", nargs="*", default=[], help="override a DetectorConfig field")
     parser.add_argument("--no-db", action="store_true", help="skip the whole-evaluation timing")
     parser.add_argument("--family", help="only families whose name contains this")
-    parser.add_argument("--scenario", help="only this scenario (null, step-big, …)")
+    parser.add_argument(
+        "--scenario", help="only these scenarios, comma-separated (null,step-big,…)"
+    )
+    parser.add_argument("--held", action="store_true", help="issue 28's held-out families")
+    parser.add_argument(
+        "--oracle-series", type=int, default=200, help="series a family for the LR oracle (0: none)"
+    )
     parser.add_argument(
         "--runs-per-day", type=int, default=3, help="the schedule's runs a day (3: every 8 h)"
     )
@@ -374,7 +443,8 @@ def main() -> None:
         name, value = item.split("=")
         current = getattr(config, name)
         config = dataclasses.replace(config, **{name: type(current)(value)})
-    families = [f for f in FAMILIES if args.half == "both" or f.tune == (args.half == "tune")]
+    families = heldout.HELD if args.held else FAMILIES
+    families = [f for f in families if args.half == "both" or f.tune == (args.half == "tune")]
     families = [f for f in families if not args.family or args.family in f.name]
     families = [dataclasses.replace(f, runs_per_day=args.runs_per_day) for f in families]
     rng = np.random.default_rng(args.seed)
@@ -384,7 +454,7 @@ def main() -> None:
     for family in families:
         for _ in range(args.pairs):
             for scenario, pair, start_h, end_h in scenarios(rng, family, days=args.days):
-                if args.scenario and scenario != args.scenario:
+                if args.scenario and scenario not in args.scenario.split(","):
                     continue
                 tracks = simulate(pair, config, start_h=start_h, end_h=end_h, timer=timer)
                 results.append((family, scenario, pair, tracks))
@@ -397,7 +467,8 @@ def main() -> None:
         from evaluation_time import time_evaluations
 
         timings["whole"] = time_evaluations(runs_per_day=args.runs_per_day)
-    rows = table(score(results, deadline={}), families, timings=timings)
+    acc = score(results, deadline={})
+    rows = table(acc, families, timings=timings)
     print(
         f"detector bench: {args.pairs} pairs per family and scenario, {args.days} days, "
         f"{len(families)} families, {args.runs_per_day} runs a day, seed {args.seed}, "
@@ -411,11 +482,16 @@ def main() -> None:
             if f.name != "rules"
         )
     )
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    header = ("target", "goal", "held-out families", "tuning families")
-    widths = [max(w, len(h)) for w, h in zip(widths, header, strict=True)]
-    for row in (header, tuple("-" * w for w in widths), *rows):
-        print(" | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+    _print_table(("target", "goal", "held-out families", "tuning families"), rows)
+    oracle_rng = np.random.default_rng(args.seed + 1000)
+    oracle = {}
+    if args.oracle_series:
+        oracle = {f.name: lr_oracle(oracle_rng, f, args.oracle_series) for f in families}
+    print(f"\ndetector ÷ likelihood-ratio oracle ({args.oracle_series} series a family):")
+    _print_table(
+        ("family", "row", "detector", "oracle", "ratio"), oracle_rows(acc, families, oracle)
+    )
+    print(f"elapsed {time.perf_counter() - started:.0f} s")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from alerts.detection.baseline import SHRINK_RUNS, Baseline, Runs, mean_inflation, median
+from alerts.detection.baseline import (
+    DRIFT_BLOCK_H,
+    MIN_DECAY,
+    SHRINK_RUNS,
+    Baseline,
+    Runs,
+    mean_inflation,
+    median,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +43,12 @@ def p_value(shift: float, sd: float, df: int) -> float:
     return float(special.stdtr(max(df, 2), -shift / sd)) if sd > 0 else 1.0
 
 
-def arm(name: str, c, resid, runs: Runs, baseline: Baseline, *, lag: int = 1) -> Arm:
-    """The arm whose estimate is the linear combination c·resid (runs `lag` runs apart), with
-    the standard error `variances` gives it. Degrees of freedom: the fewest baseline runs
-    behind any bucket's scale involved (its own runs plus the pooled runs it is shrunk
-    toward: SHRINK_RUNS runs' worth)."""
-    sd = math.sqrt(float(variances(c, runs, baseline, lag=lag, lengths=len(resid))[0]))
+def arm(name: str, c, resid, runs: Runs, baseline: Baseline) -> Arm:
+    """The arm whose estimate is the linear combination c·resid of the runs, with the standard
+    error `variances` gives it (from the hours between the runs). Degrees of freedom: the
+    fewest baseline runs behind any bucket's scale involved (its own runs plus the pooled runs
+    it is shrunk toward: SHRINK_RUNS runs' worth)."""
+    sd = math.sqrt(float(variances(c, runs, baseline)[0]))
     df = min([baseline.n, *(_level(baseline, int(b))[0] + SHRINK_RUNS for b in set(runs.bucket))])
     contributions = c * resid
     shift = float(contributions.sum())
@@ -66,31 +74,37 @@ def _level(baseline: Baseline, bucket: int) -> tuple[int, float]:
     return n_b, baseline.scale.get(bucket, baseline.overall_scale)
 
 
-def variances(c, runs: Runs, baseline: Baseline, *, lag: int, lengths) -> np.ndarray:
+def variances(c, runs: Runs, baseline: Baseline) -> np.ndarray:
     """The variance of each row of coefficients c (one row, or m rows × the runs) applied to
-    the runs' residuals; `lengths`: how many runs each row averages.
+    the runs' residuals.
 
-    Three parts: the runs' own noise (Σ c²σ², inflated for their autocorrelation); the error
-    of each bucket's (and day of the week's) expected value, shared by its runs (a mean of n
-    runs has variance σ²/n); and, where the series drifts, the error of the whole baseline's
-    level, which correlated runs pin down far less well than independent ones.
+    Four parts: the runs' own noise, correlated by the hours between them
+    (Baseline.correlations: c Σ cᵀ); the error of each bucket's (and day of the week's)
+    expected value, shared by its runs (a mean of n runs has variance σ²/n); where the series
+    drifts, the error of the whole baseline's level, which correlated runs pin down far less
+    well than independent ones; and the drift slower than that, measured on the baseline's
+    72 h blocks (Baseline.drift_var), which moves the window and, less, the baseline.
     Without the second, a slot arm of three runs against a bucket level fitted on fourteen is
-    far too sure of itself; without the third, a drifting provider alerts on its drift.
+    far too sure of itself; without the others, a drifting provider alerts on its drift.
     """
     c = np.atleast_2d(c)
-    rho = baseline.rho * baseline.phi ** (lag - 1)
-    inflation = mean_inflation(lengths, rho, baseline.phi**lag)
-    variance = (c**2 @ baseline.scales(runs) ** 2) * inflation
+    sigma = baseline.scales(runs)
+    cov = baseline.correlations(runs.t) * sigma[:, None] * sigma[None, :]
+    variance = np.einsum("ki,ij,kj->k", c, cov, c)
     for bucket in np.unique(runs.bucket):
         n_b, sigma_b = _level(baseline, int(bucket))
         variance += c[:, runs.bucket == bucket].sum(axis=1) ** 2 * sigma_b**2 / max(n_b, 1)
     for day, error in baseline.day_var.items():
         variance += c[:, runs.day == day].sum(axis=1) ** 2 * error
-    drift = mean_inflation(baseline.n, baseline.rho, baseline.phi) - 1
-    return variance + c.sum(axis=1) ** 2 * baseline.overall_scale**2 / baseline.n * drift
+    psi = max(baseline.phi, MIN_DECAY) if baseline.rho > 0 else 0.0
+    drift = mean_inflation(baseline.n, baseline.rho, psi) - 1
+    level = baseline.overall_scale**2 / baseline.n * drift
+    span_h = (baseline.end - (baseline.start or baseline.end)) / 3600.0
+    slow = baseline.drift_var * (1 + DRIFT_BLOCK_H / max(span_h, DRIFT_BLOCK_H))
+    return variance + c.sum(axis=1) ** 2 * (level + slow)
 
 
-def suffix_means(runs: Runs, resid: np.ndarray, baseline: Baseline, *, lag: int = 1):
+def suffix_means(runs: Runs, resid: np.ndarray, baseline: Baseline):
     """The inverse-variance weighted mean of the last k runs and its standard error, for every
     k at once (index k − 1): what `arm` with mean_coefficients gives for each window that ends
     at the newest run (an hourly series has 72 such windows in 72 h)."""
@@ -99,7 +113,7 @@ def suffix_means(runs: Runs, resid: np.ndarray, baseline: Baseline, *, lag: int 
     in_window = np.arange(n)[None, :] >= n - k[:, None]  # row k − 1: the last k runs
     c = np.where(in_window, 1 / baseline.scales(runs) ** 2, 0.0)
     c = c / np.maximum(c.sum(axis=1, keepdims=True), np.finfo(float).tiny)
-    return c @ resid, np.sqrt(variances(c, runs, baseline, lag=lag, lengths=k))
+    return c @ resid, np.sqrt(variances(c, runs, baseline))
 
 
 def mean_coefficients(runs: Runs, baseline: Baseline):

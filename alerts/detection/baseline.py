@@ -34,6 +34,11 @@ DAY_S = 86_400.0
 SHRINK_RUNS = 6.0
 TRIM = 0.2  # the share of a run's samples dropped at each end (see Runs.from_samples)
 MIN_SCALE = 0.005  # log units (0.5 %): no series is treated as quieter than this
+# The correlation of two runs' residuals falls with the hours between them, by at least this
+# much per baseline spacing: a series whose lag-1 correlation is small and decays fast is not
+# read as nearly perfectly correlated over minutes (see Baseline.correlations)
+MIN_DECAY = 0.5
+DRIFT_BLOCK_H = 72.0  # the blocks whose means show a drift slower than the lags see
 WINSOR_MADS = 8.0  # where a residual stops counting in full toward levels and scales
 
 
@@ -135,6 +140,11 @@ class Baseline:
     # variance of each estimate: a weekly cycle that the weekend alone does not describe.
     day: dict[int, float] = field(default_factory=dict)
     day_var: dict[int, float] = field(default_factory=dict)
+    # The median hours between its runs: the correlation's unit of time (None: a baseline
+    # stored before it was kept; the runs' own spacing stands in)
+    spacing_h: float | None = None
+    # The variance of a 72 h mean that a drift slower than the lags adds (log units²)
+    drift_var: float = 0.0
     _tod: np.ndarray = field(init=False, repr=False, compare=False)
     _scale: np.ndarray = field(init=False, repr=False, compare=False)
     _day: np.ndarray = field(init=False, repr=False, compare=False)
@@ -157,6 +167,23 @@ class Baseline:
     def scales(self, runs: Runs) -> np.ndarray:
         return self._scale[runs.bucket]
 
+    def correlations(self, t: np.ndarray) -> np.ndarray:
+        """The correlation of the residuals of runs at times t (Unix s), from the hours between
+        them: w ψ^(Δh / spacing), ψ = max(φ, MIN_DECAY), w = min(ρ / ψ, 1), so that runs one
+        spacing apart correlate by ρ and the correlation decays in real time. Runs an hour
+        apart (a confirmation run) share nearly all of a drifting provider's state; runs a
+        day apart little of a fast-decaying one; a schedule of 6 a day is judged as 3."""
+        t = np.asarray(t, dtype=float)
+        out = np.eye(len(t))
+        if self.rho <= 0 or len(t) < 2:
+            return out
+        spacing = self.spacing_h or _spacing_h(t) or 8.0
+        psi = max(self.phi, MIN_DECAY)
+        lag = np.abs(t[:, None] - t[None, :]) / 3600.0 / spacing
+        out = min(self.rho / psi, 1.0) * psi**lag
+        np.fill_diagonal(out, 1.0)
+        return out
+
     def shifted(self, log_shift: float) -> Baseline:
         """The same baseline at another level (an accepted step): shapes and noise unchanged."""
         return replace(self, level=self.level + log_shift)
@@ -177,6 +204,8 @@ class Baseline:
             "counts": {str(k): v for k, v in self.counts.items()},
             "day": {str(k): v for k, v in self.day.items()},
             "day_var": {str(k): v for k, v in self.day_var.items()},
+            "spacing_h": self.spacing_h,
+            "drift_var": self.drift_var,
         }
 
     @classmethod
@@ -196,6 +225,8 @@ class Baseline:
             counts={int(k): int(v) for k, v in data.get("counts", {}).items()},
             day={int(k): float(v) for k, v in data.get("day", {}).items()},
             day_var={int(k): float(v) for k, v in data.get("day_var", {}).items()},
+            spacing_h=None if data.get("spacing_h") is None else float(data["spacing_h"]),
+            drift_var=float(data.get("drift_var", 0.0)),
         )
 
 
@@ -212,8 +243,19 @@ def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
         model = replace(model, day=day, day_var=day_var)
         resid = runs.log_value - model.expected(runs)
     scale, overall, counts = _scales(resid, runs.bucket, levels=len(model.time_of_day))
-    rho, phi = _autocorrelation(resid)
-    return replace(
+    spacing = _spacing_h(runs.t)
+    rho, phi = _autocorrelation(resid, runs.t, spacing)
+    # A drifting series' residuals about its own levels are closer to them than new runs will
+    # be, by the variance of those levels (v of σ²; 1/n for independent runs, which the
+    # scales already allow for): the scales grow by 1 / √(1 − v) past that, once the
+    # correlation is one the baseline's length tells from none (ρ > 2 / √n; a young series'
+    # chance correlations would otherwise make every young baseline look noisier than it is).
+    if rho > 2 / math.sqrt(len(runs)):
+        v = float(mean_inflation(len(runs), rho, max(phi, MIN_DECAY))) / len(runs)
+        grow = math.sqrt((1 - 1 / len(runs)) / (1 - min(v, 0.5)))
+        scale = {b: x * grow for b, x in scale.items()}
+        overall *= grow
+    model = replace(
         model,
         scale=scale,
         overall_scale=overall,
@@ -222,7 +264,38 @@ def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
         fitted_week=fitted_week,
         counts=counts,
         start=float(runs.t[0]),
+        spacing_h=spacing,
     )
+    return replace(model, drift_var=_drift_var(model, runs, resid))
+
+
+def _spacing_h(t: np.ndarray) -> float | None:
+    """The median hours between consecutive runs (None for fewer than two)."""
+    return float(median(np.diff(t))) / 3600.0 if len(t) > 1 else None
+
+
+def _drift_var(model: Baseline, runs: Runs, resid: np.ndarray) -> float:
+    """How much more the means of DRIFT_BLOCK_H blocks of the baseline's residuals vary than
+    the runs' noise and correlation say they should: the variance a provider's slow drift
+    (hours to days, slower than the lags `_autocorrelation` sees) adds to any window's mean.
+    Needs three blocks with two runs or more; the positive part of the excess."""
+    block = ((runs.t - runs.t[0]) // (DRIFT_BLOCK_H * 3600.0)).astype(int)
+    clipped = np.clip(resid, -WINSOR_MADS * model.overall_scale, WINSOR_MADS * model.overall_scale)
+    observed, expected, blocks = 0.0, 0.0, 0
+    for b in np.unique(block):
+        mine = block == b
+        if mine.sum() < 2:
+            continue
+        sub = runs.where(mine)
+        sigma = model.scales(sub)
+        cov = model.correlations(sub.t) * sigma[:, None] * sigma[None, :]
+        observed += float(clipped[mine].mean()) ** 2
+        expected += float(cov.sum()) / mine.sum() ** 2
+        blocks += 1
+    if blocks < 3:
+        return 0.0
+    # The block means' squares about the fitted levels (which took one block's worth out).
+    return max(0.0, (observed / (blocks - 1) - expected / blocks))
 
 
 def _levels(runs: Runs, *, min_bucket_runs: int, fitted_week: bool) -> tuple[Baseline, float]:
@@ -284,28 +357,47 @@ def _scales(
     return scale, overall, counts
 
 
-def _autocorrelation(resid: np.ndarray) -> tuple[float, float]:
-    """The lag-1 autocorrelation ρ of the run residuals and how slowly it decays (φ)."""
-    if len(resid) < 8:
+def _autocorrelation(resid: np.ndarray, t: np.ndarray, spacing: float | None):
+    """The correlation ρ of run residuals one spacing apart and how slowly it decays (φ per
+    spacing), in real time: pairs of runs are binned by the hours between them (k spacings,
+    k = 1..4, ± half a spacing), so a missed run, a confirmation run an hour after another or
+    a schedule changed from 3 to 6 a day do not pass for another lag."""
+    if len(resid) < 8 or not spacing:
         return 0.0, 0.0
     centred = resid - resid.mean()
-    denominator = float(centred @ centred)
-    if denominator <= 0:
+    variance = float(centred @ centred) / len(resid)
+    if variance <= MIN_SCALE**2:  # within the noise floor (copied runs): no correlation
         return 0.0, 0.0
-    # Sample autocorrelations of a short series are biased toward zero by about (1 + 4ρ)/n;
-    # a drifting provider would otherwise look calmer than it is.
-    n = len(resid)
-    lags = []
-    for k in range(1, 5):
-        r = float((centred[k:] @ centred[:-k]) / denominator)
-        lags.append(r + (1 + 4 * max(r, 0)) / n)
+    sums, counts = np.zeros(5), np.zeros(5)
+    for offset in range(1, min(len(resid), 16)):
+        lag = np.rint((t[offset:] - t[:-offset]) / 3600 / spacing)
+        inside = (lag >= 1) & (lag <= 4)
+        products = centred[offset:] * centred[:-offset]
+        np.add.at(sums, lag[inside].astype(int), products[inside])
+        np.add.at(counts, lag[inside].astype(int), 1)
+    if counts[1] < 4:
+        return 0.0, 0.0
+    raw = sums[1:] / np.maximum(counts[1:], 1) / variance
+    # Residuals about their own mean: every sample autocorrelation is low by about the
+    # variance of that mean, v = Var(mean) / σ², which a drifting provider makes large (its
+    # 28 days are few independent stretches): r = r̂ (1 − v) + v, v from the model itself.
+    rho, phi = _decay(raw, 1.0 / len(resid))
+    for _ in range(2):
+        v = mean_inflation(len(resid), rho, max(phi, MIN_DECAY) if rho > 0 else 0.0)
+        rho, phi = _decay(raw, min(float(v) / len(resid), 0.5))
+    return rho, phi
+
+
+def _decay(raw: np.ndarray, v: float) -> tuple[float, float]:
+    """ρ and φ from the raw autocorrelations at lags 1–4, corrected for the mean's variance v.
+    How slowly the correlation decays (at least as AR(1) would): lags 2–4 over lags 1–3, as
+    r_(j+1) = φ r_j under the model; steadier than lag 2 over lag 1 alone, which a drifting
+    series' noise often read as a fast decay."""
+    lags = [float(r) * (1 - v) + v for r in raw]
     rho = float(np.clip(lags[0], 0.0, 0.9))
-    # How slowly the correlation decays (at least as AR(1) would): lags 2–4 over lags 1–3,
-    # as r_(j+1) = φ r_j under the model; steadier than lag 2 over lag 1 alone, which a
-    # drifting series' noise often read as a fast decay.
     phi = rho
     if rho > 0.05 and sum(lags[:3]) > rho:
-        phi = float(np.clip(sum(lags[1:]) / sum(lags[:3]), rho, 0.95))
+        phi = float(np.clip(sum(lags[1:]) / sum(lags[:3]), rho, 0.97))
     return rho, phi
 
 

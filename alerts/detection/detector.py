@@ -34,7 +34,6 @@ HOUR_S = 3600.0
 DAY_ARM, LONG_ARM, TREND_ARM, SLOT_ARM = "24h", "72h", "trend", "slot"
 LAST_ARM = "last 2 runs"
 SINCE_ARM = "since the change"
-SLOT_LAG = 3  # a slot's runs are a day apart: about three runs' lag
 
 
 def _reach(history: Runs, now: float, hours: float, runs: int) -> float:
@@ -278,14 +277,14 @@ class _Window:
     in_day: np.ndarray
 
 
-def _mean_arm(w: _Window, baseline: Baseline, name: str, mask, lag: int = 1) -> Arm:
+def _mean_arm(w: _Window, baseline: Baseline, name: str, mask) -> Arm:
     """The weighted mean of the window's runs in `mask` (its spike left out, unless that
     leaves nothing)."""
     if (mask & w.usable).any():
         mask = mask & w.usable
     runs = w.runs.where(mask)
     coefficients = mean_coefficients(runs, baseline)
-    return make_arm(name, coefficients, w.resid[mask], runs, baseline, lag=lag)
+    return make_arm(name, coefficients, w.resid[mask], runs, baseline)
 
 
 def _latest(n: int, k: int) -> np.ndarray:
@@ -315,15 +314,15 @@ def _window_arms(w: _Window, baseline: Baseline, config: DetectorConfig) -> list
     if n <= w.in_day.sum():
         return arms
     arms.append(_mean_arm(w, baseline, LONG_ARM, np.ones(n, bool)))
-    # Runs of one slot are a day apart: about three runs' lag. Each slot arm's p-value is
-    # multiplied by the number of slots tested (Bonferroni within the series): three or four
-    # chances a day to find one slot worse by chance are one test's worth.
+    # Runs of one slot are a day apart (their correlation read off the hours). Each slot arm's
+    # p-value is multiplied by the number of slots tested (Bonferroni within the series):
+    # three or four chances a day to find one slot worse by chance are one test's worth.
     slot_arms = []
     for bucket in np.unique(long.bucket):
         mine = long.bucket == bucket
         if config.min_slot_runs <= mine.sum() < n:
             name = f"{SLOT_ARM} {BUCKETS.get(int(bucket), bucket)}"
-            arm = _mean_arm(w, baseline, name, mine, lag=SLOT_LAG)
+            arm = _mean_arm(w, baseline, name, mine)
             own = mine & w.usable
             fades = fading(w.resid[own], baseline.scales(long.where(own)))
             slot_arms.append(replace(arm, bucket=int(bucket), fading=fades))
@@ -378,11 +377,11 @@ def _recovery(
     """
     long, resid, usable = window.runs, window.resid, window.usable
     floor = rule.log_shift(rule.min_effect)
-    effect, mine, lag = floor, np.ones(len(long), bool), 1
+    effect, mine = floor, np.ones(len(long), bool)
     if opened is not None:
         effect = max(opened.effect, floor)
         if opened.bucket is not None:
-            mine, lag = long.bucket == opened.bucket, SLOT_LAG
+            mine = long.bucket == opened.bucket
         if opened.at is not None:
             stayed = mine & usable & ~window.in_day & (long.t >= opened.at)
             level = float(resid[stayed].mean()) if stayed.sum() >= 2 else -np.inf
@@ -393,7 +392,7 @@ def _recovery(
     # two, one of them a spike, are one run's evidence).
     chosen = mine & usable
     shortest = 2 - int((mine & ~usable)[np.flatnonzero(mine)[-2:]].any())
-    shifts, sds = suffix_means(long.where(chosen), resid[chosen], baseline, lag=lag)
+    shifts, sds = suffix_means(long.where(chosen), resid[chosen], baseline)
     recovered = bool(np.any((shifts + margin * sds**2 < effect / 2)[shortest - 1 :]))
     if recovered and (opened is None or opened.bucket is None):
         since = long.t >= (opened.at if opened is not None and opened.at is not None else 0.0)

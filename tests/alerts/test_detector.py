@@ -399,11 +399,11 @@ def test_it_reads_every_window_that_ends_now_at_once_as_the_arms_do() -> None:
     assert baseline.rho > 0.3 and baseline.day_var  # correlated runs and a weekly cycle
     last = runs.between(end.timestamp() - 3 * 86_400, end.timestamp())
     resid = baseline.expected(last) - last.log_value  # decode: slower is worse
-    shifts, sds = suffix_means(last, resid, baseline, lag=3)
+    shifts, sds = suffix_means(last, resid, baseline)
     assert len(shifts) == len(last) == 9
     for k in range(1, 10):
         window = last.where(np.arange(9) >= 9 - k)
-        one = arm("k", mean_coefficients(window, baseline), resid[-k:], window, baseline, lag=3)
+        one = arm("k", mean_coefficients(window, baseline), resid[-k:], window, baseline)
         assert (shifts[k - 1], sds[k - 1]) == pytest.approx((one.shift, one.sd)), k
 
 
@@ -759,3 +759,57 @@ def test_it_closes_an_open_alert_as_the_new_normal_and_counts_afresh() -> None:
     # Only an open alert closes so; no data changes nothing.
     assert advance(Streak(), Verdict.CLEAR, CONFIG, new_normal=True)[1] is None
     assert advance(Streak(is_open=True), Verdict.NO_DATA, CONFIG, new_normal=True)[1] is None
+
+
+def _drifting(seed: int, days: int, *, phi: float, white: float) -> tuple[np.ndarray, np.ndarray]:
+    """An hourly path of a provider's state drifting in real time (AR(1), correlation φ per
+    8 h, σ 0.06) and each hour's own run noise (σ `white`), log units."""
+    rng = np.random.default_rng(seed)
+    decay = phi ** (1 / 8)
+    path = np.zeros(days * 24)
+    for i in range(1, len(path)):
+        path[i] = decay * path[i - 1] + rng.normal(0, 0.06 * math.sqrt(1 - decay**2))
+    return path, rng.normal(0, white, len(path))
+
+
+def test_it_judges_a_schedule_changed_from_3_to_6_runs_a_day_by_the_hours_between_runs() -> None:
+    # A provider whose noise is mostly a drift in real time, measured 3 times a day for a month,
+    # then 6 times a day for the last three days. Runs 4 h apart share nearly all of its drift:
+    # the last 3 days' mean wanders about as much at 6 runs a day as at 3, and the test must
+    # say so, or the schedule change alone opens false alerts. (Before, the correlation was
+    # per run: 18 runs read as twice as many independent steps of the drift as 9, and the
+    # 72 h mean's standard error fell by a fifth.)
+    path, white = _drifting(3, 35, phi=0.9, white=0.02)
+    hours3 = np.arange(2, 35 * 24, 8)
+    hours6 = np.r_[hours3[hours3 < 32 * 24], np.arange(32 * 24 + 2, 35 * 24, 4)]
+    sds = {}
+    for name, hours in (("3 a day", hours3), ("6 a day", hours6)):
+        runs = Runs.of(
+            MONDAY.timestamp() + hours * 3600.0, math.log(70) + path[hours] + white[hours]
+        )
+        test = assess_series(runs, now=float(runs.t[-1]), rule=DECODE_RULE, config=CONFIG)
+        sds[name] = {arm.name: arm.sd for arm in test.arms}
+    for name in (LONG_ARM, DAY_ARM):
+        assert sds["6 a day"][name] >= 0.95 * sds["3 a day"][name], name
+
+
+def test_it_does_not_alert_on_a_provider_that_only_drifts() -> None:
+    # A provider whose state drifts slowly in real time (AR(1), φ 0.95 per 8 h, σ 6 %) under
+    # 7 % run noise, 3 runs a day for two months, nothing changed. Its baseline shows the
+    # drift (the lags, in hours, corrected for how little 28 days of it pin its mean down),
+    # and the test widens by it: a month of evaluations against a full baseline opens no
+    # alert. (Before, the correlation's estimate was pulled toward none by the baseline's own
+    # mean, and a slow excursion 10 days into the month opened one.)
+    path, white = _drifting(0, 60, phi=0.95, white=0.07)
+    hours = np.arange(2, 60 * 24, 8)
+    runs = Runs.of(MONDAY.timestamp() + hours * 3600.0, math.log(70) + path[hours] + white[hours])
+    streak, opened = Streak(), []
+    for now in runs.t[runs.t > MONDAY.timestamp() + 31 * 86_400]:
+        test = assess_series(runs.between(0, now), now=now, rule=DECODE_RULE, config=CONFIG)
+        [judgement] = judge([test], CONFIG)
+        streak, transition = advance(
+            streak, judgement.verdict, CONFIG, recovered=judgement.recovered, fresh=judgement.fresh
+        )
+        if transition == Transition.OPEN:
+            opened.append(datetime.fromtimestamp(now, UTC))
+    assert opened == []
