@@ -10,7 +10,7 @@ figures side by side. With DATABASE_URL set it also times a whole evaluation aft
 
     python bench/detector.py [--pairs 30] [--days 60] [--seed 1] [--half both|tune|held]
                              [--set p_value=0.001 ...] [--family NAME] [--scenario null]
-                             [--runs-per-day 24]
+                             [--runs-per-day 24] [--confirm]
 """
 
 from __future__ import annotations
@@ -368,7 +368,15 @@ def main() -> None:
     parser.add_argument(
         "--runs-per-day", type=int, default=3, help="the schedule's runs a day (3: every 8 h)"
     )
+    parser.add_argument("--confirm", action="store_true", help="with confirmation runs")
     args = parser.parse_args()
+    simulate_one, tally = simulate, None
+    if args.confirm:  # bench/detector_confirm.py
+        import detector_confirm
+
+        from alerts.config import confirm_policy
+
+        simulate_one, tally = detector_confirm.install(globals(), confirm_policy())
     config = detector_config()
     for item in args.set:
         name, value = item.split("=")
@@ -386,7 +394,9 @@ def main() -> None:
             for scenario, pair, start_h, end_h in scenarios(rng, family, days=args.days):
                 if args.scenario and scenario != args.scenario:
                     continue
-                tracks = simulate(pair, config, start_h=start_h, end_h=end_h, timer=timer)
+                if tally is not None:
+                    tally.scenario = scenario
+                tracks = simulate_one(pair, config, start_h=start_h, end_h=end_h, timer=timer)
                 results.append((family, scenario, pair, tracks))
     elapsed = time.perf_counter() - started
     timings = {
@@ -416,6 +426,8 @@ def main() -> None:
     widths = [max(w, len(h)) for w, h in zip(widths, header, strict=True)]
     for row in (header, tuple("-" * w for w in widths), *rows):
         print(" | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+    for line in tally.lines() if tally is not None else []:
+        print(line)
 
 
 if __name__ == "__main__":

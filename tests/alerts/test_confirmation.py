@@ -5,6 +5,7 @@ cap and the month's budget, never for a failing endpoint."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 import pytest
 import time_machine
@@ -19,6 +20,7 @@ from alerts.detection.confirmation import (
 from alerts.lifecycle.evaluate import evaluate_after_run
 from alerts.models import Alert, SeriesState
 from alerts.testing import daily_slots, store_history
+from benchmarks.costs import monthly_cost
 from benchmarks.dispatch import claim_and_enqueue
 from benchmarks.models import Run, RunOrigin, RunStatus, Schedule, Vantage, Workload
 from providers.models import Endpoint, Provider
@@ -201,3 +203,18 @@ def test_it_never_confirms_on_a_failing_or_disabled_endpoint(series) -> None:
     Endpoint.objects.filter(id=series["endpoint"].id).update(enabled=False)
     evaluate(slow_run(series, 16))
     assert confirmations(series) == []
+
+
+def test_it_shows_the_months_budget_in_dollars_on_the_alerts_page(series, client, admin_user):
+    Endpoint.objects.filter(id=series["endpoint"].id).update(
+        price_input_per_mtok=3, price_output_per_mtok=15
+    )
+    schedule = Schedule.objects.get()
+    cost = monthly_cost(schedule).usd * Decimal("0.15")
+    history(series)
+    evaluate(slow_run(series, 8))  # one confirmation run queued (its slot is in the window)
+    client.force_login(admin_user)
+    with time_machine.travel(T0 + timedelta(hours=9), tick=False):
+        page = client.get("/alerts/").content.decode()
+    assert "Confirmation runs: 1 of at most 13 in the last 30 days" in page
+    assert f"up to ${cost:,.2f} a month at list prices" in page and cost > 0
