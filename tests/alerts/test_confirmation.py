@@ -133,15 +133,19 @@ def confirmations(series) -> list[Run]:
     return list(Run.objects.filter(**series, origin=RunOrigin.CONFIRMATION).order_by("slot"))
 
 
-def test_it_queues_one_confirmation_run_after_the_spacing(series) -> None:
+def test_it_queues_one_confirmation_run_after_the_spacing(series, client, admin_user) -> None:
     history(series)
-    outcome = evaluate(slow_run(series, 8))  # 02:00, the first slow run
+    suspect_run = slow_run(series, 8)  # 02:00, the first slow run
+    outcome = evaluate(suspect_run)
     [queued] = confirmations(series)
     assert outcome.confirmation == queued.id
     assert queued.slot == T0 + timedelta(hours=10)  # 2 h later, before the 10:00 run
     assert queued.status == RunStatus.QUEUED and queued.schedule is None
     assert queued.enqueued_at is None  # the tick claims it when its slot comes
     assert SeriesState.objects.get(**series, metric="decode_tps").confirmations == 1
+    client.force_login(admin_user)
+    page = client.get(f"/runs/{queued.id}/").content.decode()
+    assert f"Confirmation of run #{suspect_run.id}" in page
     # Nothing is claimed before its slot; the tick's claim takes it once it is due.
     assert queued.id not in claim_and_enqueue(now=queued.slot - timedelta(minutes=1))
     assert queued.id in claim_and_enqueue(now=queued.slot)
