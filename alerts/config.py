@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from alerts.detection.confirmation import ConfirmPolicy
 from alerts.detection.rules import DetectorConfig, speed_rules
 
 
@@ -37,4 +38,14 @@ def detector_config() -> DetectorConfig:
         recovery_odds=settings.ALERTS_RECOVERY_ODDS,
         new_normal_hours=settings.ALERTS_NEW_NORMAL_HOURS,
         rules=rules,
+    )
+
+
+def confirm_policy() -> ConfirmPolicy:
+    """When confirmation runs are asked for (ALERTS_CONFIRM_*; docs/alerts.md)."""
+    return ConfirmPolicy(
+        max_per_series=settings.ALERTS_CONFIRM_MAX_PER_SERIES,
+        budget_share=settings.ALERTS_CONFIRM_BUDGET_SHARE,
+        min_spacing_hours=settings.ALERTS_CONFIRM_SPACING_HOURS,
+        suspect_q=settings.ALERTS_CONFIRM_SUSPECT_Q,
     )

@@ -309,6 +309,8 @@ class SeriesState(SeriesFields):
     last_reason = models.CharField(max_length=300, blank=True)
     last_shift = models.FloatField(null=True, blank=True)
     evaluated_at = models.DateTimeField(null=True, blank=True)
+    # Confirmation runs asked for since the series became suspect (0 once it is not).
+    confirmations = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         constraints = [

@@ -13,7 +13,7 @@ elapsed time. With DATABASE_URL set it also times a whole evaluation after a run
     python bench/detector.py [--pairs 30] [--days 60] [--seed 1] [--half both|tune|held]
                              [--set p_value=0.001 ...] [--family NAME]
                              [--scenario null,step-big,...] [--runs-per-day 24]
-                             [--held] [--oracle-series 200]
+                             [--held] [--oracle-series 200] [--confirm]
 """
 
 from __future__ import annotations
@@ -437,7 +437,15 @@ def main() -> None:
     parser.add_argument(
         "--runs-per-day", type=int, default=3, help="the schedule's runs a day (3: every 8 h)"
     )
+    parser.add_argument("--confirm", action="store_true", help="with confirmation runs")
     args = parser.parse_args()
+    simulate_one, tally = simulate, None
+    if args.confirm:  # bench/detector_confirm.py
+        import detector_confirm
+
+        from alerts.config import confirm_policy
+
+        simulate_one, tally = detector_confirm.install(globals(), confirm_policy())
     config = detector_config()
     for item in args.set:
         name, value = item.split("=")
@@ -456,7 +464,9 @@ def main() -> None:
             for scenario, pair, start_h, end_h in scenarios(rng, family, days=args.days):
                 if args.scenario and scenario not in args.scenario.split(","):
                     continue
-                tracks = simulate(pair, config, start_h=start_h, end_h=end_h, timer=timer)
+                if tally is not None:
+                    tally.scenario = scenario
+                tracks = simulate_one(pair, config, start_h=start_h, end_h=end_h, timer=timer)
                 results.append((family, scenario, pair, tracks))
     elapsed = time.perf_counter() - started
     timings = {
@@ -483,6 +493,8 @@ def main() -> None:
         )
     )
     _print_table(("target", "goal", "held-out families", "tuning families"), rows)
+    for line in tally.lines() if tally is not None else []:
+        print(line)
     oracle_rng = np.random.default_rng(args.seed + 1000)
     oracle = {}
     if args.oracle_series:

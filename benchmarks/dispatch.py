@@ -28,7 +28,7 @@ from providers.models import Endpoint
 
 from .buckets import tod_bucket
 from .finish import finish_run
-from .models import Pulse, Run, RunStatus, Schedule, Vantage, Workload
+from .models import Pulse, Run, RunOrigin, RunStatus, Schedule, Vantage, Workload
 from .pulse import beat
 from .schedules import plan, schedule_endpoints, schedule_workloads
 
@@ -158,6 +158,7 @@ def queue_run_now(
             workload=workload,
             vantage=vantage,
             slot=now,
+            origin=RunOrigin.ON_DEMAND,
             concurrency=workload.concurrency_for(endpoint),
             repetitions=repetitions or workload.repetitions,
             context_tokens=workload.context_tokens,

@@ -170,6 +170,15 @@ class Schedule(models.Model):
         validate_schedule_timing(self.times_of_day, self.interval_minutes)
 
 
+class RunOrigin(models.TextChoices):
+    """Why a run exists: its schedule's slot, a person's request, or a confirmation run the
+    alerts asked for when a series' evidence was suggestive but short of the bar."""
+
+    SCHEDULED = "scheduled"
+    ON_DEMAND = "on_demand"
+    CONFIRMATION = "confirmation"
+
+
 class RunStatus(models.TextChoices):
     QUEUED = "queued"
     RUNNING = "running"
@@ -217,6 +226,14 @@ class Run(models.Model):
         blank=True,
         help_text="What happened to the run besides its measurement (caught up late after its "
         "tick was missed while the database or beat was down).",
+    )
+    origin = models.CharField(
+        max_length=12,
+        choices=RunOrigin.choices,
+        default=RunOrigin.SCHEDULED,
+        db_default=RunOrigin.SCHEDULED,  # rows written by COPY (seed_history, benches)
+        help_text="Why the run exists: its schedule, a person's request, or a confirmation "
+        "run the alerts asked for (docs/alerts.md).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -12,7 +12,7 @@ from django.db.models import Max
 from providers.models import Endpoint
 
 from .buckets import tod_bucket
-from .models import Run, RunStatus, Schedule, Workload
+from .models import Run, RunOrigin, RunStatus, Schedule, Workload
 from .validators import parse_times_of_day
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -162,9 +162,13 @@ def _last_slots(
     since: datetime,
     now: datetime,
 ) -> dict[tuple[int, int], datetime]:
-    """Latest existing slot per (endpoint, workload) at this vantage, whichever schedule made it."""
+    """Latest existing slot per (endpoint, workload) at this vantage, whichever schedule made it.
+
+    A confirmation run (alerts/lifecycle/confirm.py) is an extra run between the schedule's
+    slots: it never stands for a slot the schedule owes."""
     rows = (
-        Run.objects.filter(
+        Run.objects.exclude(origin=RunOrigin.CONFIRMATION)
+        .filter(
             vantage_id=schedule.vantage_id,
             endpoint__in=[e.id for e in endpoints],
             workload__in=[w.id for w in workloads],

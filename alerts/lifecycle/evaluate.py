@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from django.db import transaction
 from django.utils import timezone
@@ -36,7 +36,7 @@ from alerts.detection.detector import (
 )
 from alerts.detection.hysteresis import Streak, Transition, advance
 from alerts.detection.rules import SPEED_METRICS, DetectorConfig, MetricRule
-from alerts.lifecycle import availability, guards, series
+from alerts.lifecycle import availability, confirm, guards, series
 from alerts.lifecycle.report import error_rates, peers, speed_snapshot
 from alerts.lifecycle.series import RUN_MEDIAN, SUMMARIZED, SeriesData, SeriesKey
 from alerts.lifecycle.transitions import (
@@ -63,6 +63,7 @@ class Outcome:
     resolved: list[int] = field(default_factory=list)
     escalated: list[int] = field(default_factory=list)
     suppressed: list[str] = field(default_factory=list)
+    confirmation: int | None = None  # the confirmation run this evaluation queued
 
     @property
     def changed(self) -> bool:
@@ -157,6 +158,23 @@ class Round:
             self.apply_outage(
                 outage, outage_state, alerts.get(Metric.AVAILABILITY), suppress=suppress
             )
+        outage_open = alerts.get(Metric.AVAILABILITY) is not None or bool(
+            outage is not None and outage.verdict == Verdict.POSITIVE
+        )
+        suspects = [
+            confirm.Suspect(
+                item.state,
+                item.judgement,
+                item.test,
+                item.alert is not None or item.transition == Transition.OPEN,
+                item.data.history.t,
+            )
+            for item in speeds
+            if item.judgement is not None
+        ]
+        queued = confirm.after_evaluation(self.run, suspects, outage_open=outage_open)
+        if queued is not None:
+            self.outcome.confirmation = queued.id
         return self.outcome
 
     def evaluated_later(self, state: SeriesState) -> bool:
@@ -276,6 +294,9 @@ class Round:
             "alert_effect": item.test.alert_effect,
         }
         if detailed:
+            since = self.run.slot - timedelta(hours=self.config.long_hours)
+            if confirmed := confirm.confirmed_by(self.run, since=since):
+                extra["confirmed_by"] = confirmed
             extra["peers"] = peers(self.run, rule, item.data.bounds)
             extra.update(error_rates(self.run, item.data.bounds))
             if detail.onset is not None:

@@ -49,7 +49,7 @@ class PeerFigures:
 
 # Written only when computed (a detailed evaluation, a detector detail, a known onset).
 _ONLY_WHEN_SET = ("buckets", "peers", "errors", "samples", "error_rate",
-                  "baseline_error_rate", "first_bad_at")  # fmt: skip
+                  "baseline_error_rate", "first_bad_at", "confirmed_by")  # fmt: skip
 _NESTED = {"arms": ArmFigures, "buckets": BucketFigures, "peers": PeerFigures}
 
 
@@ -103,6 +103,8 @@ class SpeedSnapshot:
     error_rate: float | None = None
     baseline_error_rate: float | None = None
     first_bad_at: str | None = None
+    # The confirmation runs (ids) among the runs it was judged on (alerts/lifecycle/confirm.py)
+    confirmed_by: list[int] | None = None
     other: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

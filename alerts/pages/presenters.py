@@ -85,6 +85,15 @@ def _of_arm(snap: SpeedSnapshot) -> str:
     return f" (the {min(snap.arms, key=lambda a: a.p_value).name} arm)"
 
 
+def confirmed_words(run_ids: list[int]) -> str:
+    """ "runs #12, #15 (confirmation runs …)": the extra runs that confirmed a change."""
+    named = ", ".join(f"#{run_id}" for run_id in run_ids)
+    return (
+        f"{'run' if len(run_ids) == 1 else 'runs'} {named} (confirmation runs: extra runs "
+        "queued when the evidence was suggestive but short of the bar)"
+    )
+
+
 def _speed(shown: Presented, alert: Alert, snapshot: dict) -> None:
     snap = SpeedSnapshot.from_json(snapshot)
     _speed_test(shown, alert, snap)
@@ -154,6 +163,8 @@ def _speed_notes(shown: Presented, alert: Alert, snap: SpeedSnapshot) -> None:
         )
     if snap.first_bad_at:
         shown.facts.append(("Started around", _time(snap.first_bad_at)))
+    if snap.confirmed_by:
+        shown.facts.append(("Confirmed by", confirmed_words(snap.confirmed_by)))
     if snap.samples is not None:
         shown.facts.append(
             (

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from alerts.delivery import outbox
 from alerts.delivery.recipients import anyone_told
+from alerts.lifecycle import confirm
 from alerts.lifecycle.actions import ACTIONS, allowed_actions
 from alerts.models import Alert, Status
 from alerts.pages import selectors
@@ -52,6 +53,7 @@ def alert_list(request: HttpRequest) -> HttpResponse:
             "nobody_told": not anyone_told(),
             "give_up_h": f"{settings.ALERTS_SMTP_GIVE_UP_H:g}",
             "baseline_days": settings.ALERTS_BASELINE_DAYS,
+            "confirm_budget": confirm.budget(timezone.now()),
             # Before any series has a baseline, "nothing is regressing" would be a false comfort.
             "baseline_wait": (
                 selectors.baseline_wait(timezone.now())

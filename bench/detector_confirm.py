@@ -1,0 +1,208 @@
+"""Confirmation runs in the detector bench (`python bench/detector.py --confirm`).
+
+Each generated pair gets candidate confirmation times between its scheduled runs (every
+`min_spacing_hours` after a scheduled run, up to `max_per_series` of them, before the next
+scheduled run); the generator draws values there too (make_pair on the denser grid). The
+simulation then evaluates like bench/detector.simulate, but a candidate run exists only when
+the pure policy (alerts.detection.confirmation, as alerts/lifecycle/confirm.py applies it)
+asked for it after a suspect evaluation: the first candidate at or after the suspect run plus
+the policy's spacing, before the schedule's next run. The monthly budget is held per series
+(`budget_share` of its scheduled runs over the last 30 days), the share the install-wide budget
+gives each series on average.
+
+Caveat: the families' shared AR(1) noise (φ per run) steps per generated run, so on the denser
+grid it decorrelates faster between scheduled runs than without --confirm.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+
+import numpy as np
+from detector_generators import EPOCH_S
+
+from alerts.detection.baseline import Runs
+from alerts.detection.confirmation import ConfirmPolicy, decide, spacing_hours, suspect
+from alerts.detection.detector import assess_series, judge
+from alerts.detection.hysteresis import Streak, Transition, advance
+from alerts.detection.rules import DECODE, TTFT, DetectorConfig
+
+METRICS = (DECODE, TTFT)
+MONTH_H = 30 * 24.0
+
+
+def candidate_hours(scheduled: np.ndarray, policy: ConfirmPolicy) -> np.ndarray:
+    """Times where a confirmation may run: k·min_spacing after each scheduled run (k = 1 …
+    max_per_series), before the next scheduled run."""
+    step = policy.min_spacing_hours
+    nxt = np.append(scheduled[1:], np.inf)
+    out = [
+        scheduled + k * step for k in range(1, max(policy.max_per_series, 0) + 1)
+    ]  # fmt: skip
+    extra = np.concatenate(out) if out else np.array([])
+    limit = np.concatenate([nxt] * len(out)) if out else np.array([])
+    return extra[extra < limit]
+
+
+def dense(make_pair: Callable, slots: Callable, policy: ConfirmPolicy) -> Callable:
+    """make_pair on the scheduled slots plus the candidates; truth["scheduled"] marks which
+    generated runs the schedule makes."""
+
+    def make(rng, family, *, days, hours=None, **kwargs):
+        scheduled = slots(rng, days, family) if hours is None else hours
+        every = np.union1d(scheduled, candidate_hours(scheduled, policy))
+        pair = make_pair(rng, family, days=days, hours=every, **kwargs)
+        pair.truth["scheduled"] = np.isin(every, scheduled)
+        return pair
+
+    return make
+
+
+class Tally:
+    """Confirmation runs and scheduled runs simulated, per scenario."""
+
+    def __init__(self) -> None:
+        self.extra: dict[str, int] = defaultdict(int)
+        self.scheduled: dict[str, int] = defaultdict(int)
+        self.scenario = "?"  # the scenario simulated now (bench/detector.py sets it)
+
+    def lines(self) -> list[str]:
+        out = []
+        for scenario in sorted(self.scheduled):
+            share = self.extra[scenario] / max(self.scheduled[scenario], 1)
+            out.append(
+                f"confirmation runs, {scenario}: {self.extra[scenario]} for "
+                f"{self.scheduled[scenario]} scheduled runs ({share:.1%})"
+            )
+        return out
+
+
+def simulate(
+    pair,
+    config: DetectorConfig,
+    *,
+    start_h: float,
+    end_h: float,
+    timer,
+    policy: ConfirmPolicy,
+    tally: Tally,
+    track_type: type,
+):
+    """bench/detector.simulate with confirmation runs: the same tracks; the runs counted in
+    `tally` (under its current scenario)."""
+    seconds = np.round(pair.hours * 3600) + EPOCH_S
+    scheduled = pair.truth["scheduled"]
+    histories = [
+        Runs.from_samples(values.ravel(), np.repeat(seconds, values.shape[1]))
+        for values in (pair.decode, pair.ttft)
+    ]
+    included = scheduled.copy()  # which generated runs exist (the candidates once asked for)
+    state = _State(track_type)
+    wanted: float | None = None  # the hour of the confirmation run asked for
+    asked: list[float] = []  # hours of the confirmation runs asked for (the budget's window)
+    used = 0  # by the current suspicion
+    for i, (hour, now) in enumerate(zip(pair.hours, seconds, strict=True)):
+        if not scheduled[i]:
+            if wanted is None or hour < wanted - 1e-9 or not start_h <= hour <= end_h:
+                continue
+            included[i], wanted = True, None
+            tally.extra[tally.scenario] += 1
+        elif start_h <= hour <= end_h:
+            tally.scheduled[tally.scenario] += 1
+            wanted = None  # the schedule's run came first
+        else:
+            continue
+        began = time.perf_counter()
+        tests = [
+            assess_series(
+                h.where(included).between(s, np.inf),
+                now=now, rule=config.rules[m], config=config, frozen=f, opened=o,
+            )
+            for h, m, f, o, s in zip(
+                histories, METRICS, state.frozen, state.opened, state.segment, strict=True
+            )
+        ]  # fmt: skip
+        judgements = judge(tests, config)
+        timer.seconds += time.perf_counter() - began
+        timer.calls += len(tests)
+        suspects = state.advance(hour, tests, judgements, config, policy)
+        if not suspects:
+            used = 0
+            continue
+        rho = max((t.baseline.rho for t in tests if t.baseline is not None), default=0.0)
+        spacing = spacing_hours(rho, 24.0 / 3, policy)
+        upcoming = pair.hours[scheduled & (pair.hours > hour)]
+        decision = decide(
+            newest=hour * 3600,
+            spacing_h=spacing,
+            run_hours=24.0 / 3,
+            used_by_series=used,
+            pending=wanted is not None,
+            used_this_month=sum(h > hour - MONTH_H for h in asked),
+            scheduled_per_month=MONTH_H / 8.0,
+            next_scheduled=upcoming[0] * 3600 if len(upcoming) else None,
+            healthy=True,
+            policy=policy,
+        )
+        if decision.at is not None:
+            wanted, used = decision.at / 3600, used + 1
+            asked.append(wanted)
+    return state.tracks
+
+
+class _State:
+    """The hysteresis of both series of a pair, as bench/detector.simulate keeps it."""
+
+    def __init__(self, track_type: type) -> None:
+        self.streaks = [Streak(), Streak()]
+        self.frozen: list = [None, None]
+        self.opened: list = [None, None]
+        self.segment = [-np.inf, -np.inf]
+        self.tracks = [track_type(), track_type()]
+        self.previous: float | None = None
+
+    def advance(self, hour, tests, judgements, config, policy) -> bool:
+        """One evaluation of both series; whether either is suspect after it."""
+        any_suspect = False
+        for k, judgement in enumerate(judgements):
+            self.streaks[k], transition = advance(
+                self.streaks[k], judgement.verdict, config, recovered=judgement.recovered,
+                fresh=judgement.fresh, new_normal=judgement.new_normal,
+            )  # fmt: skip
+            if tests[k].enough and self.previous is not None:
+                self.tracks[k].watched_h += hour - self.previous
+            if transition == Transition.OPEN:
+                self.frozen[k], self.opened[k] = tests[k].baseline, judgement.opened
+                self.tracks[k].events.append((hour, "open"))
+            elif transition == Transition.RESOLVE:
+                self.frozen[k], self.opened[k] = None, None
+                self.tracks[k].events.append((hour, "resolve"))
+            elif transition == Transition.NEW_NORMAL:
+                self.segment[k] = self.opened[k].at - 1.0
+                self.frozen[k], self.opened[k] = None, None
+                self.tracks[k].events.append((hour, "new_normal"))
+            streak = self.streaks[k]
+            any_suspect |= suspect(
+                judgement.verdict, judgement.q_value, positives=streak.positives,
+                open_after=config.open_after, is_open=streak.is_open, muted=streak.muted,
+                policy=policy,
+            )  # fmt: skip
+        self.previous = hour
+        return any_suspect
+
+
+def install(namespace: dict, policy: ConfirmPolicy) -> tuple[Callable, Tally]:
+    """Switch bench/detector.py to confirmation runs: its pairs get candidate times, and its
+    simulate becomes this one (the caller sets tally.scenario). Returns (simulate, tally)."""
+    namespace["make_pair"] = dense(namespace["make_pair"], namespace["slots"], policy)
+    tally = Tally()
+
+    def run(pair, config, *, start_h, end_h, timer):
+        return simulate(
+            pair, config, start_h=start_h, end_h=end_h, timer=timer, policy=policy,
+            tally=tally, track_type=namespace["Track"],
+        )  # fmt: skip
+
+    return run, tally

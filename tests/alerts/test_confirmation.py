@@ -1,0 +1,224 @@
+"""Confirmation runs: the pure policy (when a series is suspect, how far apart, cap and budget),
+and in the database a suspect verdict queueing one ordinary run after the spacing, within the
+cap and the month's budget, never for a failing endpoint."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+import time_machine
+
+from alerts.detection.confirmation import (
+    ConfirmPolicy,
+    budget_runs,
+    decide,
+    spacing_hours,
+    suspect,
+)
+from alerts.lifecycle.evaluate import evaluate_after_run
+from alerts.models import Alert, SeriesState
+from alerts.testing import daily_slots, store_history
+from benchmarks.costs import monthly_cost
+from benchmarks.dispatch import claim_and_enqueue
+from benchmarks.models import Run, RunOrigin, RunStatus, Schedule, Vantage, Workload
+from providers.models import Endpoint, Provider
+
+T0 = datetime(2026, 3, 10, 18, 0, tzinfo=UTC)
+DECODE, TTFT = 70.0, 600.0
+POLICY = ConfirmPolicy()
+HOUR = 3600.0
+
+
+# The pure policy
+
+
+def test_it_is_suspect_one_positive_short_of_opening() -> None:
+    common = {"open_after": 2, "is_open": False, "muted": False, "policy": POLICY}
+    assert suspect("positive", 0.001, positives=1, **common)
+    assert not suspect("positive", 0.001, positives=2, **common)  # that one opens
+    assert suspect("hold", 0.05, positives=0, **common)  # below the looser bar
+    assert not suspect("hold", 0.5, positives=0, **common)
+    assert not suspect("clear", 0.001, positives=0, **common)
+    assert not suspect("no_data", None, positives=0, **common)
+
+
+def test_it_is_never_suspect_while_open_muted_or_off() -> None:
+    common = {"open_after": 2, "positives": 1}
+    assert not suspect("positive", 0.001, is_open=True, muted=False, policy=POLICY, **common)
+    assert not suspect("positive", 0.001, is_open=False, muted=True, policy=POLICY, **common)
+    off = ConfirmPolicy(max_per_series=0)
+    assert not suspect("positive", 0.001, is_open=False, muted=False, policy=off, **common)
+
+
+def test_it_spaces_a_confirmation_beyond_the_noise_correlation() -> None:
+    assert spacing_hours(0.0, 8.0, POLICY) == POLICY.min_spacing_hours
+    # ρ 0.8 between runs 8 h apart: the correlation falls to 0.5 after 8·ln 0.5/ln 0.8 ≈ 24.8 h
+    assert spacing_hours(0.8, 8.0, POLICY) == pytest.approx(24.85, abs=0.01)
+    # a weak correlation falls fast: the documented minimum holds
+    assert spacing_hours(0.05, 8.0, POLICY) == POLICY.min_spacing_hours
+
+
+def test_it_caps_confirmation_runs_by_series_and_by_month() -> None:
+    assert budget_runs(3 * 30, POLICY) == 13  # 15 % of 90 runs a month
+    base = {
+        "newest": 0.0,
+        "spacing_h": 2.0,
+        "run_hours": 8.0,
+        "used_by_series": 0,
+        "pending": False,
+        "used_this_month": 0,
+        "scheduled_per_month": 90.0,
+        "next_scheduled": 8 * HOUR,
+        "healthy": True,
+        "policy": POLICY,
+    }
+    assert decide(**base).at == 2 * HOUR
+    assert decide(**base | {"used_by_series": 2}).at is None
+    assert decide(**base | {"used_this_month": 13}).at is None
+    assert decide(**base | {"pending": True}).at is None
+    assert decide(**base | {"healthy": False}).at is None
+    # an hourly schedule's next run is sooner than any confirmation
+    assert decide(**base | {"next_scheduled": 1 * HOUR}).at is None
+    assert decide(**base | {"run_hours": 1.0}).at is None
+
+
+# In the database
+
+
+@pytest.fixture
+def series(db):
+    provider = Provider.objects.create(
+        slug="acme", name="Acme", protocol="openai_chat", base_url="https://acme.example/v1"
+    )
+    endpoint = Endpoint.objects.create(provider=provider, slug="acme-llama", model="llama-3-70b")
+    workload = Workload.objects.create(slug="w", name="Standard prompt")
+    vantage = Vantage.objects.create(slug="eu", label="EU probe", queue="eu")
+    Schedule.objects.all().delete()  # the default schedule (migration 0002): only this one
+    schedule = Schedule.objects.create(
+        name="3 a day", vantage=vantage, times_of_day=["02:00", "10:00", "18:00"]
+    )
+    schedule.workloads.set([workload])
+    return {"endpoint": endpoint, "workload": workload, "vantage": vantage}
+
+
+def history(series) -> None:
+    store_history(
+        **series,
+        slots=daily_slots(end=T0, days=15),
+        decode=lambda slot: DECODE,
+        ttft=lambda slot: TTFT,
+    )
+
+
+def slow_run(series, hours: float, *, factor: float = 0.7, **kwargs) -> Run:
+    [run] = store_history(
+        **series,
+        slots=[T0 + timedelta(hours=hours)],
+        decode=lambda slot: DECODE * factor,
+        ttft=lambda slot: TTFT,
+        seed=int(hours),
+        **kwargs,
+    )
+    return run
+
+
+def evaluate(run: Run):
+    with time_machine.travel(run.slot + timedelta(minutes=1), tick=False):
+        return evaluate_after_run(run.id)
+
+
+def confirmations(series) -> list[Run]:
+    return list(Run.objects.filter(**series, origin=RunOrigin.CONFIRMATION).order_by("slot"))
+
+
+def test_it_queues_one_confirmation_run_after_the_spacing(series, client, admin_user) -> None:
+    history(series)
+    suspect_run = slow_run(series, 8)  # 02:00, the first slow run
+    outcome = evaluate(suspect_run)
+    [queued] = confirmations(series)
+    assert outcome.confirmation == queued.id
+    assert queued.slot == T0 + timedelta(hours=10)  # 2 h later, before the 10:00 run
+    assert queued.status == RunStatus.QUEUED and queued.schedule is None
+    assert queued.enqueued_at is None  # the tick claims it when its slot comes
+    assert SeriesState.objects.get(**series, metric="decode_tps").confirmations == 1
+    client.force_login(admin_user)
+    page = client.get(f"/runs/{queued.id}/").content.decode()
+    assert f"Confirmation of run #{suspect_run.id}" in page
+    # Nothing is claimed before its slot; the tick's claim takes it once it is due.
+    assert queued.id not in claim_and_enqueue(now=queued.slot - timedelta(minutes=1))
+    assert queued.id in claim_and_enqueue(now=queued.slot)
+
+
+def measure(queued: Run, *, factor: float = 0.7) -> Run:
+    """The queued confirmation run, measured (stored as a finished run at its slot)."""
+    series = {"endpoint": queued.endpoint, "workload": queued.workload, "vantage": queued.vantage}
+    Run.objects.filter(id=queued.id).delete()
+    [measured] = store_history(
+        **series, slots=[queued.slot], decode=lambda s: DECODE * factor, ttft=lambda s: TTFT,
+        seed=queued.slot.hour,
+    )  # fmt: skip
+    Run.objects.filter(id=measured.id).update(origin=RunOrigin.CONFIRMATION)
+    return measured
+
+
+def test_it_opens_on_confirmation_runs_and_names_them(series, client, admin_user) -> None:
+    history(series)
+    first = evaluate(slow_run(series, 8))  # 02:00: one slow run carries nothing yet
+    assert first.verdicts["decode_tps"].startswith("hold") and not first.opened
+    measured = []
+    while pending := [r for r in confirmations(series) if r.status == RunStatus.QUEUED]:
+        measured.append(measure(pending[0]))
+        outcome = evaluate(measured[-1])
+    # Opened at 06:00 on the second confirmation run, before the schedule's 10:00 run (without
+    # them, the 10:00 run would be the first positive and 18:00 would open).
+    assert outcome.opened, outcome.verdicts
+    assert [r.slot for r in measured] == [T0 + timedelta(hours=h) for h in (10, 12)]
+    alert = Alert.objects.get(metric="decode_tps")
+    ids = [r.id for r in measured]
+    assert alert.details["confirmed_by"] == ids
+    client.force_login(admin_user)
+    page = client.get(f"/alerts/{alert.id}/").content.decode()
+    assert "Confirmed by" in page and f"runs #{ids[0]}, #{ids[1]}" in page
+
+
+def test_it_asks_at_most_the_cap_per_suspicion(series, settings) -> None:
+    settings.ALERTS_CONFIRM_MAX_PER_SERIES = 1
+    settings.ALERTS_OPEN_AFTER = 3  # two positives stay short of opening
+    history(series)
+    evaluate(slow_run(series, 8))
+    Run.objects.filter(origin=RunOrigin.CONFIRMATION).update(status=RunStatus.SKIPPED)
+    evaluate(slow_run(series, 16))  # suspect again, the cap of 1 used
+    assert len(confirmations(series)) == 1
+
+
+def test_it_keeps_to_the_months_budget(series, settings) -> None:
+    settings.ALERTS_CONFIRM_BUDGET_SHARE = 0.01  # 1 % of 90 runs: none
+    history(series)
+    evaluate(slow_run(series, 8))
+    assert confirmations(series) == []
+
+
+def test_it_never_confirms_on_a_failing_or_disabled_endpoint(series) -> None:
+    history(series)
+    evaluate(slow_run(series, 8, errors=lambda slot: ["rate_limited"]))
+    assert confirmations(series) == []
+    Endpoint.objects.filter(id=series["endpoint"].id).update(enabled=False)
+    evaluate(slow_run(series, 16))
+    assert confirmations(series) == []
+
+
+def test_it_shows_the_months_budget_in_dollars_on_the_alerts_page(series, client, admin_user):
+    Endpoint.objects.filter(id=series["endpoint"].id).update(
+        price_input_per_mtok=3, price_output_per_mtok=15
+    )
+    schedule = Schedule.objects.get()
+    cost = monthly_cost(schedule).usd * Decimal("0.15")
+    history(series)
+    evaluate(slow_run(series, 8))  # one confirmation run queued (its slot is in the window)
+    client.force_login(admin_user)
+    with time_machine.travel(T0 + timedelta(hours=9), tick=False):
+        page = client.get("/alerts/").content.decode()
+    assert "Confirmation runs: 1 of at most 13 in the last 30 days" in page
+    assert f"up to ${cost:,.2f} a month at list prices" in page and cost > 0
