@@ -51,6 +51,62 @@ def endpoint_history(
     }
 
 
+def compare_histories(
+    endpoints: list[Endpoint],
+    *,
+    workload: Workload | str | None = None,
+    vantage: Vantage | str | None = None,
+    window_hours: int = 72,
+) -> list[dict[str, Any]]:
+    """What the compare page charts of each endpoint's history, in the order given: the same
+    values as endpoint_history's "endpoint", "tod_profile", "context" (without its per-slot
+    pairs) and "concurrency", and its "runs" as (slot, TTFT, decode) points; one query per part
+    for all the endpoints, instead of one whole history (bands, errors, recent runs) each."""
+    workloads = Workloads.load()
+    workload_obj = workloads.resolve(workload)
+    vantage_obj = resolve_vantage(vantage)
+    ids = [endpoint.id for endpoint in endpoints]
+    runs = window_runs(vantage=vantage_obj, window_hours=window_hours).filter(endpoint_id__in=ids)
+    points: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+    if workload_obj:
+        series = runs.filter(workload=workload_obj).order_by("endpoint_id", "slot")
+        for endpoint_id, slot, bucket, ttft, decode in series.values_list(
+            "endpoint_id", "slot", "tod_bucket", "ttft_p50_ms", "decode_tps_p50"
+        ):
+            point = {"slot": slot.isoformat(), "tod_bucket": bucket}
+            points[endpoint_id].append({**point, "ttft_ms": ttft, "decode_tps": decode})
+    curves: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+    for (endpoint_id,), curve in _concurrency_rows(runs, ("endpoint_id",)):
+        curves[endpoint_id].append(curve)
+    contexts = _contexts(runs, workloads, ids)
+    return [
+        {
+            "endpoint": _endpoint_info(endpoint),
+            "runs": [{k: p[k] for k in ("slot", "ttft_ms", "decode_tps")} for p in points[i]],
+            "tod_profile": _tod_profile(points[i]),
+            "context": contexts[i],
+            "concurrency": curves[i],
+        }
+        for endpoint, i in zip(endpoints, ids, strict=True)
+    ]
+
+
+def _contexts(runs: Any, workloads: Workloads, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """_context of each endpoint (without "pairs"), from one query."""
+    base, long = workloads.base(), workloads.long()
+    if base is None or long is None:
+        return {i: {"context_tokens": None, "prefill_cost_ms": None} for i in ids}
+    rows: dict[int, list[tuple]] = {i: [] for i in ids}
+    for endpoint_id, *row in runs.filter(workload__in=[base, long]).values_list(
+        "endpoint_id", "slot", "workload_id", "ttft_p50_ms"
+    ):
+        rows[endpoint_id].append(row)
+    contexts = {i: _context_of(rows[i], base, long) for i in ids}
+    for context in contexts.values():
+        del context["pairs"]
+    return contexts
+
+
 def _endpoint_info(endpoint: Endpoint) -> dict[str, Any]:
     price_in, price_out = endpoint.price_input_per_mtok, endpoint.price_output_per_mtok
     return {
@@ -107,10 +163,15 @@ def _context(runs: Any, workloads: Workloads) -> dict[str, Any]:
     base, long = workloads.base(), workloads.long()
     if base is None or long is None:
         return {"context_tokens": None, "pairs": [], "prefill_cost_ms": None}
-    rows = runs.filter(workload__in=[base, long]).values("slot", "workload_id", "ttft_p50_ms")
+    rows = runs.filter(workload__in=[base, long]).values_list("slot", "workload_id", "ttft_p50_ms")
+    return _context_of(rows, base, long)
+
+
+def _context_of(rows: Any, base: Workload, long: Workload) -> dict[str, Any]:
+    """_context from (slot, workload id, TTFT p50) rows of the base and long-context runs."""
     by_slot: dict[Any, dict[int, float | None]] = {}
-    for row in rows:
-        by_slot.setdefault(row["slot"], {})[row["workload_id"]] = row["ttft_p50_ms"]
+    for slot, workload_id, ttft in rows:
+        by_slot.setdefault(slot, {})[workload_id] = ttft
     pairs = [
         {"slot": slot.isoformat(), "base_ttft_ms": v.get(base.id), "long_ttft_ms": v.get(long.id)}
         for slot, v in sorted(by_slot.items())
@@ -132,26 +193,34 @@ def _context(runs: Any, workloads: Workloads) -> dict[str, Any]:
 
 def _concurrency(runs: Any) -> list[dict[str, Any]]:
     """Per-user decode and aggregate throughput by concurrency (base-context workloads)."""
+    return [curve for _, curve in _concurrency_rows(runs, ())]
+
+
+def _concurrency_rows(runs: Any, by: tuple[str, ...]) -> list[tuple[tuple, dict[str, Any]]]:
+    """_concurrency's points, each with the values of the `by` columns it is grouped by too."""
     grouped = (
         runs.filter(workload__context_tokens=0)
         .order_by()
-        .values("concurrency")
+        .values(*by, "concurrency")
         .annotate(
             runs=Count("id"),
             decode=Percentile("decode_tps_p50", 0.5),
             throughput=Percentile("throughput_tps", 0.5),
             ttft=Percentile("ttft_p50_ms", 0.5),
         )
-        .order_by("concurrency")
+        .order_by(*by, "concurrency")
     )
     return [
-        {
-            "concurrency": g["concurrency"],
-            "runs": g["runs"],
-            "decode_tps_per_user": g["decode"],
-            "throughput_tps": g["throughput"],
-            "ttft_ms": g["ttft"],
-        }
+        (
+            tuple(g[name] for name in by),
+            {
+                "concurrency": g["concurrency"],
+                "runs": g["runs"],
+                "decode_tps_per_user": g["decode"],
+                "throughput_tps": g["throughput"],
+                "ttft_ms": g["ttft"],
+            },
+        )
         for g in grouped
     ]
 
