@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from django.db.models import Count
+from django.db.models import Count, Max, Q
 
 from providers.models import Endpoint
 
@@ -96,15 +96,22 @@ def _contexts(runs: Any, workloads: Workloads, ids: list[int]) -> dict[int, dict
     base, long = workloads.base(), workloads.long()
     if base is None or long is None:
         return {i: {"context_tokens": None, "prefill_cost_ms": None} for i in ids}
-    rows: dict[int, list[tuple]] = {i: [] for i in ids}
-    for endpoint_id, *row in runs.filter(workload__in=[base, long]).values_list(
-        "endpoint_id", "slot", "workload_id", "ttft_p50_ms"
-    ):
-        rows[endpoint_id].append(row)
-    contexts = {i: _context_of(rows[i], base, long) for i in ids}
-    for context in contexts.values():
-        del context["pairs"]
-    return contexts
+    # Paired in the database, one row per (endpoint, slot) without the slot itself (at most
+    # one run of each workload per slot: run_unique_slot), so no timestamp is read.
+    slots = (
+        runs.filter(workload__in=[base, long])
+        .order_by()
+        .values("endpoint_id", "slot")
+        .annotate(
+            base=Max("ttft_p50_ms", filter=Q(workload=base)),
+            long=Max("ttft_p50_ms", filter=Q(workload=long)),
+        )
+        .values_list("endpoint_id", "base", "long")
+    )
+    pairs: dict[int, list[tuple]] = {i: [] for i in ids}
+    for endpoint_id, base_ttft, long_ttft in slots:
+        pairs[endpoint_id].append((base_ttft, long_ttft))
+    return {i: _context_figures(pairs[i], long) for i in ids}
 
 
 def _endpoint_info(endpoint: Endpoint) -> dict[str, Any]:
@@ -176,16 +183,17 @@ def _context_of(rows: Any, base: Workload, long: Workload) -> dict[str, Any]:
         {"slot": slot.isoformat(), "base_ttft_ms": v.get(base.id), "long_ttft_ms": v.get(long.id)}
         for slot, v in sorted(by_slot.items())
     ]
-    deltas = [
-        p["long_ttft_ms"] - p["base_ttft_ms"]
-        for p in pairs
-        if p["long_ttft_ms"] is not None and p["base_ttft_ms"] is not None
-    ]
+    values = [(p["base_ttft_ms"], p["long_ttft_ms"]) for p in pairs]
+    return {"pairs": pairs, **_context_figures(values, long)}
+
+
+def _context_figures(pairs: list[tuple[Any, Any]], long: Workload) -> dict[str, Any]:
+    """_context's figures from each slot's (base TTFT, long-context TTFT), None when absent."""
+    deltas = [lg - bs for bs, lg in pairs if lg is not None and bs is not None]
     return {
         "context_tokens": long.context_tokens,
-        "pairs": pairs,
-        "base_ttft_ms": _quartiles([p["base_ttft_ms"] for p in pairs]),
-        "long_ttft_ms": _quartiles([p["long_ttft_ms"] for p in pairs]),
+        "base_ttft_ms": _quartiles([bs for bs, _ in pairs]),
+        "long_ttft_ms": _quartiles([lg for _, lg in pairs]),
         "prefill_cost_ms": percentile(deltas, 0.5),
         "paired_slots": len(deltas),
     }
