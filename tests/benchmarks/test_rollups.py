@@ -176,9 +176,7 @@ def _as_json_only() -> None:
 def test_it_reads_the_same_long_board_from_packed_day_rows_as_from_their_json(year, query):
     filters = BoardFilters.from_query(query)
     rows = RunRollup.objects.all()
-    assert all(
-        r.packed == packed.pack(sketch.triples(r.sketches)) and r.packed for r in rows[:500]
-    )
+    assert all(r.packed == packed.pack(sketch.triples(r.sketches)) and r.packed for r in rows[:500])
     with time_machine.travel(NOW, tick=False):
         from_packed = [dataclasses.asdict(row) for row in leaderboard(filters)]
         WindowRollup.objects.all().delete()  # every day and month row is read, not only today's
