@@ -542,6 +542,10 @@ class RunRollup(models.Model):
     error_count = models.PositiveIntegerField(default=0)
     errors_by_category = models.JSONField(default=dict, blank=True)
     sketches = models.JSONField(default=dict, blank=True, help_text="metric -> sketch bins")
+    # The same sketches as int32 triples (rollups.packed), written with them: a board merges
+    # today's rows in numpy without parsing their JSON. None on a row no writer has packed yet
+    # (migration 0023 fills them): readers then read `sketches` instead (the same bins).
+    packed = models.BinaryField(null=True, blank=True, default=None)
 
     class Meta:
         constraints = [

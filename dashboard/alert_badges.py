@@ -73,7 +73,7 @@ def detail_url(alert: Alert) -> str:
 
 
 def alert_badges(alerts: list[Alert], endpoint_slug: str) -> dict[str, Any]:
-    """The leaderboard's alerts cell (template dashboard/_alert_cell.html): the most severe
+    """The leaderboard's alerts cell (in template dashboard/leaderboard.html): the most severe
     badges (the selector sorts them), then how many more, linking to all of them."""
     more = len(alerts) - MAX_BADGES
     return {

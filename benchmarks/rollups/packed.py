@@ -33,7 +33,10 @@ def add(data: bytes | memoryview | None, extra: Iterable[tuple[int, int, int]]) 
 class Merged:
     """The summed sketches of many groups (any hashable group key), read per metric."""
 
-    def __init__(self, parts: Sequence[tuple[object, np.ndarray]]) -> None:
+    def __init__(
+        self, parts: Sequence[tuple[object, np.ndarray]], metrics: Iterable[str] | None = None
+    ) -> None:
+        """metrics: only these are read (the others' bins are dropped before merging)."""
         self.groups: list[object] = []
         index: dict[object, int] = {}
         numbers, arrays = [], []
@@ -44,9 +47,16 @@ class Merged:
             numbers.append(index[group])
             arrays.append(triples)
         self._index = index
+        # Each part is sorted (pack sorts): laid out group by group, the keys below are a few
+        # sorted runs per group, which the stable sort (timsort) merges in near-linear time.
+        layout = sorted(range(len(arrays)), key=numbers.__getitem__)
+        arrays = [arrays[i] for i in layout]
         data = np.concatenate(arrays) if arrays else np.empty((0, 3), dtype=np.int32)
         lengths = [len(triples) for triples in arrays]
-        groups = np.repeat(np.array(numbers, dtype=np.int64), lengths)
+        groups = np.repeat(np.array([numbers[i] for i in layout], dtype=np.int64), lengths)
+        if metrics is not None:
+            keep = np.isin(data[:, 0], [sketch.METRIC_CODES[m] for m in metrics])
+            data, groups = data[keep], groups[keep]
         # One sortable int64 per bin: group and metric (codes < 16) above, ordinal below.
         keys = ((groups * 16 + data[:, 0]) << 32) | (data[:, 1].astype(np.int64) + (1 << 31))
         order = np.argsort(keys, kind="stable")

@@ -54,9 +54,19 @@ def rollup_rows(
     ).values_list(*_FIELDS, "packed")
     rows = [_row(values[:-1], packed.unpack(values[-1])) for values in windows]
     days = Q(span="day", day=today) if rows else window_q(window_hours, now=now)
-    for values in RunRollup.objects.filter(scope, bucket, days).values_list(*_FIELDS, "sketches"):
-        bins = np.array(sketch.triples(values[-1]), dtype=np.int32).reshape(-1, 3)
-        rows.append(_row(values[:-1], bins))
+    day_rows = RunRollup.objects.filter(scope, bucket, days).values_list(*_FIELDS, "id", "packed")
+    unpacked: dict[int, dict[str, Any]] = {}
+    for values in day_rows:
+        row = _row(values[:-2], packed.unpack(values[-1]))
+        if values[-1] is None:  # not packed yet (written before migration 0023)
+            unpacked[values[-2]] = row
+        rows.append(row)
+    if unpacked:
+        for row_id, sketches in RunRollup.objects.filter(id__in=unpacked).values_list(
+            "id", "sketches"
+        ):
+            bins = np.array(sketch.triples(sketches), dtype=np.int32).reshape(-1, 3)
+            unpacked[row_id]["bins"] = bins
     return rows
 
 
@@ -79,7 +89,10 @@ def _totals(rows: Iterable[dict[str, Any]], group_of) -> dict[Any, dict[str, Any
 
 def primary_stats(rows: list[dict[str, Any]], *, shared: bool) -> list[dict[str, Any]]:
     """Per endpoint, the fields of the exact board's primary query, from merged sketches."""
-    merged = packed.Merged([(row["endpoint_id"], row["bins"]) for row in rows])
+    metrics = ["input_tokens", "output_tokens", "ttft", "decode", "e2e"]
+    if shared:
+        metrics.append("throughput")
+    merged = packed.Merged([(row["endpoint_id"], row["bins"]) for row in rows], metrics)
     out = []
     for endpoint_id, total in _totals(rows, lambda row: row["endpoint_id"]).items():
         group: dict[str, Any] = {
@@ -108,7 +121,7 @@ def concurrency_groups(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     def key(row: dict[str, Any]) -> tuple[int, int, int]:
         return (row["endpoint_id"], row["workload_id"], row["concurrency"])
 
-    merged = packed.Merged([(key(row), row["bins"]) for row in rows])
+    merged = packed.Merged([(key(row), row["bins"]) for row in rows], ("decode", "throughput"))
     return [
         {
             "endpoint_id": endpoint_id,
@@ -124,7 +137,7 @@ def concurrency_groups(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def prefill_quartiles(rows: list[dict[str, Any]]) -> dict[int, tuple]:
     """Per endpoint: (p25, p50, p75) of the paired long − base TTFT deltas."""
-    merged = packed.Merged([(row["endpoint_id"], row["bins"]) for row in rows])
+    merged = packed.Merged([(row["endpoint_id"], row["bins"]) for row in rows], ("prefill",))
     out = {}
     for endpoint_id in merged.groups:
         values = merged.quantiles(endpoint_id, "prefill", QUARTILES)

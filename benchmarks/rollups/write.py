@@ -14,7 +14,7 @@ from django.db import transaction
 
 from ..models import Run, RunRollup
 from ..selectors.scope import Workloads
-from . import sketch, windows
+from . import packed, sketch, windows
 
 SPANS = ("day", "month")
 METRICS = {
@@ -134,9 +134,11 @@ def _update(key: Key, change) -> None:
     change(row)
     for name, value in row.items():
         setattr(rollup, name, value)
+    after = sketch.triples(row["sketches"])
+    rollup.packed = packed.pack(after)
     rollup.save()
     if span == "day":
-        bins = Counter({(m, n): c for m, n, c in sketch.triples(row["sketches"])})
+        bins = Counter({(m, n): c for m, n, c in after})
         bins.subtract({(m, n): c for m, n, c in before[3]})
         windows.add_late(
             key,
@@ -197,5 +199,6 @@ def _objects(items: Iterable[tuple[Key, dict[str, Any]]]) -> Iterable[RunRollup]
             span=span,
             day=day,
             tod_bucket=bucket,
+            packed=packed.pack(sketch.triples(row["sketches"])),
             **row,
         )

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from django.db.models import Count
+from django.db.models import Count, Max, Q
 
 from providers.models import Endpoint
 
@@ -49,6 +49,69 @@ def endpoint_history(
         "recent_runs": _recent(endpoint, vantage_obj, window_hours, workloads),
         "roofline": _roofline(endpoint, points),
     }
+
+
+def compare_histories(
+    endpoints: list[Endpoint],
+    *,
+    workload: Workload | str | None = None,
+    vantage: Vantage | str | None = None,
+    window_hours: int = 72,
+) -> list[dict[str, Any]]:
+    """What the compare page charts of each endpoint's history, in the order given: the same
+    values as endpoint_history's "endpoint", "tod_profile", "context" (without its per-slot
+    pairs) and "concurrency", and its "runs" as (slot, TTFT, decode) points; one query per part
+    for all the endpoints, instead of one whole history (bands, errors, recent runs) each."""
+    workloads = Workloads.load()
+    workload_obj = workloads.resolve(workload)
+    vantage_obj = resolve_vantage(vantage)
+    ids = [endpoint.id for endpoint in endpoints]
+    runs = window_runs(vantage=vantage_obj, window_hours=window_hours).filter(endpoint_id__in=ids)
+    points: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+    if workload_obj:
+        series = runs.filter(workload=workload_obj).order_by("endpoint_id", "slot")
+        for endpoint_id, slot, bucket, ttft, decode in series.values_list(
+            "endpoint_id", "slot", "tod_bucket", "ttft_p50_ms", "decode_tps_p50"
+        ):
+            point = {"slot": slot.isoformat(), "tod_bucket": bucket}
+            points[endpoint_id].append({**point, "ttft_ms": ttft, "decode_tps": decode})
+    curves: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+    for (endpoint_id,), curve in _concurrency_rows(runs, ("endpoint_id",)):
+        curves[endpoint_id].append(curve)
+    contexts = _contexts(runs, workloads, ids)
+    return [
+        {
+            "endpoint": _endpoint_info(endpoint),
+            "runs": [{k: p[k] for k in ("slot", "ttft_ms", "decode_tps")} for p in points[i]],
+            "tod_profile": _tod_profile(points[i]),
+            "context": contexts[i],
+            "concurrency": curves[i],
+        }
+        for endpoint, i in zip(endpoints, ids, strict=True)
+    ]
+
+
+def _contexts(runs: Any, workloads: Workloads, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """_context of each endpoint (without "pairs"), from one query."""
+    base, long = workloads.base(), workloads.long()
+    if base is None or long is None:
+        return {i: {"context_tokens": None, "prefill_cost_ms": None} for i in ids}
+    # Paired in the database, one row per (endpoint, slot) without the slot itself (at most
+    # one run of each workload per slot: run_unique_slot), so no timestamp is read.
+    slots = (
+        runs.filter(workload__in=[base, long])
+        .order_by()
+        .values("endpoint_id", "slot")
+        .annotate(
+            base=Max("ttft_p50_ms", filter=Q(workload=base)),
+            long=Max("ttft_p50_ms", filter=Q(workload=long)),
+        )
+        .values_list("endpoint_id", "base", "long")
+    )
+    pairs: dict[int, list[tuple]] = {i: [] for i in ids}
+    for endpoint_id, base_ttft, long_ttft in slots:
+        pairs[endpoint_id].append((base_ttft, long_ttft))
+    return {i: _context_figures(pairs[i], long) for i in ids}
 
 
 def _endpoint_info(endpoint: Endpoint) -> dict[str, Any]:
@@ -107,24 +170,30 @@ def _context(runs: Any, workloads: Workloads) -> dict[str, Any]:
     base, long = workloads.base(), workloads.long()
     if base is None or long is None:
         return {"context_tokens": None, "pairs": [], "prefill_cost_ms": None}
-    rows = runs.filter(workload__in=[base, long]).values("slot", "workload_id", "ttft_p50_ms")
+    rows = runs.filter(workload__in=[base, long]).values_list("slot", "workload_id", "ttft_p50_ms")
+    return _context_of(rows, base, long)
+
+
+def _context_of(rows: Any, base: Workload, long: Workload) -> dict[str, Any]:
+    """_context from (slot, workload id, TTFT p50) rows of the base and long-context runs."""
     by_slot: dict[Any, dict[int, float | None]] = {}
-    for row in rows:
-        by_slot.setdefault(row["slot"], {})[row["workload_id"]] = row["ttft_p50_ms"]
+    for slot, workload_id, ttft in rows:
+        by_slot.setdefault(slot, {})[workload_id] = ttft
     pairs = [
         {"slot": slot.isoformat(), "base_ttft_ms": v.get(base.id), "long_ttft_ms": v.get(long.id)}
         for slot, v in sorted(by_slot.items())
     ]
-    deltas = [
-        p["long_ttft_ms"] - p["base_ttft_ms"]
-        for p in pairs
-        if p["long_ttft_ms"] is not None and p["base_ttft_ms"] is not None
-    ]
+    values = [(p["base_ttft_ms"], p["long_ttft_ms"]) for p in pairs]
+    return {"pairs": pairs, **_context_figures(values, long)}
+
+
+def _context_figures(pairs: list[tuple[Any, Any]], long: Workload) -> dict[str, Any]:
+    """_context's figures from each slot's (base TTFT, long-context TTFT), None when absent."""
+    deltas = [lg - bs for bs, lg in pairs if lg is not None and bs is not None]
     return {
         "context_tokens": long.context_tokens,
-        "pairs": pairs,
-        "base_ttft_ms": _quartiles([p["base_ttft_ms"] for p in pairs]),
-        "long_ttft_ms": _quartiles([p["long_ttft_ms"] for p in pairs]),
+        "base_ttft_ms": _quartiles([bs for bs, _ in pairs]),
+        "long_ttft_ms": _quartiles([lg for _, lg in pairs]),
         "prefill_cost_ms": percentile(deltas, 0.5),
         "paired_slots": len(deltas),
     }
@@ -132,26 +201,34 @@ def _context(runs: Any, workloads: Workloads) -> dict[str, Any]:
 
 def _concurrency(runs: Any) -> list[dict[str, Any]]:
     """Per-user decode and aggregate throughput by concurrency (base-context workloads)."""
+    return [curve for _, curve in _concurrency_rows(runs, ())]
+
+
+def _concurrency_rows(runs: Any, by: tuple[str, ...]) -> list[tuple[tuple, dict[str, Any]]]:
+    """_concurrency's points, each with the values of the `by` columns it is grouped by too."""
     grouped = (
         runs.filter(workload__context_tokens=0)
         .order_by()
-        .values("concurrency")
+        .values(*by, "concurrency")
         .annotate(
             runs=Count("id"),
             decode=Percentile("decode_tps_p50", 0.5),
             throughput=Percentile("throughput_tps", 0.5),
             ttft=Percentile("ttft_p50_ms", 0.5),
         )
-        .order_by("concurrency")
+        .order_by(*by, "concurrency")
     )
     return [
-        {
-            "concurrency": g["concurrency"],
-            "runs": g["runs"],
-            "decode_tps_per_user": g["decode"],
-            "throughput_tps": g["throughput"],
-            "ttft_ms": g["ttft"],
-        }
+        (
+            tuple(g[name] for name in by),
+            {
+                "concurrency": g["concurrency"],
+                "runs": g["runs"],
+                "decode_tps_per_user": g["decode"],
+                "throughput_tps": g["throughput"],
+                "ttft_ms": g["ttft"],
+            },
+        )
         for g in grouped
     ]
 

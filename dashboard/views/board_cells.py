@@ -1,5 +1,5 @@
 """Leaderboard cells as display strings, computed once per row in Python; the template
-(dashboard/_board_row.html) only places them, so it stays cheap for 100 endpoints."""
+(dashboard/leaderboard.html) only places them, so it stays cheap for 100 endpoints."""
 
 from typing import Any
 

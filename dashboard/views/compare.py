@@ -5,7 +5,7 @@ from django.shortcuts import render
 
 from benchmarks.selectors import agent_loop
 from benchmarks.selectors.filters import BoardFilters
-from benchmarks.selectors.history import endpoint_history
+from benchmarks.selectors.history import compare_histories
 from benchmarks.selectors.leaderboard import leaderboard
 from providers.archive import LIVE_ENDPOINTS
 from providers.models import Endpoint, families_by_model_id, model_family
@@ -40,15 +40,12 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         # A chosen endpoint without a row is explained, not silently left out.
         missing = [ep for ep in chosen if ep.slug not in rows or not rows[ep.slug].has_data]
         ordered = [row for row in ordered if row.has_data]
-        histories = [
-            endpoint_history(
-                ep,
-                workload=filters.workload,
-                vantage=filters.vantage,
-                window_hours=filters.window_hours,
-            )
-            for ep in chosen
-        ]
+        histories = compare_histories(
+            chosen,
+            workload=filters.workload,
+            vantage=filters.vantage,
+            window_hours=filters.window_hours,
+        )
         context.update(
             rows=ordered,
             missing=missing,

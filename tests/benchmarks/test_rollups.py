@@ -169,3 +169,49 @@ def test_it_shows_the_same_long_board_before_the_days_window_rollups_are_written
         windows.refresh()
         assert windows.is_fresh()
         assert [dataclasses.asdict(row) for row in leaderboard(filters)] == fresh
+
+
+def _as_json_only() -> None:
+    """Every rollup row as written before migration 0023: no packed column."""
+    RunRollup.objects.update(packed=None)
+
+
+@pytest.mark.parametrize("query", [{"window": "30d"}, {"window": "365d", "concurrency": "10"}])
+def test_it_reads_the_same_long_board_from_packed_day_rows_as_from_their_json(year, query):
+    filters = BoardFilters.from_query(query)
+    rows = RunRollup.objects.all()
+    assert all(r.packed == packed.pack(sketch.triples(r.sketches)) and r.packed for r in rows[:500])
+    with time_machine.travel(NOW, tick=False):
+        from_packed = [dataclasses.asdict(row) for row in leaderboard(filters)]
+        WindowRollup.objects.all().delete()  # every day and month row is read, not only today's
+        from_packed_days = [dataclasses.asdict(row) for row in leaderboard(filters)]
+        _as_json_only()
+        from_json = [dataclasses.asdict(row) for row in leaderboard(filters)]
+    assert from_packed == from_packed_days == from_json
+    assert any(row["ttft_p50_ms"] for row in from_json)
+
+
+def test_it_packs_every_rollup_row_a_run_finishes_into_as_its_json_says():
+    with time_machine.travel(NOW, tick=False):
+        seed_history(endpoints=1, days=3, workloads=4, slots=3, samples_per_run=1, now=NOW)
+    RunRollup.objects.all().delete()
+    for run_id in Run.objects.order_by("slot", "id").values_list("id", flat=True):
+        add_run(run_id)
+    rows = list(RunRollup.objects.all())
+    assert rows and all(r.packed == packed.pack(sketch.triples(r.sketches)) for r in rows)
+    assert any(len(packed.unpack(r.packed)) > 6 for r in rows)  # more than one run's bins
+
+
+def test_it_fills_the_packed_column_of_rows_written_before_it():
+    import importlib
+    from types import SimpleNamespace
+
+    from django.db import connection
+
+    migration = importlib.import_module("benchmarks.migrations.0023_runrollup_packed")
+    with time_machine.travel(NOW, tick=False):
+        seed_history(endpoints=1, days=40, workloads=4, slots=3, samples_per_run=1, now=NOW)
+    written = {r.id: bytes(r.packed) for r in RunRollup.objects.all()}
+    _as_json_only()
+    migration.fill_packed(None, SimpleNamespace(connection=connection))
+    assert {r.id: bytes(r.packed) for r in RunRollup.objects.all()} == written
