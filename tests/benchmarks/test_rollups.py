@@ -208,7 +208,7 @@ def test_it_fills_the_packed_column_of_rows_written_before_it():
 
     from django.db import connection
 
-    migration = importlib.import_module("benchmarks.migrations.0023_runrollup_packed")
+    migration = importlib.import_module("benchmarks.migrations.0024_runrollup_packed")
     with time_machine.travel(NOW, tick=False):
         seed_history(endpoints=1, days=40, workloads=4, slots=3, samples_per_run=1, now=NOW)
     written = {r.id: bytes(r.packed) for r in RunRollup.objects.all()}

@@ -46,7 +46,7 @@ def _write(cursor, updates: list[tuple[bytes, int]], *, postgresql: bool) -> Non
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("benchmarks", "0022_run_note"),
+        ("benchmarks", "0023_run_origin"),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('alerts', '0008_new_normal'),
+        ('alerts', '0009_notification_monthly_report'),
     ]
 
     operations = [
