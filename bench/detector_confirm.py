@@ -196,7 +196,8 @@ class _State:
 def install(namespace: dict, policy: ConfirmPolicy) -> tuple[Callable, Tally]:
     """Switch bench/detector.py to confirmation runs: its pairs get candidate times, and its
     simulate becomes this one (the caller sets tally.scenario). Returns (simulate, tally)."""
-    namespace["make_pair"] = dense(namespace["make_pair"], namespace["slots"], policy)
+    for module in (namespace["generators"], namespace["heldout"]):
+        module.make_pair = dense(module.make_pair, module.slots, policy)
     tally = Tally()
 
     def run(pair, config, *, start_h, end_h, timer):
