@@ -123,13 +123,13 @@ def dst_slot(
     moved by an hour, or None.
 
     t, bucket, resid, scale: runs up to `now` (worse-oriented log residuals against the
-    baseline, and its noise scale of each), from at least a week before the oldest instant. For a change at T: the slot's most likely
-    onset (the start of the stretch to now whose residual sum over √length is largest, as
-    detector.onset reads it) is its first or second run after T, the first within a day of
-    it; its runs since T average at least `half` (half the minimum effect) worse and at most
-    MAX_LOG_SHIFT, and its week before T did not; and the other slots' runs since T are not
-    surely worse by `half` (their mean less two standard errors under it) and average at
-    least `half` better than the slot's.
+    baseline, and its noise scale of each), from at least a week before the oldest instant.
+    For a change at T: the slot's most likely onset (the start of the stretch to now whose
+    residual sum over √length is largest, as detector.onset reads it) is its first or second
+    run after T, the first within a day of it; its runs since T average at least `half` (half
+    the minimum effect) worse and at most MAX_LOG_SHIFT, and its week before T did not; and
+    the other slots' runs since T are not surely worse by `half` (their mean less two
+    standard errors under it) and average at least `half` better than the slot's.
     """
     for at in instants[::-1]:  # the latest change first
         since = (t > at) & (t <= now)
