@@ -27,7 +27,7 @@ from alerts.detection.arms import (
 from alerts.detection.arms import arm as make_arm
 from alerts.detection.arms import settled as settled_shift
 from alerts.detection.baseline import Baseline, Runs, fit, median
-from alerts.detection.local_time import dst_hold
+from alerts.detection.local_time import BEFORE_S, dst_hold
 from alerts.detection.rules import DetectorConfig, MetricRule
 from benchmarks.buckets import BUCKETS
 
@@ -194,8 +194,7 @@ def assess_series(
     start. The baseline is fitted on the `baseline_days` before the long window unless
     `frozen` (an open alert's baseline, or an accepted level) is given; `opened` is what the
     open alert opened on (Judgement.opened: what "back to normal" must be told apart from).
-    zone: the series' demand time zone (history's buckets follow it); `dst_guard` holds a
-    finding that a daylight-saving change explains (local_time.dst_hold).
+    zone: the demand time zone; dst_guard: hold what a clock change explains (local_time).
     """
     day = history.between(now - config.recent_hours * HOUR_S, now)
     # Enough recent runs: `min_recent` in the long window, one of them in the last day (a
@@ -271,8 +270,11 @@ def _dst_hold(
 ) -> str | None:
     """local_time.dst_hold over the baseline window and the long window."""
     span = config.baseline_days * 86_400.0 + config.long_hours * HOUR_S
+    runs = history.between(now - span - BEFORE_S, now)
+    resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
     half = rule.log_shift(rule.min_effect) / 2
-    return dst_hold(history, baseline, now=now, zone=zone, sign=_sign(rule), half=half, span=span)
+    scale = baseline.scales(runs)
+    return dst_hold(runs.t, runs.bucket, resid, scale, now=now, zone=zone, half=half, span=span)
 
 
 def _baseline(

@@ -15,15 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 import numpy as np
 
 from benchmarks.buckets import BUCKET_HOURS
-
-if TYPE_CHECKING:  # baseline imports this module (utc_offsets)
-    from alerts.detection.baseline import Baseline, Runs
 
 # With no demand time zone set: the zones whose changes are held (US and EU rules; Tokyo and
 # most of Asia have none). Their changes fall on four dates a year.
@@ -168,31 +164,29 @@ def _onset(resid: np.ndarray) -> int:
 
 
 def dst_hold(
-    history: Runs,
-    baseline: Baseline,
+    t: np.ndarray,
+    bucket: np.ndarray,
+    resid: np.ndarray,
+    scale: np.ndarray,
     *,
     now: float,
     zone: str | None,
-    sign: float,
     half: float,
     span: float,
 ) -> str | None:
     """Why the series' finding at `now` is put down to a daylight-saving change within `span`
     seconds (the baseline window and the long window: after that the baseline has learnt
-    the slot's new level), or None. sign: +1 when higher is worse; half: half the minimum
-    effect (log units)."""
+    the slot's new level), or None. t, bucket, resid, scale: as dst_slot's, from `span` and
+    BEFORE_S before `now`; half: half the minimum effect (log units)."""
     zones = guarded_zones(zone)
     instants = transitions(zones, now - span, now)
     if not len(instants):
         return None
-    runs = history.between(float(instants[0]) - BEFORE_S, now)
-    resid = sign * (runs.log_value - baseline.expected(runs))
-    scale = baseline.scales(runs)
-    found = dst_slot(runs.t, runs.bucket, resid, scale, instants=instants, now=now, half=half)
+    found = dst_slot(t, bucket, resid, scale, instants=instants, now=now, half=half)
     if found is None:
         return None
-    bucket, at = found
-    hours = f"{bucket * BUCKET_HOURS:02d}–{(bucket + 1) * BUCKET_HOURS:02d} {zone or 'UTC'}"
+    slot, at = found
+    hours = f"{slot * BUCKET_HOURS:02d}–{(slot + 1) * BUCKET_HOURS:02d} {zone or 'UTC'}"
     return (
         f"the {hours} slot changed from its first run after the daylight-saving change of "
         f"{zone_label(at, zones)}, the other slots not worse: a demand that follows local "
