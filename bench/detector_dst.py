@@ -116,7 +116,6 @@ def opens(t, values, config: DetectorConfig, *, zone: str | None, guard: bool) -
 CONDITIONS = {
     "no zone, no guard (before)": (None, False),
     "no zone, guard": (None, True),
-    "zone, no guard": (ZONE, False),
     "zone and guard": (ZONE, True),
 }
 
@@ -150,8 +149,6 @@ def main() -> None:
     print("| one-slot slowdown −25 % on a non-DST date | caught within 7 days (decode) |")
     print("|---|---|")
     for name, (zone, guard) in CONDITIONS.items():
-        if name == "zone, no guard":
-            continue
         caught = [
             any(at <= h <= at + 7 * 86_400 for h in opens(t, v, config, zone=zone, guard=guard)[0])
             for at, t, v in steps

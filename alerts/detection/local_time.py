@@ -36,6 +36,8 @@ BEFORE_S = 7 * 86_400.0
 # A slot's first run after a change is at most a day later (a slot's runs are a day apart),
 # late runs allowed for.
 FIRST_RUN_S = 30 * 3600.0
+# The slot's runs since a change must span this long: the same hours on two days.
+REPEAT_S = 20 * 3600.0
 # A slot worse than this (worse-oriented log units: decode 39 % slower, TTFT 65 % higher) is
 # never put down to the clock: a demand peak an hour earlier is not a collapse.
 MAX_LOG_SHIFT = 0.5
@@ -122,7 +124,8 @@ def dst_slot(
     baseline, and its noise scale of each), from at least a week before the oldest instant.
     For a change at T: the slot's most likely onset (the start of the stretch to now whose
     residual sum over √length is largest, as detector.onset reads it) is its first or second
-    run after T, the first within a day of it; its runs since T average at least `half` (half
+    run after T, the first within 30 h of it and the last at least 20 h after the first (the
+    pattern seen on two days); its runs since T average at least `half` (half
     the minimum effect) worse and at most MAX_LOG_SHIFT, and its week before T did not; and
     the other slots' runs since T are not surely worse by `half` (their mean less two
     standard errors under it) and average at least `half` better than the slot's.
@@ -131,8 +134,10 @@ def dst_slot(
         since = (t > at) & (t <= now)
         for b in np.unique(bucket[since]):
             mine = since & (bucket == b)
-            first = np.flatnonzero(mine)[0]
-            if t[first] - at > FIRST_RUN_S:
+            first, last = np.flatnonzero(mine)[[0, -1]]
+            # A daily pattern that moved repeats: the slot's runs since the change span two
+            # days (a fresh step of every slot hours ago fills one slot's runs of one day).
+            if t[first] - at > FIRST_RUN_S or t[last] - t[first] < REPEAT_S:
                 continue
             level = float(resid[mine].mean())
             if not half <= level <= MAX_LOG_SHIFT:
