@@ -57,13 +57,16 @@ def local_peak(t: np.ndarray, zone: str = ZONE, start: float = 18, end: float = 
     return rise * fall
 
 
+PEAK_ZONE = [ZONE]  # --peak-zone UTC: the control, a peak that never moves
+
+
 def series_pair(rng, start: float, slot_step: tuple[float, int] | None = None):
     """Run times (Unix s) and per-sample values of decode and TTFT; slot_step = (time, UTC
     8-hour block): from then on that block's runs are also 25 % / 35 % worse."""
     first = rng.uniform(0, 8 * 3600)
     t = np.round(start + first + np.arange(DAYS * 3) * 8 * 3600.0)
     hours = (t - start) / 3600.0
-    peak = local_peak(t)
+    peak = local_peak(t, PEAK_ZONE[0])
     out = {}
     for metric, sign in ((DECODE, -1.0), (TTFT, 1.0)):
         size = SIZES[metric]
@@ -124,7 +127,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=40, help="pairs per season")
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--peak-zone", default=ZONE, help="UTC: the control (no move)")
     args = parser.parse_args()
+    PEAK_ZONE[0] = args.peak_zone
     config = detector_config()
     rng = np.random.default_rng(args.seed)
     nulls = [series_pair(rng, STARTS[s]) for s in STARTS for _ in range(args.pairs)]
