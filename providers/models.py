@@ -8,9 +8,14 @@ from django.db import models
 
 from . import lanes
 from .credentials import validate_extra_headers
-from .validators import validate_base_url
+from .validators import validate_base_url, validate_time_zone
 
 ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+DEMAND_ZONE_HELP = (
+    "IANA time zone (e.g. America/New_York) whose local day the provider's demand follows: "
+    "the alerts' time-of-day slots follow it across daylight-saving changes. Blank: none (UTC "
+    "slots; a daylight-saving date of a common zone does not open an alert by itself)."
+)
 
 
 class Protocol(models.TextChoices):
@@ -74,6 +79,9 @@ class Provider(models.Model):
     )
     simulated = models.BooleanField(
         default=False, help_text="Served by tokspeed's reference simulator, not a real provider."
+    )
+    demand_time_zone = models.CharField(
+        max_length=64, blank=True, validators=[validate_time_zone], help_text=DEMAND_ZONE_HELP
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -154,6 +162,12 @@ class Endpoint(models.Model):
     )
     extra_body = models.JSONField(default=dict, blank=True, help_text="Merged into each request.")
     peak_concurrency = models.PositiveIntegerField(default=64)
+    demand_time_zone = models.CharField(
+        max_length=64,
+        blank=True,
+        validators=[validate_time_zone],
+        help_text="Overrides the provider's demand time zone when set. " + DEMAND_ZONE_HELP,
+    )
     # Roofline hints: ceiling = chips × bandwidth ÷ (active params × bytes per param).
     active_params_b = models.FloatField("active parameters (billions)", null=True, blank=True)
     bytes_per_param = models.FloatField(null=True, blank=True)
@@ -184,6 +198,12 @@ class Endpoint(models.Model):
         if protocol and self.lane not in lanes.supported(protocol):
             asks = ", ".join(lanes.supported(protocol))
             raise ValidationError({"lane": f"The {protocol} protocol asks for: {asks}."})
+
+    @property
+    def demand_zone(self) -> str:
+        """The time zone this endpoint's demand follows: its own, else its provider's ('' =
+        none)."""
+        return self.demand_time_zone or self.provider.demand_time_zone
 
     @property
     def label(self) -> str:

@@ -46,3 +46,23 @@ def validate_base_url(url: str) -> None:
         raise ValidationError(
             f"Host {parts.hostname!r} resolves to a private or loopback address; {PRIVATE_HINT}."
         )
+
+
+def validate_time_zone(name: str) -> None:
+    """An IANA time zone name (America/New_York) that zoneinfo knows; blank is allowed (none).
+
+    The demand time zone of a provider or endpoint (docs/alerts.md, "Local-time demand")."""
+    if not name:
+        return
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    bad = ValidationError(
+        f"{name[:80]!r} is not a time zone: give an IANA name such as America/New_York or "
+        "Europe/Berlin (blank: none)."
+    )
+    if name != name.strip() or "\x00" in name or name.startswith(("/", ".")) or ".." in name:
+        raise bad
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise bad from None

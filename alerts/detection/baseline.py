@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from alerts.detection.local_time import utc_offsets
 from benchmarks.buckets import BUCKET_HOURS
 
 DAY_S = 86_400.0
@@ -45,7 +46,8 @@ WINSOR_MADS = 8.0  # where a residual stops counting in full toward levels and s
 @dataclass(frozen=True, slots=True)
 class Runs:
     """One value per run, sorted by time: t (run slot, Unix seconds), log of the median sample
-    value, time-of-day bucket, and the day of the week of the slot (UTC, 0 = Monday)."""
+    value, time-of-day bucket, and the day of the week of the slot (0 = Monday), both in UTC
+    or in the series' demand time zone (Runs.of)."""
 
     t: np.ndarray
     log_value: np.ndarray
@@ -53,17 +55,20 @@ class Runs:
     day: np.ndarray
 
     @classmethod
-    def of(cls, t, log_value) -> Runs:
+    def of(cls, t, log_value, zone: str | None = None) -> Runs:
+        """Runs at times t with their values; buckets and days in the demand time `zone` (an
+        IANA name; None: UTC), so they follow its daylight-saving changes (local_time)."""
         t = np.asarray(t, dtype=float)
         log_value = np.asarray(log_value, dtype=float)
         order = np.argsort(t, kind="stable")
         t, log_value = t[order], log_value[order]
-        bucket = ((t % DAY_S) // (BUCKET_HOURS * 3600)).astype(int)
-        day = ((t // DAY_S + 3) % 7).astype(int)  # 1970-01-01 was a Thursday (3)
+        local = t + utc_offsets(t, zone) if zone else t
+        bucket = ((local % DAY_S) // (BUCKET_HOURS * 3600)).astype(int)
+        day = ((local // DAY_S + 3) % 7).astype(int)  # 1970-01-01 was a Thursday (3)
         return cls(t, log_value, bucket, day)
 
     @classmethod
-    def from_samples(cls, values, times) -> Runs:
+    def from_samples(cls, values, times, zone: str | None = None) -> Runs:
         """Runs from per-sample values (tok/s or ms) and their run's slot time (Unix seconds).
 
         A run's value is the 20 % trimmed mean of its samples' logs (the middle three of five):
@@ -75,7 +80,7 @@ class Runs:
         keep = np.isfinite(values) & (values > 0)
         values, times = values[keep], times[keep]
         if not len(values):
-            return cls.of([], [])
+            return cls.of([], [], zone)
         order = np.lexsort((values, times))
         logs, times = np.log(values[order]), times[order]
         starts = np.flatnonzero(np.r_[True, times[1:] != times[:-1]])
@@ -85,7 +90,8 @@ class Runs:
         trim = np.minimum(np.ceil(TRIM * counts), (counts - 1) // 2).astype(int)[run]
         kept = (rank >= trim) & (rank < counts[run] - trim)
         sums = np.bincount(run[kept], weights=logs[kept], minlength=len(starts))
-        return cls.of(times[starts], sums / np.bincount(run[kept], minlength=len(starts)))
+        means = sums / np.bincount(run[kept], minlength=len(starts))
+        return cls.of(times[starts], means, zone)
 
     @property
     def weekend(self) -> np.ndarray:

@@ -27,6 +27,7 @@ from alerts.detection.arms import (
 from alerts.detection.arms import arm as make_arm
 from alerts.detection.arms import settled as settled_shift
 from alerts.detection.baseline import Baseline, Runs, fit, median
+from alerts.detection.local_time import BEFORE_S, dst_hold
 from alerts.detection.rules import DetectorConfig, MetricRule
 from benchmarks.buckets import BUCKETS
 
@@ -104,6 +105,8 @@ class SeriesTest:
     # Against an open alert: the series has stayed at one level long enough to be closed as
     # the new normal (new_normal)
     new_normal: bool = False
+    # Why a finding is put down to a daylight-saving change (local_time.dst_hold); None if not
+    dst_hold: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +184,8 @@ def assess_series(
     config: DetectorConfig,
     frozen: Baseline | None = None,
     opened: Opened | None = None,
+    zone: str | None = None,
+    dst_guard: bool = True,
 ) -> SeriesTest:
     """Test whether the series is worse now than its baseline; never raises on thin data.
 
@@ -188,6 +193,7 @@ def assess_series(
     start. The baseline is fitted on the `baseline_days` before the long window unless
     `frozen` (an open alert's baseline, or an accepted level) is given; `opened` is what the
     open alert opened on (Judgement.opened: what "back to normal" must be told apart from).
+    zone: the demand time zone; dst_guard: hold what a clock change explains (local_time).
     """
     day = history.between(now - config.recent_hours * HOUR_S, now)
     # Enough recent runs: `min_recent` in the long window, one of them in the last day (a
@@ -243,10 +249,31 @@ def assess_series(
         new_normal=frozen is not None
         and new_normal(history, baseline, now=now, rule=rule, config=config, opened=opened),
         alert_effect=None if effect is None else rule.worse_fraction(effect),
+        dst_hold=_dst_hold(history, baseline, now=now, rule=rule, config=config, zone=zone)
+        if dst_guard and frozen is None
+        else None,
         latest=rule.worse_fraction(float(resid[-1])),
         latest_bucket=int(long.bucket[-1]),
         now=now,
     )
+
+
+def _dst_hold(
+    history: Runs,
+    baseline: Baseline,
+    *,
+    now: float,
+    rule: MetricRule,
+    config: DetectorConfig,
+    zone: str | None,
+) -> str | None:
+    """local_time.dst_hold over the baseline window and the long window."""
+    span = config.baseline_days * 86_400.0 + config.long_hours * HOUR_S
+    runs = history.between(now - span - BEFORE_S, now)
+    resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
+    half = rule.log_shift(rule.min_effect) / 2
+    scale = baseline.scales(runs)
+    return dst_hold(runs.t, runs.bucket, resid, scale, now=now, zone=zone, half=half, span=span)
 
 
 def _baseline(
@@ -516,6 +543,9 @@ def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement
         if test.new_normal:
             reason = f"{judgement.reason}; stayed at one level: closed as the new normal"
             judgement = replace(judgement, new_normal=True, reason=reason)
+        elif judgement.verdict == Verdict.POSITIVE and test.dst_hold:
+            reason = f"{judgement.reason}; held: {test.dst_hold}"
+            judgement = Judgement(Verdict.HOLD, judgement.q_value, judgement.severity, reason)
         out.append(judgement)
     return out
 

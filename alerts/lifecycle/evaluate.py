@@ -214,6 +214,7 @@ class Round:
                 config=self.config,
                 frozen=i.frozen,
                 opened=i.opened,
+                zone=i.data.zone,
             )
             for i in items
         ]

@@ -66,6 +66,9 @@ class SeriesData:
     bounds: Bounds
     history: Runs
     segment: Segment | None = None  # the accepted new baseline it starts at, if any
+    # The endpoint's demand time zone (its own, else its provider's; None: UTC): the runs'
+    # time-of-day buckets and days follow it (docs/alerts.md, "Local-time demand")
+    zone: str | None = None
 
 
 def current_segments(run: Run, metrics: Sequence[str]) -> dict[str, Segment]:
@@ -165,11 +168,13 @@ def load(run: Run, metrics: Sequence[str], config: DetectorConfig) -> dict[str, 
         .values_list("run_id", *metrics)
     )
     rows = _fetch(samples)
+    zone = run.endpoint.demand_zone or None
     slots = np.array([slot_of[pk] for pk, *_ in rows], dtype=float)
     out = {}
     for k, metric in enumerate(metrics, start=1):
         values = np.array([row[k] for row in rows], dtype=float)  # None (not measured) → nan
         mine = slots > bounds[metric].baseline_start.timestamp()
-        history = Runs.from_samples(values[mine], slots[mine])
-        out[metric] = SeriesData(keys[metric], bounds[metric], history, segments.get(metric))
+        history = Runs.from_samples(values[mine], slots[mine], zone)
+        segment = segments.get(metric)
+        out[metric] = SeriesData(keys[metric], bounds[metric], history, segment, zone)
     return out

@@ -225,3 +225,26 @@ def test_it_refuses_a_key_as_a_value_in_extra_body_and_masks_one_already_stored(
 
 
 KEYISH = "sk-proj-abcdefghijklmnopqrstuvwx"  # noqa: S105 - a fake key that must not come back
+
+
+def test_it_sets_a_demand_time_zone_and_refuses_one_that_does_not_exist(staff, reader):
+    make_provider("acme")
+    endpoint = make_endpoint(Provider.objects.get(slug="acme"))
+    zone = {"demand_time_zone": "America/New_York"}
+    assert staff.patch("/api/v1/providers/acme/", zone, format="json").status_code == 200
+    assert reader.get("/api/v1/providers/acme/").json()["demand_time_zone"] == "America/New_York"
+    url = f"/api/v1/endpoints/{endpoint.slug}/"
+    berlin = {"demand_time_zone": "Europe/Berlin"}
+    assert staff.patch(url, berlin, format="json").status_code == 200
+    endpoint.refresh_from_db()
+    assert endpoint.demand_zone == "Europe/Berlin"  # the endpoint's own overrides the provider's
+    for bad in ("America/Gotham", "../../etc/passwd", "EST 5"):
+        refused = staff.patch(url, {"demand_time_zone": bad}, format="json")
+        assert refused.status_code == 400, refused.content
+        assert "is not a time zone" in refused.json()["demand_time_zone"][0]
+        assert "America/New_York" in refused.json()["demand_time_zone"][0]  # what to give
+    endpoint.refresh_from_db()
+    assert endpoint.demand_time_zone == "Europe/Berlin"
+    assert staff.patch(url, {"demand_time_zone": ""}, format="json").status_code == 200
+    endpoint.refresh_from_db()
+    assert endpoint.demand_zone == "America/New_York"  # blank: the provider's

@@ -39,6 +39,7 @@ class ProviderSerializer(serializers.ModelSerializer):
             "ca_bundle",
             "enabled",
             "simulated",
+            "demand_time_zone",
             "endpoint_count",
             "created_at",
         ]
@@ -109,6 +110,7 @@ class EndpointSerializer(serializers.ModelSerializer):
             "lane",
             "extra_body",
             "peak_concurrency",
+            "demand_time_zone",
             "active_params_b",
             "bytes_per_param",
             "hardware",
