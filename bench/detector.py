@@ -418,7 +418,7 @@ def _print_table(header, rows) -> None:
         print(" | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pairs", type=int, default=30, help="series pairs per family/scenario")
     parser.add_argument("--days", type=int, default=60)
@@ -438,7 +438,11 @@ def main() -> None:
         "--runs-per-day", type=int, default=3, help="the schedule's runs a day (3: every 8 h)"
     )
     parser.add_argument("--confirm", action="store_true", help="with confirmation runs")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
     simulate_one, tally = simulate, None
     if args.confirm:  # bench/detector_confirm.py
         import detector_confirm

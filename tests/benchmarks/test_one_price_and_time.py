@@ -21,8 +21,8 @@ from advisor.digest import rebuild
 from advisor.models import WorkloadProfile
 from dashboard.templatetags.dashboard_format import seconds, usd_small
 from tests import advisor_data as seed
-from tests.api_factories import make_sample
 from tests import dashboard_data as data
+from tests.api_factories import make_sample
 
 pytest_plugins = ["tests.api_fixtures"]
 pytestmark = pytest.mark.django_db
