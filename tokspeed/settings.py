@@ -446,7 +446,7 @@ ALERTS_NEW_NORMAL_HOURS = envint("ALERTS_NEW_NORMAL_HOURS", 168)
 # most MAX_PER_SERIES per suspicion (0: off) and BUDGET_SHARE of the scheduled runs a month.
 ALERTS_CONFIRM_MAX_PER_SERIES = envint("ALERTS_CONFIRM_MAX_PER_SERIES", 2)
 ALERTS_CONFIRM_BUDGET_SHARE = envfloat("ALERTS_CONFIRM_BUDGET_SHARE", 0.15)
-ALERTS_CONFIRM_SPACING_HOURS = envfloat("ALERTS_CONFIRM_SPACING_HOURS", 2.0)
+ALERTS_CONFIRM_SPACING_HOURS = envfloat("ALERTS_CONFIRM_SPACING_HOURS", 6.0)
 ALERTS_CONFIRM_SUSPECT_Q = envfloat("ALERTS_CONFIRM_SUSPECT_Q", 0.1)
 # Availability: an outage opens when each of the last OUTAGE_RUNS runs has ≥ this share of error
 # samples, and resolves under half of it over those runs.

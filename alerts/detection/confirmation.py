@@ -32,7 +32,7 @@ class ConfirmPolicy:
 
     max_per_series: int = 2
     budget_share: float = 0.15
-    min_spacing_hours: float = 2.0
+    min_spacing_hours: float = 6.0
     suspect_q: float = 0.1
     decorrelated: float = 0.5
 

@@ -139,7 +139,7 @@ def test_it_queues_one_confirmation_run_after_the_spacing(series, client, admin_
     outcome = evaluate(suspect_run)
     [queued] = confirmations(series)
     assert outcome.confirmation == queued.id
-    assert queued.slot == T0 + timedelta(hours=10)  # 2 h later, before the 10:00 run
+    assert queued.slot == T0 + timedelta(hours=14)  # 6 h later, before the 10:00 run
     assert queued.status == RunStatus.QUEUED and queued.schedule is None
     assert queued.enqueued_at is None  # the tick claims it when its slot comes
     assert SeriesState.objects.get(**series, metric="decode_tps").confirmations == 1
@@ -163,7 +163,10 @@ def measure(queued: Run, *, factor: float = 0.7) -> Run:
     return measured
 
 
-def test_it_opens_on_confirmation_runs_and_names_them(series, client, admin_user) -> None:
+def test_it_opens_on_confirmation_runs_and_names_them(
+    series, client, admin_user, settings
+) -> None:
+    settings.ALERTS_CONFIRM_SPACING_HOURS = 2  # two confirmations fit before the 10:00 run
     history(series)
     first = evaluate(slow_run(series, 8))  # 02:00: one slow run carries nothing yet
     assert first.verdicts["decode_tps"].startswith("hold") and not first.opened
