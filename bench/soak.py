@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -291,6 +292,25 @@ def arguments() -> argparse.Namespace:
     return parser.parse_args()
 
 
+def soak_env(scratch: Path, broker: str) -> dict[str, str]:
+    """The environment of the soak's processes: its own database, broker and var folder."""
+    return dict(
+        os.environ,
+        DATABASE_URL=PG_URL,
+        CELERY_BROKER_URL=broker,
+        # A production-like start (DEBUG off) needs a secret; a throwaway one will do.
+        SECRET_KEY=os.environ.get("SECRET_KEY") or secrets.token_urlsafe(40),
+        TOKSPEED_VAR_DIR=str(scratch),
+        TOKSPEED_ALLOW_PRIVATE_ENDPOINTS="1",
+        DJANGO_SETTINGS_MODULE="tokspeed.settings",
+        # No recycling: the soak shows whether a pool process grows (the figure is RSS flat).
+        TOKSPEED_WORKER_MAX_TASKS_PER_CHILD="0",
+        TOKSPEED_WORKER_MAX_MEMORY_PER_CHILD_KB="0",
+        LOG_LEVEL="WARNING",
+        PYTHONUNBUFFERED="1",
+    )
+
+
 def main() -> None:
     args = arguments()
     scratch = Path(tempfile.mkdtemp(prefix="tokspeed-soak-"))
@@ -301,19 +321,7 @@ def main() -> None:
         c.execute("CREATE DATABASE tokspeed_soak")
     redis_port = free_port()
     broker = f"redis://127.0.0.1:{redis_port}/0"
-    env = dict(
-        os.environ,
-        DATABASE_URL=PG_URL,
-        CELERY_BROKER_URL=broker,
-        TOKSPEED_VAR_DIR=str(scratch),
-        TOKSPEED_ALLOW_PRIVATE_ENDPOINTS="1",
-        DJANGO_SETTINGS_MODULE="tokspeed.settings",
-        # No recycling: the soak shows whether a pool process grows (the figure is RSS flat).
-        TOKSPEED_WORKER_MAX_TASKS_PER_CHILD="0",
-        TOKSPEED_WORKER_MAX_MEMORY_PER_CHILD_KB="0",
-        LOG_LEVEL="WARNING",
-        PYTHONUNBUFFERED="1",
-    )
+    env = soak_env(scratch, broker)
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
     children: dict[str, subprocess.Popen] = {}

@@ -103,6 +103,42 @@ def through_celery(args: argparse.Namespace, make_run) -> None:  # noqa: ANN001 
             worker.kill()
 
 
+def start_redis() -> subprocess.Popen:
+    """A Redis broker of our own (no persistence); CELERY_BROKER_URL points at it."""
+    port = 6400 + os.getpid() % 500
+    os.environ["CELERY_BROKER_URL"] = f"redis://127.0.0.1:{port}/0"
+    return subprocess.Popen(  # noqa: S603 - our own broker
+        [
+            shutil.which("redis-server") or "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],  # fmt: skip
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def print_growth(args: argparse.Namespace, warmup: int, before, after, rss: tuple) -> None:  # noqa: ANN001
+    """Traced growth between the snapshots, and the allocation sites that grew most."""
+    grown = after.compare_to(before, "traceback")
+    total = sum(stat.size_diff for stat in grown)
+    print(f"{args.runs} runs after {warmup} warm-up runs: traced +{total / 1024:.0f} KiB "
+          f"({total / args.runs / 1024:.1f} KiB per run); RSS {rss[0]:.0f} → "
+          f"{rss[1]:.0f} MiB")  # fmt: skip
+    for stat in grown[: args.top]:
+        # Frames run oldest first: name the newest frame of our own code, and the allocation.
+        ours = [f for f in stat.traceback if f.filename.startswith(str(ROOT / "benchmarks"))]
+        where = f"{Path(ours[-1].filename).name}:{ours[-1].lineno}" if ours else "?"
+        alloc = stat.traceback[-1]
+        print(f"  +{stat.size_diff / 1024:8.1f} KiB {stat.count_diff:+6d} blocks  {where} "
+              f"(allocated at {Path(alloc.filename).name}:{alloc.lineno})")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=120)
@@ -117,24 +153,7 @@ def main() -> None:
     with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as c:
         c.execute("DROP DATABASE IF EXISTS tokspeed_memory WITH (FORCE)")
         c.execute("CREATE DATABASE tokspeed_memory")
-    redis = None
-    if args.celery:
-        port = 6400 + os.getpid() % 500
-        redis = subprocess.Popen(  # noqa: S603 - a broker of our own, no persistence
-            [
-                shutil.which("redis-server") or "redis-server",
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ],  # fmt: skip
-            stdout=subprocess.DEVNULL,
-        )
-        os.environ["CELERY_BROKER_URL"] = f"redis://127.0.0.1:{port}/0"
+    redis = start_redis() if args.celery else None
     os.environ.update(
         DATABASE_URL="postgres://postgres@127.0.0.1:5432/tokspeed_memory",
         DJANGO_SETTINGS_MODULE="tokspeed.settings",
@@ -198,18 +217,7 @@ def main() -> None:
             one()
         gc.collect()
         after, rss_after = tracemalloc.take_snapshot(), rss_mib()
-    grown = after.compare_to(before, "traceback")
-    total = sum(stat.size_diff for stat in grown)
-    print(f"{args.runs} runs after {warmup} warm-up runs: traced +{total / 1024:.0f} KiB "
-          f"({total / args.runs / 1024:.1f} KiB per run); RSS {rss_before:.0f} → "
-          f"{rss_after:.0f} MiB")  # fmt: skip
-    for stat in grown[: args.top]:
-        # Frames run oldest first: name the newest frame of our own code, and the allocation.
-        ours = [f for f in stat.traceback if f.filename.startswith(str(ROOT / "benchmarks"))]
-        where = f"{Path(ours[-1].filename).name}:{ours[-1].lineno}" if ours else "?"
-        alloc = stat.traceback[-1]
-        print(f"  +{stat.size_diff / 1024:8.1f} KiB {stat.count_diff:+6d} blocks  {where} "
-              f"(allocated at {Path(alloc.filename).name}:{alloc.lineno})")  # fmt: skip
+    print_growth(args, warmup, before, after, (rss_before, rss_after))
 
 
 if __name__ == "__main__":
