@@ -12,13 +12,17 @@ workload (1 request × 2 rounds, ~40 tokens). The full soak is an hour (--minute
 - runs expected (endpoints × slots in the window) vs done / partial / failed / skipped;
 - samples stored; p50 / p95 queue wait (run started − its slot);
 - skipped slots (missed or held back), with their reasons;
-- resident memory (RSS) of every worker process at the start and at the end.
+- resident memory (RSS) of every worker process, sampled every 30 s: after a warm-up
+  (WARMUP_S after that process started) each process's min, max and max − min. Pool processes
+  are never recycled here (TOKSPEED_WORKER_MAX_TASKS_PER_CHILD=0, no memory cap), so growth
+  shows instead of being hidden by recycling.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -67,6 +71,40 @@ def tree(pid: int) -> list[int]:
 
 def memory(workers: dict[str, subprocess.Popen]) -> dict[str, list[int]]:
     return {name: [rss_kib(p) // 1024 for p in tree(w.pid)] for name, w in workers.items()}
+
+
+WARMUP_S = 600
+
+
+class RssLog:
+    """RSS (KiB) of every worker process over time; a process's first WARMUP_S are warm-up."""
+
+    def __init__(self) -> None:
+        self.first_seen: dict[tuple[str, int], float] = {}
+        self.after_warmup: dict[tuple[str, int], list[int]] = {}
+
+    def sample(self, workers: dict[str, subprocess.Popen]) -> None:
+        now = time.monotonic()
+        for name, worker in workers.items():
+            for pid in tree(worker.pid):
+                key = (name, pid)
+                seen = self.first_seen.setdefault(key, now)
+                kib = rss_kib(pid)
+                if kib and now - seen >= WARMUP_S:
+                    self.after_warmup.setdefault(key, []).append(kib)
+
+    def print(self) -> float:
+        """One line per process with samples after its warm-up; the largest max − min (MiB)."""
+        worst = 0.0
+        for (name, pid), values in sorted(self.after_warmup.items()):
+            spread = (max(values) - min(values)) / 1024
+            worst = max(worst, spread)
+            print(f"  RSS {name} pid {pid}: {len(values)} samples after warm-up, "
+                  f"min {min(values) / 1024:.1f} MiB, max {max(values) / 1024:.1f} MiB, "
+                  f"max − min {spread:.1f} MiB")  # fmt: skip
+        print(f"worker RSS after warm-up ({WARMUP_S} s a process): largest max − min "
+              f"{worst:.1f} MiB over {len(self.after_warmup)} processes")  # fmt: skip
+        return worst
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -163,14 +201,16 @@ def seed_schedule(simulator, endpoints: int) -> None:  # noqa: ANN001 - a Simula
     Schedule.objects.update(created_at=week_ago)
 
 
-def watch(end: datetime, faults: bool, fault) -> list[str]:  # noqa: ANN001 - a callable
-    """Print the runs' states every 30 s until `end`, injecting a fault every FAULT_EVERY_S."""
+def watch(end: datetime, faults: bool, fault, rss) -> list[str]:  # noqa: ANN001 - callables
+    """Print the runs' states every 30 s until `end`, injecting a fault every FAULT_EVERY_S;
+    `rss()` samples the workers' memory every 30 s."""
     from benchmarks.models import Run
 
     injected: list[str] = []
     next_fault = time.monotonic() + FAULT_EVERY_S
     while datetime.now(UTC) < end:
         time.sleep(30)
+        rss()
         if faults and time.monotonic() >= next_fault:
             next_fault = time.monotonic() + FAULT_EVERY_S
             injected.append(fault(len(injected)))
@@ -252,6 +292,25 @@ def arguments() -> argparse.Namespace:
     return parser.parse_args()
 
 
+def soak_env(scratch: Path, broker: str) -> dict[str, str]:
+    """The environment of the soak's processes: its own database, broker and var folder."""
+    return dict(
+        os.environ,
+        DATABASE_URL=PG_URL,
+        CELERY_BROKER_URL=broker,
+        # A production-like start (DEBUG off) needs a secret; a throwaway one will do.
+        SECRET_KEY=os.environ.get("SECRET_KEY") or secrets.token_urlsafe(40),
+        TOKSPEED_VAR_DIR=str(scratch),
+        TOKSPEED_ALLOW_PRIVATE_ENDPOINTS="1",
+        DJANGO_SETTINGS_MODULE="tokspeed.settings",
+        # No recycling: the soak shows whether a pool process grows (the figure is RSS flat).
+        TOKSPEED_WORKER_MAX_TASKS_PER_CHILD="0",
+        TOKSPEED_WORKER_MAX_MEMORY_PER_CHILD_KB="0",
+        LOG_LEVEL="WARNING",
+        PYTHONUNBUFFERED="1",
+    )
+
+
 def main() -> None:
     args = arguments()
     scratch = Path(tempfile.mkdtemp(prefix="tokspeed-soak-"))
@@ -262,16 +321,7 @@ def main() -> None:
         c.execute("CREATE DATABASE tokspeed_soak")
     redis_port = free_port()
     broker = f"redis://127.0.0.1:{redis_port}/0"
-    env = dict(
-        os.environ,
-        DATABASE_URL=PG_URL,
-        CELERY_BROKER_URL=broker,
-        TOKSPEED_VAR_DIR=str(scratch),
-        TOKSPEED_ALLOW_PRIVATE_ENDPOINTS="1",
-        DJANGO_SETTINGS_MODULE="tokspeed.settings",
-        LOG_LEVEL="WARNING",
-        PYTHONUNBUFFERED="1",
-    )
+    env = soak_env(scratch, broker)
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
     children: dict[str, subprocess.Popen] = {}
@@ -304,7 +354,15 @@ def main() -> None:
               f" one-minute schedule, {args.minutes:g} min (load {os.getloadavg()[0]:.1f})",
               flush=True)  # fmt: skip
         end = started + timedelta(minutes=args.minutes)
-        injected = watch(end, args.faults, lambda n: inject(n, start, workers, options))
+        rss_log = RssLog()
+        everyone = {**workers, "central": children["central"]}
+        rss_log.sample(everyone)
+        injected = watch(
+            end,
+            args.faults,
+            lambda n: inject(n, start, workers, options),
+            lambda: rss_log.sample({**workers, "central": children["central"]}),
+        )
         rss_end = memory(workers)
         children.pop("beat").send_signal(signal.SIGTERM)
         time.sleep(60)  # let the last slot's runs finish
@@ -312,6 +370,7 @@ def main() -> None:
         for name in workers:
             print(f"worker {name} RSS MiB (main, pool…): start {rss_start[name]} "
                   f"end {rss_end[name]}")  # fmt: skip
+        rss_log.print()
         print(f"load average at end {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs, shared)")
         simulator.stop()
     finally:

@@ -2,9 +2,10 @@
 
 Migrates the database (embedded SQLite by default), registers the provider catalogue and the
 simulator's demo endpoints (labelled simulated), starts the simulator, a central Celery worker
-(the "tokspeed" queue: tick, evaluations, email), a probe worker on every vantage's queue, beat
-and the web server, queues a first round at once and prints the URL. The central worker is its
-own process so the tick and evaluations never wait behind probe runs.
+(the "tokspeed" queue: tick, evaluations, email), an export worker (the "exports" queue:
+background exports), a probe worker on every vantage's queue, beat and the web server, queues a
+first round at once and prints the URL. The central worker is its own process so the tick and
+evaluations never wait behind probe runs or a viewer's exports.
 Ctrl-C (SIGINT) or SIGTERM stops every process it started, web server first, simulator last.
 """
 
@@ -44,8 +45,15 @@ STOP_STEPS = {
     "beat": [(signal.SIGTERM, 5.0)],
     "worker": [(signal.SIGTERM, 3.0), (signal.SIGQUIT, 15.0)],
     "central": [(signal.SIGTERM, 3.0), (signal.SIGQUIT, 15.0)],
+    "exports": [(signal.SIGTERM, 3.0), (signal.SIGQUIT, 15.0)],
     "simulator": [(signal.SIGTERM, 5.0)],
 }
+
+
+def export_queue() -> str:
+    from django.conf import settings
+
+    return settings.TOKSPEED_EXPORT_QUEUE
 
 
 class LaunchError(Exception):
@@ -127,6 +135,8 @@ class Launcher:
             simulator_url = self.start_simulator()
             central, *probes = prepare(simulator_url)
             self.start("central", self.worker_command([central], name="central", concurrency=1))
+            self.start("exports", self.worker_command([export_queue()], name="exports",
+                                                      concurrency=1))  # fmt: skip
             if probes:  # no vantage yet: nothing to probe from
                 self.start("worker", self.worker_command(probes, name="tokspeed"))
             self.start("beat", [*CELERY, "beat", "-l", "info"])
@@ -260,7 +270,7 @@ class Launcher:
         return 0
 
     def stop_all(self) -> None:
-        for name in ("web", "beat", "worker", "central", "simulator"):
+        for name in ("web", "beat", "worker", "central", "exports", "simulator"):
             process = self.children.pop(name, None)
             if process is not None:
                 started = time.monotonic()

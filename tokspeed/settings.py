@@ -176,6 +176,12 @@ TOKSPEED_MAX_BYTES = envint("TOKSPEED_MAX_BYTES", 16 * 1024 * 1024)
 TOKSPEED_EXPORT_DIR = os.environ.get("TOKSPEED_EXPORT_DIR", str(VAR_DIR / "exports"))
 TOKSPEED_EXPORT_STREAM_MAX_ROWS = envint("TOKSPEED_EXPORT_STREAM_MAX_ROWS", 2_000_000)
 TOKSPEED_EXPORT_KEEP_HOURS = envint("TOKSPEED_EXPORT_KEEP_HOURS", 72)
+# Per signed-in user: background exports pending or running at once, and asked for in an hour;
+# past either the request is answered 429 with Retry-After (docs/operations.md).
+TOKSPEED_EXPORT_MAX_ACTIVE_PER_USER = envint("TOKSPEED_EXPORT_MAX_ACTIVE_PER_USER", 3)
+TOKSPEED_EXPORT_MAX_PER_HOUR_PER_USER = envint("TOKSPEED_EXPORT_MAX_PER_HOUR_PER_USER", 20)
+# Background exports run on their own queue and worker: the tick never waits behind one.
+TOKSPEED_EXPORT_QUEUE = os.environ.get("TOKSPEED_EXPORT_QUEUE", "exports")
 
 # Retention: raw samples of runs slotted more than this many days ago are deleted daily (runs,
 # their summaries and the rollups are kept forever); 0 keeps samples forever.
@@ -235,10 +241,19 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Backstops against slow growth of a pool process (the cause found is fixed; docs/operations.md): a
 # process is replaced after this many tasks, or once its resident memory passes this (KiB).
-CELERY_WORKER_MAX_TASKS_PER_CHILD = envint("TOKSPEED_WORKER_MAX_TASKS_PER_CHILD", 200)
-CELERY_WORKER_MAX_MEMORY_PER_CHILD = envint("TOKSPEED_WORKER_MAX_MEMORY_PER_CHILD_KB", 400_000)
+# 0 turns a backstop off (Celery's pool refuses 0 itself: None means never).
+CELERY_WORKER_MAX_TASKS_PER_CHILD = envint("TOKSPEED_WORKER_MAX_TASKS_PER_CHILD", 200) or None
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = (
+    envint("TOKSPEED_WORKER_MAX_MEMORY_PER_CHILD_KB", 400_000) or None
+)
 # Central work (tick, evaluations, email); probes run on their vantage's queue.
 CELERY_TASK_DEFAULT_QUEUE = "tokspeed"
+# Background exports on their own queue (a worker of their own in `manage.py up`): a viewer's
+# exports never delay the tick or an evaluation on the central queue.
+CELERY_TASK_ROUTES = {
+    "dashboard.build_export": {"queue": TOKSPEED_EXPORT_QUEUE},
+    "dashboard.exports_housekeeping": {"queue": TOKSPEED_EXPORT_QUEUE},
+}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")

@@ -6,13 +6,16 @@ The claim is `dispatch.py`'s: a conditional UPDATE from pending to running, so t
 
 import hashlib
 import logging
+import math
 import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.mail import send_mail
+from django.db import transaction
 from django.db.models import QuerySet
 from django.urls import reverse
 from django.utils import timezone
@@ -32,19 +35,65 @@ def export_dir() -> Path:
     return folder
 
 
+class QuotaExceeded(Exception):
+    """A user asked for more exports than TOKSPEED_EXPORT_MAX_ACTIVE_PER_USER (pending or
+    running at once) or TOKSPEED_EXPORT_MAX_PER_HOUR_PER_USER allow; `retry_after_s` says
+    when the next one would be accepted."""
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+# An export in progress is usually done within seconds; ask again after this.
+ACTIVE_RETRY_S = 30
+
+
+def check_quota(user_id: int, *, now: datetime) -> None:
+    """Raise QuotaExceeded when one more export by this user would pass a quota."""
+    mine = Export.objects.filter(requested_by_id=user_id)
+    active_cap = settings.TOKSPEED_EXPORT_MAX_ACTIVE_PER_USER
+    if mine.filter(status__in=[ExportStatus.PENDING, ExportStatus.RUNNING]).count() >= active_cap:
+        raise QuotaExceeded(
+            f"You have {active_cap} exports in progress (the most at once): wait for one "
+            "to finish, then ask again.",
+            ACTIVE_RETRY_S,
+        )
+    hourly_cap = settings.TOKSPEED_EXPORT_MAX_PER_HOUR_PER_USER
+    hour = mine.filter(created_at__gt=now - timedelta(hours=1)).order_by("-created_at")
+    recent = list(hour.values_list("created_at", flat=True)[:hourly_cap])
+    if len(recent) >= hourly_cap:
+        # The oldest of the last `hourly_cap` leaves the hour window first.
+        free_at = recent[-1] + timedelta(hours=1)
+        wait = max(1, math.ceil((free_at - now).total_seconds()))
+        raise QuotaExceeded(
+            f"You asked for {hourly_cap} exports in the last hour (the most an hour): "
+            f"the next one is accepted in {wait} s.",
+            wait,
+        )
+
+
 def request_export(
     *, kind: str, file_format: str, filters: dict[str, str], user: AbstractBaseUser | None
 ) -> Export:
-    """A pending export of the runs matching `filters` (already validated by RunFilter)."""
-    email = getattr(user, "email", "") if user is not None and user.is_authenticated else ""
-    return Export.objects.create(
-        kind=kind,
-        file_format=file_format,
-        filters=filters,
-        requested_by=user if user is not None and user.is_authenticated else None,
-        email=email,
-        token=uuid.uuid4(),
-    )
+    """A pending export of the runs matching `filters` (already validated by RunFilter).
+
+    A signed-in user's exports are capped (check_quota; QuotaExceeded past it). The user's row
+    is locked while counting, so parallel requests of one user are counted one after another.
+    """
+    signed_in = user is not None and user.is_authenticated
+    with transaction.atomic():
+        if signed_in:
+            get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+            check_quota(user.pk, now=timezone.now())
+        return Export.objects.create(
+            kind=kind,
+            file_format=file_format,
+            filters=filters,
+            requested_by=user if signed_in else None,
+            email=getattr(user, "email", "") if signed_in else "",
+            token=uuid.uuid4(),
+        )
 
 
 def matching_runs(filters: dict[str, str]) -> QuerySet[Run]:

@@ -34,21 +34,26 @@ LISTED = 100
 def exports_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = ExportRequestForm(request.POST)
+        status, csv_query, retry_after = 400, "", None
         if form.is_valid():
-            export = jobs.request_export(
-                kind=form.cleaned_data["kind"],
-                file_format=form.cleaned_data["file_format"],
-                filters=form.api_filters(),
-                user=request.user,
-            )
-            build_export.delay_on_commit(export.id)
-            messages.success(
-                request,
-                f"Export of {export.kind} queued. It appears below when ready"
-                + (f" and the link goes to {export.email}." if export.email else "."),
-            )
-            return redirect("dashboard:exports")
-        status, csv_query = 400, ""
+            try:
+                export = jobs.request_export(
+                    kind=form.cleaned_data["kind"],
+                    file_format=form.cleaned_data["file_format"],
+                    filters=form.api_filters(),
+                    user=request.user,
+                )
+            except jobs.QuotaExceeded as over:
+                messages.error(request, str(over))
+                status, retry_after = 429, over.retry_after_s
+            else:
+                build_export.delay_on_commit(export.id)
+                messages.success(
+                    request,
+                    f"Export of {export.kind} queued. It appears below when ready"
+                    + (f" and the link goes to {export.email}." if export.email else "."),
+                )
+                return redirect("dashboard:exports")
     else:
         # Arriving from the runs list: its filters become the form's starting values.
         try:
@@ -61,9 +66,10 @@ def exports_page(request: HttpRequest) -> HttpResponse:
         initial = prefill.page_filters() if request.GET else {}
         form = ExportRequestForm(initial={"kind": "runs", "file_format": "csv.gz", **initial})
         status, csv_query = 200, urlencode(prefill.api_filters()) if request.GET else ""
+        retry_after = None
     exports = Export.objects.filter(requested_by=request.user).order_by("-created_at")[:LISTED]
     now = timezone.now()
-    return render(
+    response = render(
         request,
         "dashboard/exports.html",
         {
@@ -75,6 +81,9 @@ def exports_page(request: HttpRequest) -> HttpResponse:
         },
         status=status,
     )
+    if retry_after is not None:
+        response["Retry-After"] = str(retry_after)
+    return response
 
 
 def describe(export: Export, *, now: datetime) -> dict:

@@ -138,3 +138,16 @@ def test_it_starts_the_form_from_the_runs_list_filters(signed_in, runs):
 @pytest.mark.parametrize("query", ["provider=nobody", "from=soon", "colour=red", "endpoint=%00"])
 def test_it_answers_bad_prefill_parameters_with_a_400(signed_in, runs, query):
     assert signed_in.get(f"/exports/?{query}").status_code == 400
+
+
+def test_it_says_on_the_page_when_the_users_exports_are_over_quota(
+    signed_in, user, runs, export_dir, settings
+):
+    settings.TOKSPEED_EXPORT_MAX_ACTIVE_PER_USER = 2
+    form = {"kind": "runs", "file_format": "csv.gz"}
+    with time_machine.travel(NOW, tick=False):
+        assert [signed_in.post("/exports/", form).status_code for _ in range(2)] == [302, 302]
+        refused = signed_in.post("/exports/", form)
+    assert refused.status_code == 429 and refused["Retry-After"] == "30"
+    assert "You have 2 exports in progress" in refused.content.decode()
+    assert Export.objects.filter(requested_by=user).count() == 2

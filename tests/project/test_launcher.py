@@ -59,7 +59,7 @@ def test_it_runs_everything_and_stops_everything_on_ctrl_c(tmp_path: Path) -> No
             message=output,
         )
         children = {m.group(1): int(m.group(2)) for line in lines if (m := STARTED.search(line))}
-        assert set(children) == {"simulator", "central", "worker", "beat", "web"}
+        assert set(children) == {"simulator", "central", "exports", "worker", "beat", "web"}
         assert httpx.get(url + "admin/login/").status_code == 200
         # The simulator's port (9100 or the next free one) and where alert emails go, printed.
         sim_port = int(re.search(r"simulator: http://127\.0\.0\.1:(\d+)", everything()).group(1))

@@ -19,6 +19,7 @@ from benchmarks.models import Export, ExportStatus, Run
 from ...exports import jobs
 from ...filters import RunFilter
 from ...tasks import build_export
+from ..errors import QuotaRefused
 from ..export import CSVRenderer, runs_csv, samples_csv
 from ..params import StrictQueryMixin
 from .docs import RUN_FILTER_PARAMETERS
@@ -95,9 +96,15 @@ class _Export(StrictQueryMixin, GenericAPIView):
                 "for a signed-in user: log in, or narrow the filters (since/until)."
             )
         filters = {name: query[name] for name in RunFilter.base_filters if name in query}
-        export = jobs.request_export(
-            kind=self.kind, file_format=file_format or "csv.gz", filters=filters, user=request.user
-        )
+        try:
+            export = jobs.request_export(
+                kind=self.kind,
+                file_format=file_format or "csv.gz",
+                filters=filters,
+                user=request.user,
+            )
+        except jobs.QuotaExceeded as over:
+            raise QuotaRefused(str(over), wait=over.retry_after_s) from None
         build_export.delay_on_commit(export.id)
         return Response(
             export_out(export),
