@@ -163,9 +163,7 @@ def measure(queued: Run, *, factor: float = 0.7) -> Run:
     return measured
 
 
-def test_it_opens_on_confirmation_runs_and_names_them(
-    series, client, admin_user, settings
-) -> None:
+def test_it_opens_on_confirmation_runs_and_names_them(series, client, admin_user, settings) -> None:
     settings.ALERTS_CONFIRM_SPACING_HOURS = 2  # two confirmations fit before the 10:00 run
     history(series)
     first = evaluate(slow_run(series, 8))  # 02:00: one slow run carries nothing yet
