@@ -22,6 +22,10 @@ MID_JUNE = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
 
 def seed_year(*, days: int = 365) -> dict:
     """`days` of history for two synthetic endpoints up to NOW, and June's alerts and advice."""
+    # The standard workloads and the default vantage, as migrations make them: a transactional
+    # test run before this one (browser tests) flushes what the migrations made.
+    data.default_workloads()
+    data.vantage()
     seed_history(endpoints=2, days=days, workloads=1, slots=3, samples_per_run=1, now=NOW)
     endpoints = list(Endpoint.objects.order_by("id"))
     custom = Workload.objects.create(
