@@ -7,7 +7,6 @@ from datetime import timedelta
 
 import pytest
 import time_machine
-from django.utils import timezone
 
 from advisor.digest import rebuild
 from benchmarks.models import Run
@@ -19,7 +18,7 @@ from tests.alerts.test_alert_badges import make_alert
 from .conftest import drawn_charts, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-NOW = "2026-11-20 12:00:00+00:00"  # advisor_data's clock: its runs and the board's line up
+NOW = seed.NOW  # advisor_data's clock: its runs and the board's line up
 
 # Labels as `make run` registers them: the same tail at several providers.
 LABELS = {
@@ -40,20 +39,20 @@ CUT = """([selector, width]) => [...document.querySelectorAll(selector)]
 def crowded() -> dict[str, Endpoint]:
     """The board, the advisor and the alerts of a busy install: long labels, a failing endpoint
     with an outage, two alerts on one row, and the advisor's rows carrying notes."""
-    profile, *_ = seed.world(now=timezone.now())
+    profile, *_ = seed.world(now=NOW)
     eps = data.demo(slots=6, with_samples=False)
     for slug, label in LABELS.items():
         Endpoint.objects.filter(slug=slug).update(display_name=label)
     make_alert(eps["sim-gpu"], kind="outage", metric="availability")
     make_alert(eps["gpu-llama-70b"], shift=0.22)
     make_alert(eps["gpu-llama-70b"], metric="ttft_ms", severity="minor", status="acknowledged")
-    failed = data.run(eps["sim-gpu"], timezone.now() - timedelta(minutes=5), ok=0, errors=5)
+    failed = data.run(eps["sim-gpu"], NOW - timedelta(minutes=5), ok=0, errors=5)
     Run.objects.filter(pk=failed.pk).update(
         failure_reason="server_error: every request answered HTTP 503 Service Unavailable"
     )
     profile.input_tokens = 400  # past the 200 measured: each row notes its TTFT is extrapolated
     profile.save()
-    rebuild(now=timezone.now())
+    rebuild(now=NOW)
     return eps
 
 
