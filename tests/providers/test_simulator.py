@@ -631,7 +631,8 @@ def test_it_refuses_a_port_out_of_range() -> None:
 
 def test_it_gives_each_simulated_endpoint_its_own_load() -> None:
     # Endpoint A streams one reply at a time, alone and then while endpoint B has 8 streams in
-    # flight; one load shared by the server would slow A by a quarter (1 + 8/32).
+    # flight; one load shared by the server would slow A by a fifth (1 + 8/32), so 5 % tells the
+    # two apart while leaving room for a busy machine's scheduling (a CI run read +1.1 %).
     a, b = "sim-gpu+tokens=400+tps=400+ttft=20", "sim-wafer+tokens=1000+tps=15+ttft=20"
 
     async def one_at_a_time(sim: SimulatorHandle) -> list[dict]:
@@ -656,6 +657,6 @@ def test_it_gives_each_simulated_endpoint_its_own_load() -> None:
     ) > max(last for _, last in mine_spans)
     assert covered, f"B's streams {spans} did not cover A's {mine_spans}"
     beside = median_decode(mine)
-    assert beside == pytest.approx(alone, rel=0.01), (
+    assert beside == pytest.approx(alone, rel=0.05), (
         f"A decodes at {beside:.1f} tok/s beside B's 8 streams, {alone:.1f} alone"
     )
