@@ -4,6 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/tokspeed
+TEST_WORKERS ?= 3
 
 .PHONY: run test test-preflight test-clocks lint format bench venv dev-venv docs docs-build
 
@@ -21,9 +22,15 @@ run: venv
 	DEBUG=1 $(BIN)/python manage.py up --port $(PORT)
 
 # The preflight runs first (before the venv), so a missing service is named within a second.
+# The suite runs in TEST_WORKERS pytest-xdist processes, each with a test database of its own
+# (most tests wait on real processes, so more workers than cores: bench/results/
+# 2026-12-04-suite-time.md); tests marked `serial` (they restart a server every worker shares)
+# run afterwards, alone.
 test: test-preflight
 	@$(MAKE) --no-print-directory dev-venv
-	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(BIN)/python -m pytest
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(BIN)/python -m pytest \
+	  -n $(TEST_WORKERS) --dist loadgroup -m "not serial"
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(BIN)/python -m pytest -m serial tests/faults
 
 test-preflight:
 	@DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} bin/test-preflight
@@ -31,7 +38,8 @@ test-preflight:
 # The clock-sensitive tests under fixed fake clocks and a DST change (see bin/fake-clock-tests).
 test-clocks: test-preflight
 	@$(MAKE) --no-print-directory dev-venv
-	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} PYTHON=$(BIN)/python bin/fake-clock-tests
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} PYTHON=$(BIN)/python \
+	  TEST_WORKERS=$(TEST_WORKERS) bin/fake-clock-tests
 
 lint: dev-venv
 	$(BIN)/ruff check .

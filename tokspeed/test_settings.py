@@ -8,8 +8,16 @@ import os
 import tempfile
 
 # Messages published by tests must never reach the repository's var/broker, where a later
-# `make run` would consume them.
-os.environ.setdefault("TOKSPEED_BROKER_DIR", tempfile.mkdtemp(prefix="tokspeed-test-broker-"))
+# `make run` would consume them. Under pytest-xdist each worker (gw0, gw1…) gets a folder of its
+# own: the workers inherit the environment of the controller, which has read these settings too,
+# and two workers sharing a folder would consume each other's messages. Processes a test starts
+# inherit the worker's folder (TOKSPEED_BROKER_DIR_OF says whose it is).
+_xdist_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if "TOKSPEED_BROKER_DIR" not in os.environ or (
+    _xdist_worker and os.environ.get("TOKSPEED_BROKER_DIR_OF") != _xdist_worker
+):
+    os.environ["TOKSPEED_BROKER_DIR"] = tempfile.mkdtemp(prefix="tokspeed-test-broker-")
+    os.environ["TOKSPEED_BROKER_DIR_OF"] = _xdist_worker
 
 from .settings import *  # noqa: E402, F403
 

@@ -1,6 +1,5 @@
 """REST API: who may read, token and session login, throttling, the schema and its docs page."""
 
-import os
 import re
 
 import pytest
@@ -14,6 +13,7 @@ from rest_framework.test import APIClient
 
 from providers.models import Provider
 from tests.api_factories import make_provider, token_client
+from tests.shared_redis import REDIS_URL, SHARED_REDIS
 
 pytest_plugins = ["tests.api_fixtures"]
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_throttles", "allow_private")]
@@ -80,10 +80,11 @@ def test_it_throttles_anonymous_readers(anon, public, settings):
     assert int(throttled["Retry-After"]) > 0
 
 
+@SHARED_REDIS
 def test_it_lets_anonymous_readers_run_above_the_user_rate_in_a_shared_cache(
     anon, public, settings
 ):
-    redis_url = os.environ.get("TOKSPEED_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
+    redis_url = REDIS_URL
     settings.CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}
     }

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -33,11 +32,9 @@ from tests.celery_helpers import (
     worker,
     workers,
 )
+from tests.shared_redis import REDIS_URL, SHARED_REDIS
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-# A database of its own: no other test's messages; a second checkout testing at once picks another.
-REDIS_URL = os.environ.get("TOKSPEED_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True), SHARED_REDIS]
 
 
 @pytest.fixture

@@ -357,6 +357,7 @@ def _staff():
     return User.objects.create_user("ops", password="x" * 12, is_staff=True)
 
 
+@pytest.mark.serial
 @pytest.mark.skipif(
     os.environ.get("TOKSPEED_FAULTS_RESTART_PG") != "1",
     reason="restarts the whole PostgreSQL server: set TOKSPEED_FAULTS_RESTART_PG=1 on a "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -10,6 +9,8 @@ from django.conf import settings as django_settings
 from django.core.cache import cache
 from django.db import connection
 from rest_framework.test import APIClient
+
+from tests.shared_redis import REDIS_URL, SHARED_REDIS
 
 pytest_plugins = ["tests.api_fixtures"]
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -41,12 +42,14 @@ def tight_rate(settings):
     }
 
 
-@pytest.mark.parametrize("backend", ["redis", "database"])
+@pytest.mark.parametrize("backend", [pytest.param("redis", marks=SHARED_REDIS), "database"])
 def test_it_lets_exactly_the_limit_through_to_eight_parallel_clients(tight_rate, settings, backend):
     if backend == "redis":
-        url = os.environ.get("TOKSPEED_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
         settings.CACHES = {
-            "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": REDIS_URL,
+            }
         }
     cache.clear()
     try:
