@@ -21,8 +21,15 @@ from tests import dashboard_data as data
 
 pytest_plugins = ["tests.api_fixtures"]
 pytestmark = pytest.mark.django_db
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download at import
-litellm = pytest.importorskip("litellm")
+
+
+@pytest.fixture(scope="module")
+def litellm() -> Any:
+    """LiteLLM, imported by the test that uses it, not at collection (seconds of CPU that every
+    pytest-xdist worker would pay)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download at import
+    return pytest.importorskip("litellm")
+
 
 # (protocol, base URL path on the simulator, model, key variable)
 ENDPOINTS = [
@@ -106,7 +113,9 @@ def _stream_text(router: Any, group: str) -> str:
     return "".join((chunk.choices[0].delta.content or "") for chunk in chunks if chunk.choices)
 
 
-def test_it_streams_one_request_per_protocol_through_litellm_router(feed: dict) -> None:
+def test_it_streams_one_request_per_protocol_through_litellm_router(
+    feed: dict, litellm: Any
+) -> None:
     deployments = feed["model_list"]
     by_protocol = {d["model_info"]["id"].replace("-", "_"): d for d in deployments}
     assert sorted(by_protocol) == sorted(p for p, *_ in ENDPOINTS)

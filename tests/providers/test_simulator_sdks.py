@@ -16,14 +16,25 @@ import pytest
 
 from providers.simulator.process import SimulatorHandle, start_simulator
 
-genai = pytest.importorskip("google.genai")
-anthropic = pytest.importorskip("anthropic")
-openai = pytest.importorskip("openai")
-from google.genai import types  # noqa: E402
-from google.oauth2.credentials import Credentials  # noqa: E402
-
 PROMPT = "Write a Python rate limiter module."
 KEY = "sim-sdk-key-123"  # a test key for a local simulator
+
+
+# The SDKs are imported by the tests that use them, not at collection: together they take
+# seconds of CPU to import, which every pytest-xdist worker would pay to collect this module.
+@pytest.fixture(scope="module")
+def genai() -> Any:
+    return pytest.importorskip("google.genai")
+
+
+@pytest.fixture(scope="module")
+def anthropic() -> Any:
+    return pytest.importorskip("anthropic")
+
+
+@pytest.fixture(scope="module")
+def openai() -> Any:
+    return pytest.importorskip("openai")
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +44,10 @@ def keyed_sim() -> Iterator[SimulatorHandle]:
         yield handle
 
 
-def google_token(sim: SimulatorHandle) -> Credentials:
+def google_token(sim: SimulatorHandle) -> Any:
     """An OAuth2 access token from the simulator's own token endpoint (JWT-bearer grant)."""
+    from google.oauth2.credentials import Credentials
+
     grant = {"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer", "assertion": "a.b.c"}
     response = httpx.post(sim.base_url + "/oauth2/token", data=grant)
     assert response.status_code == 200, response.text
@@ -42,6 +55,8 @@ def google_token(sim: SimulatorHandle) -> Credentials:
 
 
 def genai_text(client: Any) -> str:
+    from google.genai import types
+
     config = types.GenerateContentConfig(max_output_tokens=12)
     chunks = client.models.generate_content_stream(model="sim-fast", contents=PROMPT, config=config)
     return "".join(chunk.text or "" for chunk in chunks)
@@ -49,37 +64,39 @@ def genai_text(client: Any) -> str:
 
 @pytest.mark.parametrize("api_version", ["v1", "v1beta"])
 def test_it_streams_to_google_genai_on_the_gemini_api_paths(
-    simulator: SimulatorHandle, api_version: str
+    simulator: SimulatorHandle, genai: Any, api_version: str
 ) -> None:
-    options = types.HttpOptions(base_url=simulator.base_url, api_version=api_version)
+    options = genai.types.HttpOptions(base_url=simulator.base_url, api_version=api_version)
     client = genai.Client(api_key="any-key", http_options=options)
     text = genai_text(client)
     assert text.strip(), f"google-genai read no text from /{api_version}/models/…"
 
 
-def test_it_streams_to_google_genai_on_vertex_with_a_token(simulator: SimulatorHandle) -> None:
+def test_it_streams_to_google_genai_on_vertex_with_a_token(
+    simulator: SimulatorHandle, genai: Any
+) -> None:
     client = genai.Client(
         vertexai=True,
         project="tokspeed-test",
         location="us-central1",
         credentials=google_token(simulator),
-        http_options=types.HttpOptions(base_url=simulator.base_url),  # SDK default: v1beta1
+        http_options=genai.types.HttpOptions(base_url=simulator.base_url),  # SDK default: v1beta1
     )
     assert genai_text(client).strip(), "google-genai read no text from Vertex's /v1beta1/ path"
 
 
 @pytest.mark.parametrize("api_version", ["v1", "v1beta1"])
 def test_it_streams_to_google_genai_in_vertex_express_mode(
-    simulator: SimulatorHandle, api_version: str
+    simulator: SimulatorHandle, genai: Any, api_version: str
 ) -> None:
-    options = types.HttpOptions(base_url=simulator.base_url, api_version=api_version)
+    options = genai.types.HttpOptions(base_url=simulator.base_url, api_version=api_version)
     client = genai.Client(vertexai=True, api_key="express-key", http_options=options)
     text = genai_text(client)
     assert text.strip(), f"no text from express mode's /{api_version}/publishers/google/… path"
 
 
 def test_it_streams_to_anthropic_vertex_with_the_sdks_anthropic_version(
-    simulator: SimulatorHandle,
+    simulator: SimulatorHandle, anthropic: Any
 ) -> None:
     client = anthropic.AnthropicVertex(
         region="us-east5",
@@ -97,7 +114,7 @@ def test_it_streams_to_anthropic_vertex_with_the_sdks_anthropic_version(
 
 
 def test_it_still_refuses_an_anthropic_version_vertex_never_had(
-    simulator: SimulatorHandle,
+    simulator: SimulatorHandle, anthropic: Any
 ) -> None:
     client = anthropic.AnthropicVertex(
         region="us-east5",
@@ -116,7 +133,9 @@ def test_it_still_refuses_an_anthropic_version_vertex_never_had(
         )
 
 
-def test_it_takes_a_bearer_key_on_azures_v1_surface(keyed_sim: SimulatorHandle) -> None:
+def test_it_takes_a_bearer_key_on_azures_v1_surface(
+    keyed_sim: SimulatorHandle, openai: Any
+) -> None:
     client = openai.OpenAI(base_url=keyed_sim.base_url + "/openai/v1/", api_key=KEY)
     chunks = client.chat.completions.create(
         model="sim-fast",
