@@ -38,8 +38,7 @@ test-preflight:
 # The clock-sensitive tests under fixed fake clocks and a DST change (see bin/fake-clock-tests).
 test-clocks: test-preflight
 	@$(MAKE) --no-print-directory dev-venv
-	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} PYTHON=$(BIN)/python \
-	  TEST_WORKERS=$(TEST_WORKERS) bin/fake-clock-tests
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} PYTHON=$(BIN)/python bin/fake-clock-tests
 
 lint: dev-venv
 	$(BIN)/ruff check .

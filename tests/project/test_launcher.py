@@ -60,12 +60,13 @@ def test_it_runs_everything_and_stops_everything_on_ctrl_c(tmp_path: Path) -> No
         )
         children = {m.group(1): int(m.group(2)) for line in lines if (m := STARTED.search(line))}
         assert set(children) == {"simulator", "central", "exports", "worker", "beat", "web"}
-        assert httpx.get(url + "admin/login/").status_code == 200
+        # 60 s: the web server's first request loads the URLconf, slow on a busy machine.
+        assert httpx.get(url + "admin/login/", timeout=60).status_code == 200
         # The simulator's port (9100 or the next free one) and where alert emails go, printed.
         sim_port = int(re.search(r"simulator: http://127\.0\.0\.1:(\d+)", everything()).group(1))
         assert 9100 <= sim_port < 9200
         assert f"alert emails are written to {tmp_path / 'mail'}/" in everything()
-        assert httpx.get(url + "debug/mail/").status_code == 200
+        assert httpx.get(url + "debug/mail/", timeout=60).status_code == 200
 
         db = sqlite3.connect(tmp_path / "tokspeed.sqlite3")
         enabled, simulated = db.execute(

@@ -67,6 +67,12 @@ def test_it_passes_check_deploy_with_the_production_recipe(tmp_path):
     assert not (tmp_path / "var").exists()  # reading settings made no files
 
 
+# How long a request to the gunicorn under test may take: a worker's first request loads the
+# URLconf and the API's schema, which takes seconds on a machine busy with the rest of the suite
+# (httpx's default of 5 s timed out in a parallel run at a load average of 10).
+ANSWER_S = 60
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -135,22 +141,24 @@ def gunicorn(tmp_path, db) -> Iterator[str]:
 
 @pytest.mark.slow
 def test_it_serves_admin_css_and_api_docs_under_gunicorn(gunicorn):
-    css = httpx.get(f"{gunicorn}/static/admin/css/base.css")
+    css = httpx.get(f"{gunicorn}/static/admin/css/base.css", timeout=ANSWER_S)
     assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
     assert "body" in css.text
-    docs = httpx.get(f"{gunicorn}/api/v1/docs/")
+    docs = httpx.get(f"{gunicorn}/api/v1/docs/", timeout=ANSWER_S)
     assert docs.status_code == 200
     assets = re.findall(r'(?:href|src)="(/static/[^"]+)"', docs.text)
     assert any("swagger-ui" in asset for asset in assets), docs.text[:500]
     for asset in assets:
-        assert httpx.get(f"{gunicorn}{asset}").status_code == 200, asset
+        assert httpx.get(f"{gunicorn}{asset}", timeout=ANSWER_S).status_code == 200, asset
 
 
 @pytest.mark.slow
 def test_it_shares_throttle_counters_between_two_gunicorn_workers(gunicorn):
     # A new connection per request: the kernel hands them to either worker.
     codes = [
-        httpx.get(f"{gunicorn}/api/v1/workloads/", headers={"Connection": "close"}).status_code
+        httpx.get(
+            f"{gunicorn}/api/v1/workloads/", headers={"Connection": "close"}, timeout=ANSWER_S
+        ).status_code
         for _ in range(12)
     ]
     assert codes.count(200) == 6, codes  # 6/min in all, not 6 per worker
