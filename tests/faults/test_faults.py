@@ -192,7 +192,11 @@ def test_it_queues_the_slot_whose_tick_met_a_database_outage_once_it_is_back(sim
         with database_outage():
             sent_at = timezone.now()
             current_app.send_task("benchmarks.tasks.tick", queue=CENTRAL)
-            time.sleep(5)  # the tick runs into the outage and waits it out
+            wait_for(  # the tick runs into the outage and waits it out
+                lambda: "tick: database unreachable" in central.output(),
+                timeout=30,
+                message=lambda: "the tick never met the outage:\n" + central.output()[-3000:],
+            )
             assert not Run.objects.exists()
         # Its slot, or the next one if the outage outlasted the minute.
         slot = sent_at.replace(second=0, microsecond=0)

@@ -4,8 +4,6 @@ retry resumes the run from the samples it stored. Nothing lost, and never "worke
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from benchmarks import dispatch
@@ -26,7 +24,8 @@ pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.django_db(transa
 
 def test_it_retries_a_run_whose_database_outage_outlasts_the_workers_patience(simulator) -> None:
     # 4 rounds of ~1 s. The worker waits 2 s for the database (TOKSPEED_DB_OUTAGE_S), which
-    # stays away 8 s: execute_run gives up on the execution and retries it after the 3 s lease.
+    # stays away until the worker has given up: execute_run gives up on the execution and
+    # retries it after the 3 s lease.
     work = Workload.objects.create(slug="f-retry", name="f", concurrency=2, repetitions=4)
     slow = sim_endpoint(simulator, "sim-fast+tokens=40+tps=40+ttft=50")
     probes = probe_vantage()
@@ -52,7 +51,11 @@ def test_it_retries_a_run_whose_database_outage_outlasts_the_workers_patience(si
         )
         stored_before = run.samples.count()
         with database_outage():
-            time.sleep(8)
+            wait_for(
+                lambda: "database unreachable; resuming it later" in probe.output(),
+                timeout=60,
+                message=lambda: "the worker never gave up on the run:\n" + probe.output()[-2000:],
+            )
             assert kill_backends() == 0  # nobody got back in during the outage
         [run] = wait_ended([run.id], timeout=90, procs=[probe])
     assert "database unreachable; resuming it later" in probe.output()
