@@ -589,6 +589,9 @@ class WindowRollup(models.Model):
     ok_count = models.PositiveIntegerField(default=0)
     error_count = models.PositiveIntegerField(default=0)
     packed = models.BinaryField(default=b"")
+    # `packed` cut down to the bins around its quartiles (rollups.packed.near): what a board
+    # reads when today adds few values; None on a row written before it (read `packed`).
+    near = models.BinaryField(blank=True, default=None, null=True)
 
     class Meta:
         constraints = [
