@@ -9,7 +9,15 @@ from providers.models import Endpoint
 from ..buckets import BUCKETS
 from ..models import Run, Vantage, Workload
 from .aggregates import Percentile, percentile, quartiles
-from .runs import RUN_POINT_FIELDS, errors_by_category, point_rows, run_band, run_point
+from .runs import (
+    RUN_POINT_FIELDS,
+    SlotIso,
+    errors_by_category,
+    iso,
+    point_rows,
+    run_band,
+    run_point,
+)
 from .scope import Workloads, resolve_vantage, since, window_runs
 
 RECENT_RUNS = 20
@@ -71,9 +79,9 @@ def compare_histories(
     if workload_obj:
         series = runs.filter(workload=workload_obj).order_by("endpoint_id", "slot")
         for endpoint_id, slot, bucket, ttft, decode in series.values_list(
-            "endpoint_id", "slot", "tod_bucket", "ttft_p50_ms", "decode_tps_p50"
+            "endpoint_id", SlotIso("slot"), "tod_bucket", "ttft_p50_ms", "decode_tps_p50"
         ):
-            point = {"slot": slot.isoformat(), "tod_bucket": bucket}
+            point = {"slot": slot, "tod_bucket": bucket}
             points[endpoint_id].append({**point, "ttft_ms": ttft, "decode_tps": decode})
     curves: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
     for (endpoint_id,), curve in _concurrency_rows(runs, ("endpoint_id",)):
@@ -170,17 +178,20 @@ def _context(runs: Any, workloads: Workloads) -> dict[str, Any]:
     base, long = workloads.base(), workloads.long()
     if base is None or long is None:
         return {"context_tokens": None, "pairs": [], "prefill_cost_ms": None}
-    rows = runs.filter(workload__in=[base, long]).values_list("slot", "workload_id", "ttft_p50_ms")
+    rows = runs.filter(workload__in=[base, long]).values_list(
+        SlotIso("slot"), "workload_id", "ttft_p50_ms"
+    )
     return _context_of(rows, base, long)
 
 
 def _context_of(rows: Any, base: Workload, long: Workload) -> dict[str, Any]:
-    """_context from (slot, workload id, TTFT p50) rows of the base and long-context runs."""
+    """_context from (slot, workload id, TTFT p50) rows of the base and long-context runs; the
+    slot as SlotIso text (in UTC, so text order is time order) or as a datetime."""
     by_slot: dict[Any, dict[int, float | None]] = {}
     for slot, workload_id, ttft in rows:
         by_slot.setdefault(slot, {})[workload_id] = ttft
     pairs = [
-        {"slot": slot.isoformat(), "base_ttft_ms": v.get(base.id), "long_ttft_ms": v.get(long.id)}
+        {"slot": iso(slot), "base_ttft_ms": v.get(base.id), "long_ttft_ms": v.get(long.id)}
         for slot, v in sorted(by_slot.items())
     ]
     values = [(p["base_ttft_ms"], p["long_ttft_ms"]) for p in pairs]

@@ -1,10 +1,11 @@
 """Reading one Run row (its denormalised summary) into chart points."""
 
 from collections import Counter
+from datetime import datetime
 from typing import Any
 
 from django.db import connections
-from django.db.models import Func, JSONField, QuerySet
+from django.db.models import CharField, Func, JSONField, QuerySet
 from django.db.models.fields.json import KeyTransform
 
 from ..models import Run
@@ -27,11 +28,39 @@ RUN_POINT_FIELDS = (
 _SUMMARY_METRIC = {"ttft": "ttft_ms", "decode": "decode_tps"}
 
 
+class SlotIso(Func):
+    """A UTC timestamp column as the text datetime.isoformat() gives its value in Python
+    ("2026-06-15T02:00:00+00:00", with ".ffffff" when there are microseconds): a long window's
+    thousands of points read no datetime objects (loading one cost more than its whole row)."""
+
+    output_field = CharField()
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list]:
+        utc = "(%(expressions)s AT TIME ZONE 'UTC')"
+        template = (
+            f"(to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN "
+            f"mod(extract(microseconds FROM {utc})::bigint, 1000000) = 0 THEN '' "
+            f"ELSE to_char({utc}, '.US') END || '+00:00')"
+        )
+        return self.as_sql(compiler, connection, template=template, **extra)
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list]:
+        # Stored as "YYYY-MM-DD HH:MM:SS[.ffffff]" in UTC (str() of the naive UTC value).
+        template = "(replace(%(expressions)s, ' ', 'T') || '+00:00')"
+        return self.as_sql(compiler, connection, template=template, **extra)
+
+
+def iso(slot: datetime | str) -> str:
+    """A slot as isoformat() text, whether read as a datetime or through SlotIso."""
+    return slot if isinstance(slot, str) else slot.isoformat()
+
+
 def run_point(run: dict[str, Any]) -> dict[str, Any]:
-    """A run as a JSON-ready chart point (values of Run fields as given by .values())."""
+    """A run as a JSON-ready chart point (values of Run fields as given by .values(), or
+    point_rows' with the slot as text)."""
     return {
         "id": run["id"],
-        "slot": run["slot"].isoformat(),
+        "slot": iso(run["slot"]),
         "status": run["status"],
         "tod_bucket": run["tod_bucket"],
         "concurrency": run["concurrency"],
@@ -45,7 +74,8 @@ def run_point(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def point_rows(runs: QuerySet[Run]) -> list[dict[str, Any]]:
-    """RUN_POINT_FIELDS of the runs (in the queryset's order), with only the parts of each
+    """RUN_POINT_FIELDS of the runs (in the queryset's order; the slot as SlotIso text on
+    PostgreSQL), with only the parts of each
     summary the bands read: the p10 and p90 scalars of each metric, as numbers (a metric whose
     stats are not an object, or a value that is not a number, reads as missing, which run_band
     turns into no band, as it does the object).
@@ -57,12 +87,14 @@ def point_rows(runs: QuerySet[Run]) -> list[dict[str, Any]]:
     connection = connections[runs.db]
     if connection.vendor != "postgresql":
         return _point_rows_plain(runs, fields)
-    inner = runs.values(*fields, whole=_Decompressed("summary"))
+    inner = runs.values(*fields, whole=_Decompressed("summary"), slot_text=SlotIso("slot"))
     sql, params = inner.query.get_compiler(inner.db).as_sql()
     scalars = [
         _number(f"q.whole -> '{key}' -> '{p}'") for key in _SUMMARY_METRIC.values() for p in _BAND
     ]
-    columns = ", ".join(f"q.{connection.ops.quote_name(f)}" for f in fields)
+    columns = ", ".join(
+        "q.slot_text" if f == "slot" else f"q.{connection.ops.quote_name(f)}" for f in fields
+    )
     # Built from the ORM's own SQL, column names and constants; the values stay in params. A
     # subquery scan returns the rows in the order the inner query sorted them.
     outer = f"SELECT {columns}, {', '.join(scalars)} FROM ({sql} OFFSET 0) q"  # noqa: S608

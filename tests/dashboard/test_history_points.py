@@ -8,8 +8,8 @@ import time_machine
 
 from benchmarks.models import Run
 from benchmarks.selectors import runs as runs_module
-from benchmarks.selectors.history import endpoint_history
-from benchmarks.selectors.runs import RUN_POINT_FIELDS, point_rows
+from benchmarks.selectors.history import compare_histories, endpoint_history
+from benchmarks.selectors.runs import RUN_POINT_FIELDS, point_rows, run_band, run_point
 from tests import dashboard_data as data
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +37,10 @@ def test_it_reads_the_same_points_and_bands_as_through_the_orm():
             data.run(ep, slot, ttft_ms=500.0 + number, decode_tps=90.0 - number, summary=summary)
         runs = Run.objects.filter(endpoint=ep).order_by("slot")
         fields = [f for f in RUN_POINT_FIELDS if f != "summary"]
-        assert point_rows(runs) == runs_module._point_rows_plain(runs, fields)
+        fast, plain = point_rows(runs), runs_module._point_rows_plain(runs, fields)
+        assert [run_point(r) for r in fast] == [run_point(r) for r in plain]
+        for metric in ("ttft", "decode"):
+            assert [run_band(r, metric) for r in fast] == [run_band(r, metric) for r in plain]
         history = endpoint_history(ep, window_hours=168)
     bands = history["bands"]
     assert bands["ttft"][:5] == [
@@ -45,3 +48,26 @@ def test_it_reads_the_same_points_and_bands_as_through_the_orm():
     ]  # fmt: skip
     assert bands["decode"][:2] == [{"low": 40.0, "high": 61.0}, None]
     assert [p["ttft_ms"] for p in history["runs"]] == [500.0 + n for n in range(len(slots))]
+
+
+def test_it_writes_each_slot_as_python_writes_it():
+    with time_machine.travel(NOW, tick=False):
+        data.default_workloads()
+        data.vantage()
+        eps = [data.endpoint(data.provider(name), name) for name in ("a", "b")]
+        slots = data.recent_slots(4, now=NOW)
+        slots[1] = slots[1].replace(microsecond=250_000)  # a slot off the whole second
+        slots[2] = slots[2].replace(microsecond=7)
+        for ep in eps:
+            for slot in slots:
+                data.run(ep, slot)
+                data.run(ep, slot, wl=data.workload("long-context"), ttft_ms=900.0)
+        history = endpoint_history(eps[0], window_hours=168)
+        compared = compare_histories(eps, window_hours=168)
+    want = [slot.isoformat() for slot in slots]
+    assert want[1].endswith(".250000+00:00") and want[2].endswith(".000007+00:00")
+    assert [p["slot"] for p in history["runs"]] == want
+    assert [p["slot"] for p in history["context"]["pairs"]] == want
+    assert history["context"]["prefill_cost_ms"] == 400.0
+    for each in compared:
+        assert [p["slot"] for p in each["runs"]] == want
