@@ -3,6 +3,7 @@ a hundred rows of sixteen cells cost the template ~40 variable lookups each, sev
 what formatting the same markup here costs. The markup is the one the template wrote, cells
 escaped the way the template escapes them."""
 
+from collections.abc import Callable
 from typing import Any
 
 from django.urls import reverse
@@ -16,14 +17,26 @@ _SIMULATED = ' <span class="badge sim">simulated</span>'
 _ESTIMATED = ' title="Input tokens estimated from the prompt (not reported by the provider)"'
 
 
+def endpoint_url() -> Callable[[str], str]:
+    """The endpoint page's URL of a slug, reversed once per page (a slug, [-a-zA-Z0-9_]+ by
+    its URL pattern, goes into the path as it is, as reverse() puts it)."""
+    before, after = reverse("dashboard:endpoint", args=["0"]).rsplit("0", 1)
+    return lambda slug: f"{before}{slug}{after}"
+
+
 def row_html(
-    row: BoardRow, c: dict[str, Any], a: dict[str, Any], endpoint_query: str
+    row: BoardRow,
+    c: dict[str, Any],
+    a: dict[str, Any],
+    endpoint_query: str,
+    url_of: Callable[[str], str] | None = None,
 ) -> SafeString:
     """One endpoint's <tr>: `c` its cells (board_cells.cells), `a` its alerts cell
-    (alert_badges.alert_badges), `endpoint_query` what its link to the endpoint page keeps."""
+    (alert_badges.alert_badges), `endpoint_query` what its link to the endpoint page keeps,
+    `url_of` endpoint_url() (reversed per row without it)."""
     classes = ("tie" if row.tie else "") + ("" if row.runs else " nodata")
     rank = esc("" if row.rank is None else row.rank)
-    url = esc(reverse("dashboard:endpoint", args=[row.slug]))
+    url = esc((url_of or endpoint_url())(row.slug))
     name = (
         f'<a href="{url}{esc(endpoint_query)}">{esc(row.label)}</a><span class="sub">'
         f"{esc(row.provider)}{_SIMULATED if row.simulated else ''}</span>"

@@ -21,7 +21,7 @@ from ..caching import revalidated
 from ..forms import FilterForm
 from .access import dashboard_view
 from .board_cells import cells
-from .board_html import row_html
+from .board_html import endpoint_url, row_html
 from .empty import empty_state
 
 
@@ -73,6 +73,15 @@ def _endpoint_query(filters: BoardFilters) -> str:
     return "?" + urlencode(params) if params else ""
 
 
+# A row without active alerts: an empty cell (its "more" link is written only when more > 0).
+_NO_ALERTS = {"badges": [], "more": 0, "more_url": ""}
+
+
+def _alerts_cell(alerts: dict[int, list], row: BoardRow) -> dict:
+    found = alerts.get(row.endpoint_id)
+    return alert_badges(found, row.slug) if found else _NO_ALERTS
+
+
 @dashboard_view
 @revalidated
 def leaderboard_page(request: HttpRequest) -> HttpResponse:
@@ -86,11 +95,9 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     # Every row's active alerts in one query, whatever the number of endpoints.
     alerts = open_alerts_by_endpoint(row.endpoint_id for row in rows)
     # Links to endpoint pages keep the window, workload and vantage (not the sort).
-    query = _endpoint_query(filters)
+    query, url_of = _endpoint_query(filters), endpoint_url()
     entries = {
-        row.slug: row_html(
-            row, cells(row), alert_badges(alerts.get(row.endpoint_id, []), row.slug), query
-        )
+        row.slug: row_html(row, cells(row), _alerts_cell(alerts, row), query, url_of)
         for row in rows
     }
     groups = group_by_model(rows) if group == "model" else [("", rows)]

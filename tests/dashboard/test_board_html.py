@@ -6,8 +6,9 @@ from pathlib import Path
 from django.template import Context, Template
 
 from benchmarks.selectors.rows import BoardRow
+from dashboard.views import leaderboard
 from dashboard.views.board_cells import cells
-from dashboard.views.board_html import row_html
+from dashboard.views.board_html import endpoint_url, row_html
 
 # The row of dashboard/leaderboard.html before it was built in Python, verbatim.
 TEMPLATE_ROW = Template(
@@ -60,6 +61,9 @@ def test_it_writes_each_leaderboard_row_as_the_template_did(settings):
                 context = {"row": row, "c": c, "a": a, "endpoint_query": query}
                 want = TEMPLATE_ROW.render(Context(context))
                 assert row_html(row, c, a, query) == want, (row.slug, query, count)
+                assert row_html(row, c, a, query, endpoint_url()) == want
+                if count == 0:  # the view's cell for a row without alerts
+                    assert row_html(row, c, leaderboard._NO_ALERTS, query) == want
     assert "&lt;b&gt;A &amp; B&#x27;s &quot;lane&quot;&lt;/b&gt;" in row_html(
         _rows()[1], cells(_rows()[1]), _alerts(4), ""
     )
