@@ -300,6 +300,14 @@ class Run(models.Model):
                 include=BOARD_COLUMNS,
                 name="run_board",
             ),
+            # The same columns (and the id, which the concurrency curve counts) per endpoint:
+            # the compare page's and an endpoint history's series, pairs and curve are
+            # index-only ranges of the endpoints shown, not a heap row per run of a year.
+            models.Index(
+                fields=["endpoint", "workload", "vantage", "-slot"],
+                include=["id", *BOARD_COLUMNS[1:]],
+                name="run_endpoint_board",
+            ),
             models.Index(fields=["status", "-slot"], name="run_status"),
             # The runs list and its filters: newest first by (slot, id), the keyset the API's
             # cursor names, so any page is one short index range.
@@ -589,6 +597,9 @@ class WindowRollup(models.Model):
     ok_count = models.PositiveIntegerField(default=0)
     error_count = models.PositiveIntegerField(default=0)
     packed = models.BinaryField(default=b"")
+    # `packed` cut down to the bins around its quartiles (rollups.packed.near): what a board
+    # reads when today adds few values; None on a row written before it (read `packed`).
+    near = models.BinaryField(blank=True, default=None, null=True)
 
     class Meta:
         constraints = [

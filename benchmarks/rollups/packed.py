@@ -114,3 +114,59 @@ def _values(ordinals: np.ndarray) -> np.ndarray:
         2.0 / (1 + mapping.gamma)
     )
     return np.where(ordinals == 0, 0.0, np.where(ordinals > 0, magnitude, -magnitude))
+
+
+# Every quantile a board reads of a window (quartiles; medians are their middle).
+BOARD_FRACTIONS = (0.25, 0.5, 0.75)
+
+
+def margin_of(runs: int, days: int) -> int:
+    """How many values of one metric a day may add to a window row's near sketch and leave its
+    quartiles exact: twice a mean day's runs and at least 8 (a busier day is read in full)."""
+    return max(8, 2 * -(-runs // max(days, 1)))
+
+
+def near(data: bytes | memoryview | None, margin: int) -> bytes:
+    """The packed sketch cut down to the bins around its quartiles: merged with at most
+    `margin` more values per metric (today's), every quartile reads the bin it reads in the
+    whole sketch, so the figure is the same.
+
+    A merged quantile of rank r takes the r-th smallest of the window's n values and today's
+    t ≤ margin, so it lies among the window's ranks [⌊f(n−1)⌋ − t, ⌈f(n−1+t)⌉]; the bins
+    holding those ranks (one rank of slack each side) are kept as they are, and each run of
+    the others between or around them is lumped into one bin at its first ordinal with their
+    count, so cumulative counts, and a value of today's, fall on either side of a kept bin as
+    in the whole sketch. A rank never lands in a lump while t ≤ margin (read.settle checks)."""
+    triples = unpack(data)
+    parts = []
+    for metric in np.unique(triples[:, 0]):
+        bins = triples[triples[:, 0] == metric]
+        cumulative = np.cumsum(bins[:, 2].astype(np.int64))
+        total = int(cumulative[-1])
+        keep = np.zeros(len(bins), dtype=bool)
+        for fraction in BOARD_FRACTIONS:
+            low = max(0, int(np.floor(fraction * (total - 1))) - margin - 1)
+            high = min(total - 1, int(np.ceil(fraction * (total - 1 + margin))) + 1)
+            first = int(np.searchsorted(cumulative, low, side="right"))
+            last = int(np.searchsorted(cumulative, high, side="right"))
+            keep[first : last + 1] = True
+        parts.append(_lumped(bins, keep))
+    if not parts:
+        return b""
+    return np.concatenate(parts).astype(np.int32).tobytes()
+
+
+def _lumped(bins: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Kept bins as they are; each run of dropped ones as one bin (first ordinal, their sum)."""
+    runs = np.flatnonzero(np.diff(np.concatenate(([1], keep.astype(np.int8)))) != 0)
+    out = []
+    start = 0
+    for boundary in [*runs.tolist(), len(bins)]:
+        if boundary > start:
+            chunk = bins[start:boundary]
+            if keep[start]:
+                out.append(chunk)
+            else:
+                out.append(np.array([[chunk[0, 0], chunk[0, 1], chunk[:, 2].sum()]]))
+        start = boundary
+    return np.concatenate(out) if out else np.empty((0, 3), dtype=np.int32)

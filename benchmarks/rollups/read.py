@@ -37,7 +37,10 @@ def rollup_rows(
     where: Q,
     now: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """The window's rollups in scope: dicts of _FIELDS and "bins" (packed triples)."""
+    """The window's rollups in scope: dicts of _FIELDS and "bins" (packed triples).
+
+    A window row comes with its near sketch ("window_id" and "margin" set): merge rows only
+    after settle(), which reads the whole sketch of any group the near one cannot answer."""
     if vantage is None:
         return []
     now = now or timezone.now()
@@ -46,15 +49,25 @@ def rollup_rows(
         scope &= Q(endpoint_id__in=endpoint_ids)
     bucket = Q() if tod_bucket is None else Q(tod_bucket=tod_bucket)
     today = now.date()
+    days = window_hours // 24
     windows = WindowRollup.objects.filter(
         scope,
-        days=window_hours // 24,
+        days=days,
         through_day=today - timedelta(days=1),
         tod_bucket=WindowRollup.ALL_BUCKETS if tod_bucket is None else tod_bucket,
-    ).values_list(*_FIELDS, "packed")
-    rows = [_row(values[:-1], packed.unpack(values[-1])) for values in windows]
-    days = Q(span="day", day=today) if rows else window_q(window_hours, now=now)
-    day_rows = RunRollup.objects.filter(scope, bucket, days).values_list(*_FIELDS, "id", "packed")
+    ).values_list(*_FIELDS, "id", "near")
+    rows = []
+    for values in windows:
+        row = _row(values[:-2], packed.unpack(values[-1]))
+        row["window_id"] = values[-2]
+        # No near sketch yet (written before migration 0025): read whole by settle().
+        row["margin"] = packed.margin_of(row["runs"], days) if values[-1] is not None else -1
+        row["whole"] = False
+        rows.append(row)
+    days_in = Q(span="day", day=today) if rows else window_q(window_hours, now=now)
+    day_rows = RunRollup.objects.filter(scope, bucket, days_in).values_list(
+        *_FIELDS, "id", "packed"
+    )
     unpacked: dict[int, dict[str, Any]] = {}
     for values in day_rows:
         row = _row(values[:-2], packed.unpack(values[-1]))
@@ -68,6 +81,54 @@ def rollup_rows(
             bins = np.array(sketch.triples(sketches), dtype=np.int32).reshape(-1, 3)
             unpacked[row_id]["bins"] = bins
     return rows
+
+
+def settle(rows: list[dict[str, Any]], group_of, metrics: Iterable[str]) -> list[dict[str, Any]]:
+    """`rows` ready to merge by `group_of` for `metrics`: a group keeps its window row's near
+    sketch only when it has one window row and today's rows add at most its margin of values
+    to each metric (packed.near: then every quartile is the whole sketch's); any other group's
+    window rows are read whole (one query). Rows are updated in place (a whole sketch answers
+    every grouping) and returned."""
+    codes = [sketch.METRIC_CODES[metric] for metric in metrics]
+    windows: dict[Any, list[dict[str, Any]]] = {}
+    today: list[tuple[Any, np.ndarray]] = []
+    for row in rows:
+        if "window_id" in row:
+            windows.setdefault(group_of(row), []).append(row)
+        else:
+            today.append((group_of(row), row["bins"]))
+    added = _most_added(today, codes)
+    whole: dict[int, dict[str, Any]] = {}
+    for group, members in windows.items():
+        if len(members) > 1 or added.get(group, 0) > min(row["margin"] for row in members):
+            whole.update((row["window_id"], row) for row in members if not row["whole"])
+    if whole:
+        for row_id, data in WindowRollup.objects.filter(id__in=whole).values_list("id", "packed"):
+            row = whole[row_id]
+            row["bins"], row["whole"], row["margin"] = packed.unpack(data), True, 2**62
+    return rows
+
+
+def _most_added(parts: list[tuple[Any, np.ndarray]], codes: list[int]) -> dict[Any, int]:
+    """Per group: the most values today's rows add to any one of these metrics (one pass)."""
+    if not parts:
+        return {}
+    number: dict[Any, int] = {}
+    for group, _ in parts:
+        number.setdefault(group, len(number))
+    lengths = [len(bins) for _, bins in parts]
+    data = np.concatenate([bins for _, bins in parts])
+    groups = np.repeat(np.array([number[group] for group, _ in parts]), lengths)
+    keep = np.isin(data[:, 0], codes)
+    counts = np.bincount(
+        groups[keep] * 16 + data[keep, 0], weights=data[keep, 2], minlength=len(number) * 16
+    ).reshape(len(number), 16)
+    most = counts.max(axis=1)
+    return {group: int(most[index]) for group, index in number.items()}
+
+
+def _endpoint(row: dict[str, Any]) -> int:
+    return row["endpoint_id"]
 
 
 def _row(values: tuple, bins: np.ndarray) -> dict[str, Any]:
@@ -92,6 +153,7 @@ def primary_stats(rows: list[dict[str, Any]], *, shared: bool) -> list[dict[str,
     metrics = ["input_tokens", "output_tokens", "ttft", "decode", "e2e"]
     if shared:
         metrics.append("throughput")
+    rows = settle(rows, _endpoint, metrics)
     merged = packed.Merged([(row["endpoint_id"], row["bins"]) for row in rows], metrics)
     out = []
     for endpoint_id, total in _totals(rows, lambda row: row["endpoint_id"]).items():
@@ -121,6 +183,7 @@ def concurrency_groups(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     def key(row: dict[str, Any]) -> tuple[int, int, int]:
         return (row["endpoint_id"], row["workload_id"], row["concurrency"])
 
+    rows = settle(rows, key, ("decode", "throughput"))
     merged = packed.Merged([(key(row), row["bins"]) for row in rows], ("decode", "throughput"))
     return [
         {
@@ -137,6 +200,7 @@ def concurrency_groups(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def prefill_quartiles(rows: list[dict[str, Any]]) -> dict[int, tuple]:
     """Per endpoint: (p25, p50, p75) of the paired long − base TTFT deltas."""
+    rows = settle(rows, _endpoint, ("prefill",))
     merged = packed.Merged([(row["endpoint_id"], row["bins"]) for row in rows], ("prefill",))
     out = {}
     for endpoint_id in merged.groups:

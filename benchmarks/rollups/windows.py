@@ -106,7 +106,8 @@ def _objects(rows: dict[tuple, dict[str, Any]], *, days: int, through: date) -> 
             runs=total["runs"],
             ok_count=total["ok"],
             error_count=total["errors"],
-            packed=packed.pack((m, n, c) for (m, n), c in total["bins"].items()),
+            packed=(whole := packed.pack((m, n, c) for (m, n), c in total["bins"].items())),
+            near=packed.near(whole, packed.margin_of(total["runs"], days)),
         )
 
 
@@ -132,4 +133,5 @@ def add_late(key: tuple, *, runs: int, ok: int, errors: int, bins: list[tuple]) 
             window.ok_count += ok
             window.error_count += errors
             window.packed = packed.add(window.packed, bins)
-            window.save(update_fields=["runs", "ok_count", "error_count", "packed"])
+            window.near = packed.near(window.packed, packed.margin_of(window.runs, days))
+            window.save(update_fields=["runs", "ok_count", "error_count", "packed", "near"])

@@ -2,14 +2,23 @@
 
 from typing import Any
 
+from django.db import connections
 from django.db.models import Count, Max, Q
 
 from providers.models import Endpoint
 
 from ..buckets import BUCKETS
 from ..models import Run, Vantage, Workload
-from .aggregates import Percentile, percentile, quartiles
-from .runs import RUN_POINT_FIELDS, errors_by_category, point_rows, run_band, run_point
+from .aggregates import Percentile, Quartiles, percentile, quartiles
+from .runs import (
+    RUN_POINT_FIELDS,
+    SlotIso,
+    errors_by_category,
+    iso,
+    point_rows,
+    run_band,
+    run_point,
+)
 from .scope import Workloads, resolve_vantage, since, window_runs
 
 RECENT_RUNS = 20
@@ -71,9 +80,9 @@ def compare_histories(
     if workload_obj:
         series = runs.filter(workload=workload_obj).order_by("endpoint_id", "slot")
         for endpoint_id, slot, bucket, ttft, decode in series.values_list(
-            "endpoint_id", "slot", "tod_bucket", "ttft_p50_ms", "decode_tps_p50"
+            "endpoint_id", SlotIso("slot"), "tod_bucket", "ttft_p50_ms", "decode_tps_p50"
         ):
-            point = {"slot": slot.isoformat(), "tod_bucket": bucket}
+            point = {"slot": slot, "tod_bucket": bucket}
             points[endpoint_id].append({**point, "ttft_ms": ttft, "decode_tps": decode})
     curves: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
     for (endpoint_id,), curve in _concurrency_rows(runs, ("endpoint_id",)):
@@ -108,10 +117,46 @@ def _contexts(runs: Any, workloads: Workloads, ids: list[int]) -> dict[int, dict
         )
         .values_list("endpoint_id", "base", "long")
     )
+    if connections[slots.db].vendor == "postgresql":
+        return _contexts_in_sql(slots, long, ids)
     pairs: dict[int, list[tuple]] = {i: [] for i in ids}
     for endpoint_id, base_ttft, long_ttft in slots:
         pairs[endpoint_id].append((base_ttft, long_ttft))
     return {i: _context_figures(pairs[i], long) for i in ids}
+
+
+def _contexts_in_sql(slots: Any, long: Workload, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """_context_figures of each endpoint's (endpoint, base, long) slot rows, aggregated in
+    PostgreSQL: one row per endpoint instead of one per slot (percentile_cont is the
+    arithmetic of aggregates.quartiles/percentile, so the floats are the same)."""
+    sql, params = slots.query.get_compiler(slots.db).as_sql()
+    quartiles = "percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP"
+    # Built from the ORM's own SQL and constants; the values stay in params.
+    outer = (
+        f"SELECT p.endpoint_id, {quartiles} (ORDER BY p.base), "  # noqa: S608
+        f"{quartiles} (ORDER BY p.long), "
+        "percentile_cont(0.5) WITHIN GROUP (ORDER BY p.long - p.base), count(p.long - p.base) "
+        f"FROM ({sql}) AS p GROUP BY 1"
+    )
+    with connections[slots.db].cursor() as cursor:
+        cursor.execute(outer, params)
+        found = {row[0]: row[1:] for row in cursor.fetchall()}
+    figures = {}
+    for i in ids:
+        base, lng, prefill, paired = found.get(i, (None, None, None, 0))
+        figures[i] = {
+            "context_tokens": long.context_tokens,
+            "base_ttft_ms": _named(base),
+            "long_ttft_ms": _named(lng),
+            "prefill_cost_ms": prefill,
+            "paired_slots": paired,
+        }
+    return figures
+
+
+def _named(value: Any) -> dict[str, float | None]:
+    low, mid, high = Quartiles.split(value)
+    return {"p25": low, "p50": mid, "p75": high}
 
 
 def _endpoint_info(endpoint: Endpoint) -> dict[str, Any]:
@@ -170,17 +215,20 @@ def _context(runs: Any, workloads: Workloads) -> dict[str, Any]:
     base, long = workloads.base(), workloads.long()
     if base is None or long is None:
         return {"context_tokens": None, "pairs": [], "prefill_cost_ms": None}
-    rows = runs.filter(workload__in=[base, long]).values_list("slot", "workload_id", "ttft_p50_ms")
+    rows = runs.filter(workload__in=[base, long]).values_list(
+        SlotIso("slot"), "workload_id", "ttft_p50_ms"
+    )
     return _context_of(rows, base, long)
 
 
 def _context_of(rows: Any, base: Workload, long: Workload) -> dict[str, Any]:
-    """_context from (slot, workload id, TTFT p50) rows of the base and long-context runs."""
+    """_context from (slot, workload id, TTFT p50) rows of the base and long-context runs; the
+    slot as SlotIso text (in UTC, so text order is time order) or as a datetime."""
     by_slot: dict[Any, dict[int, float | None]] = {}
     for slot, workload_id, ttft in rows:
         by_slot.setdefault(slot, {})[workload_id] = ttft
     pairs = [
-        {"slot": slot.isoformat(), "base_ttft_ms": v.get(base.id), "long_ttft_ms": v.get(long.id)}
+        {"slot": iso(slot), "base_ttft_ms": v.get(base.id), "long_ttft_ms": v.get(long.id)}
         for slot, v in sorted(by_slot.items())
     ]
     values = [(p["base_ttft_ms"], p["long_ttft_ms"]) for p in pairs]

@@ -117,7 +117,7 @@ def _exact(
     )
     stats = {row["endpoint_id"]: row for row in _primary_stats(primary, shared=shared)}
     by_concurrency = _concurrency_stats(
-        lambda q: _concurrency_groups(runs.filter(q)),
+        lambda ids, endpoints: _concurrency_groups(runs.filter(_in(ids, endpoints))),
         workloads,
         shared=shared,
         shared_stats=stats,
@@ -140,26 +140,33 @@ def _sketched(
         "tod_bucket": filters.tod_bucket,
         "endpoint_ids": endpoint_ids,
     }
-    where, workload = _primary(filters, workloads)
+    _, workload = _primary(filters, workloads)
     shared = (
         workload if filters.concurrency is None and workload in workloads.base_context() else None
     )
-    rows = rollup_read.rollup_rows(where=where, **scope)
+    long = workloads.long()
+    # One read for every part: the main columns', the concurrency figures' and prefill's rows.
+    primary_ids, matches = _primary_match(filters, workloads)
+    needed = {*primary_ids, *(w.id for w in workloads.base_context())}
+    if long is not None:
+        needed.add(long.id)
+    rows = rollup_read.rollup_rows(where=Q(workload_id__in=needed), **scope)
     stats = {
         row["endpoint_id"]: row
-        for row in rollup_read.primary_stats(rows, shared=shared is not None)
+        for row in rollup_read.primary_stats(
+            [row for row in rows if matches(row)], shared=shared is not None
+        )
     }
     by_concurrency = _concurrency_stats(
-        lambda q: rollup_read.concurrency_groups(rollup_read.rollup_rows(where=q, **scope)),
+        lambda ids, endpoints: rollup_read.concurrency_groups(_rows_of(rows, ids, endpoints)),
         workloads,
         shared=shared,
         shared_stats=stats,
     )
-    long = workloads.long()
     prefill = {}
     if long is not None and workloads.base() is not None:
         deltas = rollup_read.prefill_quartiles(
-            rollup_read.rollup_rows(where=Q(workload=long), **scope)
+            [row for row in rows if row["workload_id"] == long.id]
         )
         prefill = {
             endpoint_id: {
@@ -183,6 +190,50 @@ def _primary(filters: BoardFilters, workloads: Workloads) -> tuple[Q, Workload |
         return concurrency_q(filters.concurrency) & Q(workload_id__in=ids), None
     workload = workloads.base()
     return (Q(workload=workload) if workload else Q(pk__in=[])), workload
+
+
+def _primary_match(
+    filters: BoardFilters, workloads: Workloads
+) -> tuple[list[int], Callable[[dict[str, Any]], bool]]:
+    """_primary as (workload ids, a test of a rollup row): which rows feed the main columns."""
+    if filters.workload:
+        workload = workloads.by_slug(filters.workload)
+        ids = [workload.id] if workload else []
+    elif filters.concurrency is not None:
+        ids = [w.id for w in workloads.base_context()]
+    else:
+        workload = workloads.base()
+        ids = [workload.id] if workload else []
+    chosen = set(ids)
+    concurrency_of = {w.id: w.concurrency for w in workloads.items}
+    wanted = filters.concurrency if filters.workload or filters.concurrency is not None else None
+
+    def matches(row: dict[str, Any]) -> bool:
+        if row["workload_id"] not in chosen:
+            return False
+        if wanted is None:
+            return True
+        if wanted == "peak":
+            return concurrency_of[row["workload_id"]] == 0
+        return row["concurrency"] == wanted
+
+    return ids, matches
+
+
+def _rows_of(
+    rows: list[dict[str, Any]], workload_ids: list[int], endpoint_ids: list[int] | None
+) -> list[dict[str, Any]]:
+    ids, endpoints = set(workload_ids), None if endpoint_ids is None else set(endpoint_ids)
+    return [
+        row
+        for row in rows
+        if row["workload_id"] in ids and (endpoints is None or row["endpoint_id"] in endpoints)
+    ]
+
+
+def _in(workload_ids: list[int], endpoint_ids: list[int] | None) -> Q:
+    where = Q(workload_id__in=workload_ids)
+    return where if endpoint_ids is None else where & Q(endpoint_id__in=endpoint_ids)
 
 
 def _workload_ids(
@@ -240,7 +291,7 @@ def _concurrency_groups(runs: QuerySet[Run]) -> list[dict[str, Any]]:
 
 
 def _concurrency_stats(
-    groups_of: Callable[[Q], list[dict[str, Any]]],
+    groups_of: Callable[[list[int], list[int] | None], list[dict[str, Any]]],
     workloads: Workloads,
     *,
     shared: Workload | None,
@@ -255,7 +306,7 @@ def _concurrency_stats(
     # Workload ids, not a join: each one is a range of the run_board index.
     concurrency_of = {w.id: w.concurrency for w in workloads.base_context()}
     queried = [w for w in concurrency_of if shared is None or w != shared.id]
-    groups = groups_of(Q(workload_id__in=queried))
+    groups = groups_of(queried, None)
     if shared is not None:
         mixed = []
         for endpoint_id, stats in shared_stats.items():
@@ -272,7 +323,7 @@ def _concurrency_stats(
                 }
             )
         if mixed:
-            groups += groups_of(Q(workload=shared, endpoint_id__in=mixed))
+            groups += groups_of([shared.id], mixed)
     # Later groups win ties below: fix their order (workload, then concurrency).
     groups.sort(key=lambda g: (g["endpoint_id"], g["workload_id"], g["concurrency"]))
     result: dict[int, dict[str, Any]] = {}

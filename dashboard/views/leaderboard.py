@@ -21,6 +21,7 @@ from ..caching import revalidated
 from ..forms import FilterForm
 from .access import dashboard_view
 from .board_cells import cells
+from .board_html import endpoint_url, row_html
 from .empty import empty_state
 
 
@@ -72,6 +73,15 @@ def _endpoint_query(filters: BoardFilters) -> str:
     return "?" + urlencode(params) if params else ""
 
 
+# A row without active alerts: an empty cell (its "more" link is written only when more > 0).
+_NO_ALERTS = {"badges": [], "more": 0, "more_url": ""}
+
+
+def _alerts_cell(alerts: dict[int, list], row: BoardRow) -> dict:
+    found = alerts.get(row.endpoint_id)
+    return alert_badges(found, row.slug) if found else _NO_ALERTS
+
+
 @dashboard_view
 @revalidated
 def leaderboard_page(request: HttpRequest) -> HttpResponse:
@@ -84,8 +94,10 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     has_data = any(row.has_data for row in rows)
     # Every row's active alerts in one query, whatever the number of endpoints.
     alerts = open_alerts_by_endpoint(row.endpoint_id for row in rows)
+    # Links to endpoint pages keep the window, workload and vantage (not the sort).
+    query, url_of = _endpoint_query(filters), endpoint_url()
     entries = {
-        row.slug: (row, cells(row), alert_badges(alerts.get(row.endpoint_id, []), row.slug))
+        row.slug: row_html(row, cells(row), _alerts_cell(alerts, row), query, url_of)
         for row in rows
     }
     groups = group_by_model(rows) if group == "model" else [("", rows)]
@@ -104,8 +116,6 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
             "empty": empty_state(has_data=has_data),
             "params": {**filters.as_query(), **extra},
             "csv_query": urlencode({**filters.as_query(), **({"model": model} if model else {})}),
-            # Links to endpoint pages keep the window, workload and vantage (not the sort).
-            "endpoint_query": _endpoint_query(filters),
             "sort_keep": {"sort": filters.sort} if filters.sort != DEFAULT_SORT else {},
             "tod_label": BUCKETS.get(filters.tod_bucket),
             "long_context": next(

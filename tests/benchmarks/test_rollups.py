@@ -132,6 +132,7 @@ def _windows() -> dict:
             w.ok_count,
             w.error_count,
             sorted(packed.unpack(w.packed).tolist()),
+            bytes(w.near),  # cut again from the grown sketch, as a refresh cuts it
         )
         for w in WindowRollup.objects.all()
     }
