@@ -73,7 +73,18 @@ class Tally:
     def __init__(self) -> None:
         self.extra: dict[str, int] = defaultdict(int)
         self.scheduled: dict[str, int] = defaultdict(int)
+        self.opens: dict[str, int] = defaultdict(int)
+        self.opens_on_extra: dict[str, int] = defaultdict(int)  # opened by a confirmation run
         self.scenario = "?"  # the scenario simulated now (bench/detector.py sets it)
+
+    def count_opens(self, tracks, hours: np.ndarray, scheduled: np.ndarray) -> None:
+        """Alerts opened, and how many on a confirmation run's evaluation."""
+        extra = set(hours[~scheduled].tolist())
+        for track in tracks:
+            for hour, kind in track.events:
+                if kind == "open":
+                    self.opens[self.scenario] += 1
+                    self.opens_on_extra[self.scenario] += hour in extra
 
     def lines(self) -> list[str]:
         out = []
@@ -81,7 +92,9 @@ class Tally:
             share = self.extra[scenario] / max(self.scheduled[scenario], 1)
             out.append(
                 f"confirmation runs, {scenario}: {self.extra[scenario]} for "
-                f"{self.scheduled[scenario]} scheduled runs ({share:.1%})"
+                f"{self.scheduled[scenario]} scheduled runs ({share:.1%}); alerts opened "
+                f"{self.opens[scenario]}, {self.opens_on_extra[scenario]} of them on a "
+                "confirmation run's evaluation"
             )
         return out
 
@@ -158,6 +171,7 @@ def simulate(
         if decision.at is not None:
             wanted, used = decision.at / 3600, used + 1
             asked.append(wanted)
+    tally.count_opens(state.tracks, pair.hours, scheduled)
     return state.tracks
 
 
