@@ -46,8 +46,8 @@ class ConfirmPolicy:
 
     max_per_series: int = 6
     budget_share: float = 0.15
-    min_spacing_hours: float = 2.0
-    suspect_q: float = 0.3
+    min_spacing_hours: float = 3.0
+    suspect_q: float = 0.1
     decorrelated: float = 0.5
 
     @property

@@ -174,9 +174,9 @@ def test_it_queues_one_confirmation_run_after_the_spacing(series, client, admin_
     outcome = evaluate(suspect_run)
     [queued] = confirmations(series)
     assert outcome.confirmation == queued.id
-    # This history's noise is independent: 2 h later (the minimum spacing), the first of the
-    # three runs that fit before the 10:00 run.
-    assert queued.slot == T0 + timedelta(hours=10)
+    # This history's noise is independent, so the minimum spacing (3 h) holds: one run fits
+    # before the 10:00 run, midway, 4 h after the suspect run.
+    assert queued.slot == T0 + timedelta(hours=12)
     assert queued.status == RunStatus.QUEUED and queued.schedule is None
     assert queued.enqueued_at is None  # the tick claims it when its slot comes
     assert SeriesState.objects.get(**series, metric="decode_tps").confirmations == 1
@@ -201,6 +201,7 @@ def measure(queued: Run, *, factor: float = 0.7) -> Run:
 
 
 def test_it_opens_on_confirmation_runs_and_names_them(series, client, admin_user, settings) -> None:
+    settings.ALERTS_CONFIRM_MIN_SPACING_HOURS = 2  # three fit before the 10:00 run
     history(series)
     first = evaluate(slow_run(series, 8))  # 02:00: one slow run carries nothing yet
     assert first.verdicts["decode_tps"].startswith("hold") and not first.opened
@@ -233,6 +234,7 @@ def measure_pending(series, *, factor: float = 0.7) -> list[Run]:
 def test_it_gives_a_suspicion_spaced_runs_up_to_its_cap(series, settings) -> None:
     settings.ALERTS_OPEN_AFTER = 20  # the positives stay short of opening: only the cap stops
     settings.ALERTS_CONFIRM_MAX_PER_SERIES = 4
+    settings.ALERTS_CONFIRM_MIN_SPACING_HOURS = 2
     history(series)
     evaluate(slow_run(series, 8))  # 02:00
     early = measure_pending(series)
@@ -258,6 +260,7 @@ def test_it_stops_when_the_evidence_says_not_worse(series) -> None:
 def test_it_stops_a_suspicion_when_the_months_budget_is_spent(series, settings) -> None:
     settings.ALERTS_OPEN_AFTER = 20
     settings.ALERTS_CONFIRM_BUDGET_SHARE = 0.025  # 2.5 % of 90 runs a month: 2
+    settings.ALERTS_CONFIRM_MIN_SPACING_HOURS = 2
     history(series)
     evaluate(slow_run(series, 8))
     measured = measure_pending(series)
