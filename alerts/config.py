@@ -46,6 +46,7 @@ def confirm_policy() -> ConfirmPolicy:
     return ConfirmPolicy(
         max_per_series=settings.ALERTS_CONFIRM_MAX_PER_SERIES,
         budget_share=settings.ALERTS_CONFIRM_BUDGET_SHARE,
-        min_spacing_hours=settings.ALERTS_CONFIRM_SPACING_HOURS,
+        min_spacing_hours=settings.ALERTS_CONFIRM_MIN_SPACING_HOURS,
         suspect_q=settings.ALERTS_CONFIRM_SUSPECT_Q,
+        decorrelated=settings.ALERTS_CONFIRM_DECORRELATED,
     )

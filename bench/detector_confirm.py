@@ -1,17 +1,18 @@
 """Confirmation runs in the detector bench (`python bench/detector.py --confirm`).
 
 Each generated pair gets candidate confirmation times between its scheduled runs (every
-`min_spacing_hours` after a scheduled run, up to `max_per_series` of them, before the next
-scheduled run); the generator draws values there too (make_pair on the denser grid). The
-simulation then evaluates like bench/detector.simulate, but a candidate run exists only when
-the pure policy (alerts.detection.confirmation, as alerts/lifecycle/confirm.py applies it)
-asked for it after a suspect evaluation: the first candidate at or after the suspect run plus
-the policy's spacing, before the schedule's next run. The monthly budget is held per series
-(`budget_share` of its scheduled runs over the last 30 days), the share the install-wide budget
-gives each series on average.
+GRID_H hours after a scheduled run, before the next); the generator draws values there too
+(make_pair on the denser grid). The simulation then evaluates like bench/detector.simulate, but
+a candidate run exists only when the pure policy (alerts.detection.confirmation, as
+alerts/lifecycle/confirm.py applies it) asked for it after a suspect evaluation: the first
+candidate at or after the time the policy placed it, before the schedule's next run. The
+monthly budget is held per series (`budget_share` of its scheduled runs over the last 30 days),
+the share the install-wide budget gives each series on average (in an install, the budget is
+shared: series that are not suspect leave theirs to those that are).
 
-Caveat: the families' shared AR(1) noise (φ per run) steps per generated run, so on the denser
-grid it decorrelates faster between scheduled runs than without --confirm.
+Caveat: bench/detector_generators' shared AR(1) noise (φ per run) steps per generated run, so
+on the denser grid it decorrelates faster between scheduled runs than without --confirm (the
+held-out families' drift is in real time).
 """
 
 from __future__ import annotations
@@ -24,35 +25,41 @@ import numpy as np
 from detector_generators import EPOCH_S
 
 from alerts.detection.baseline import Runs
-from alerts.detection.confirmation import ConfirmPolicy, decide, spacing_hours, suspect
+from alerts.detection.confirmation import (
+    ConfirmPolicy,
+    decide,
+    informative_gap_hours,
+    suspect,
+)
 from alerts.detection.detector import assess_series, judge
 from alerts.detection.hysteresis import Streak, Transition, advance
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig
 
 METRICS = (DECODE, TTFT)
 MONTH_H = 30 * 24.0
+GRID_H = 0.5  # candidate confirmation times: every half hour between scheduled runs
+APART_H = 0.1  # and not within 6 minutes of the next (a run slot is a whole second)
 
 
-def candidate_hours(scheduled: np.ndarray, policy: ConfirmPolicy) -> np.ndarray:
-    """Times where a confirmation may run: k·min_spacing after each scheduled run (k = 1 …
-    max_per_series), before the next scheduled run."""
-    step = policy.min_spacing_hours
-    nxt = np.append(scheduled[1:], np.inf)
+def candidate_hours(scheduled: np.ndarray) -> np.ndarray:
+    """Times where a confirmation may run: every GRID_H after each scheduled run, before the
+    next scheduled run."""
+    gaps = np.diff(scheduled)
     out = [
-        scheduled + k * step for k in range(1, max(policy.max_per_series, 0) + 1)
-    ]  # fmt: skip
-    extra = np.concatenate(out) if out else np.array([])
-    limit = np.concatenate([nxt] * len(out)) if out else np.array([])
-    return extra[extra < limit]
+        start + np.arange(GRID_H, gap - APART_H, GRID_H)
+        for start, gap in zip(scheduled[:-1], gaps, strict=True)
+    ]
+    out.append(scheduled[-1] + np.arange(GRID_H, 24.0, GRID_H))
+    return np.concatenate(out)
 
 
-def dense(make_pair: Callable, slots: Callable, policy: ConfirmPolicy) -> Callable:
+def dense(make_pair: Callable, slots: Callable) -> Callable:
     """make_pair on the scheduled slots plus the candidates; truth["scheduled"] marks which
     generated runs the schedule makes."""
 
     def make(rng, family, *, days, hours=None, **kwargs):
         scheduled = slots(rng, days, family) if hours is None else hours
-        every = np.union1d(scheduled, candidate_hours(scheduled, policy))
+        every = np.union1d(scheduled, candidate_hours(scheduled))
         pair = make_pair(rng, family, days=days, hours=every, **kwargs)
         pair.truth["scheduled"] = np.isin(every, scheduled)
         return pair
@@ -66,7 +73,18 @@ class Tally:
     def __init__(self) -> None:
         self.extra: dict[str, int] = defaultdict(int)
         self.scheduled: dict[str, int] = defaultdict(int)
+        self.opens: dict[str, int] = defaultdict(int)
+        self.opens_on_extra: dict[str, int] = defaultdict(int)  # opened by a confirmation run
         self.scenario = "?"  # the scenario simulated now (bench/detector.py sets it)
+
+    def count_opens(self, tracks, hours: np.ndarray, scheduled: np.ndarray) -> None:
+        """Alerts opened, and how many on a confirmation run's evaluation."""
+        extra = set(hours[~scheduled].tolist())
+        for track in tracks:
+            for hour, kind in track.events:
+                if kind == "open":
+                    self.opens[self.scenario] += 1
+                    self.opens_on_extra[self.scenario] += hour in extra
 
     def lines(self) -> list[str]:
         out = []
@@ -74,7 +92,9 @@ class Tally:
             share = self.extra[scenario] / max(self.scheduled[scenario], 1)
             out.append(
                 f"confirmation runs, {scenario}: {self.extra[scenario]} for "
-                f"{self.scheduled[scenario]} scheduled runs ({share:.1%})"
+                f"{self.scheduled[scenario]} scheduled runs ({share:.1%}); alerts opened "
+                f"{self.opens[scenario]}, {self.opens_on_extra[scenario]} of them on a "
+                "confirmation run's evaluation"
             )
         return out
 
@@ -92,17 +112,20 @@ def simulate(
 ):
     """bench/detector.simulate with confirmation runs: the same tracks; the runs counted in
     `tally` (under its current scenario)."""
-    seconds = np.round(pair.hours * 3600) + EPOCH_S
+    seconds = np.round(pair.hours * 3600) + pair.truth.get("epoch_s", EPOCH_S)
     scheduled = pair.truth["scheduled"]
     histories = [
         Runs.from_samples(values.ravel(), np.repeat(seconds, values.shape[1]))
         for values in (pair.decode, pair.ttft)
     ]
     included = scheduled.copy()  # which generated runs exist (the candidates once asked for)
+    # Each history's runs by generated run (a run whose samples all failed has none)
+    rows = [np.searchsorted(seconds, h.t) for h in histories]
     state = _State(track_type)
     wanted: float | None = None  # the hour of the confirmation run asked for
     asked: list[float] = []  # hours of the confirmation runs asked for (the budget's window)
     used = 0  # by the current suspicion
+    run_hours = float(np.median(np.diff(pair.hours[scheduled])))
     for i, (hour, now) in enumerate(zip(pair.hours, seconds, strict=True)):
         if not scheduled[i]:
             if wanted is None or hour < wanted - 1e-9 or not start_h <= hour <= end_h:
@@ -117,11 +140,11 @@ def simulate(
         began = time.perf_counter()
         tests = [
             assess_series(
-                h.where(included).between(s, np.inf),
+                h.where(included[r]).between(s, np.inf),
                 now=now, rule=config.rules[m], config=config, frozen=f, opened=o,
             )
-            for h, m, f, o, s in zip(
-                histories, METRICS, state.frozen, state.opened, state.segment, strict=True
+            for h, r, m, f, o, s in zip(
+                histories, rows, METRICS, state.frozen, state.opened, state.segment, strict=True
             )
         ]  # fmt: skip
         judgements = judge(tests, config)
@@ -131,17 +154,16 @@ def simulate(
         if not suspects:
             used = 0
             continue
-        rho = max((t.baseline.rho for t in tests if t.baseline is not None), default=0.0)
-        spacing = spacing_hours(rho, 24.0 / 3, policy)
+        spacing = max(informative_gap_hours(t.baseline, policy) for t in tests)
         upcoming = pair.hours[scheduled & (pair.hours > hour)]
         decision = decide(
             newest=hour * 3600,
             spacing_h=spacing,
-            run_hours=24.0 / 3,
+            run_hours=run_hours,
             used_by_series=used,
             pending=wanted is not None,
             used_this_month=sum(h > hour - MONTH_H for h in asked),
-            scheduled_per_month=MONTH_H / 8.0,
+            scheduled_per_month=MONTH_H / run_hours,
             next_scheduled=upcoming[0] * 3600 if len(upcoming) else None,
             healthy=True,
             policy=policy,
@@ -149,6 +171,7 @@ def simulate(
         if decision.at is not None:
             wanted, used = decision.at / 3600, used + 1
             asked.append(wanted)
+    tally.count_opens(state.tracks, pair.hours, scheduled)
     return state.tracks
 
 
@@ -197,7 +220,7 @@ def install(namespace: dict, policy: ConfirmPolicy) -> tuple[Callable, Tally]:
     """Switch bench/detector.py to confirmation runs: its pairs get candidate times, and its
     simulate becomes this one (the caller sets tally.scenario). Returns (simulate, tally)."""
     for module in (namespace["generators"], namespace["heldout"]):
-        module.make_pair = dense(module.make_pair, module.slots, policy)
+        module.make_pair = dense(module.make_pair, module.slots)
     tally = Tally()
 
     def run(pair, config, *, start_h, end_h, timer):

@@ -456,12 +456,15 @@ ALERTS_RECOVERY_ODDS = envfloat("ALERTS_RECOVERY_ODDS", 3000.0)
 # An open alert whose series stayed at one level this long since it opened closes as the new
 # normal (docs/alerts.md), and the series is armed again against that level
 ALERTS_NEW_NORMAL_HOURS = envint("ALERTS_NEW_NORMAL_HOURS", 168)
-# Confirmation runs (docs/alerts.md): a suspect series (one positive short of opening, or an
-# in-between result with q under SUSPECT_Q) gets an extra run SPACING_HOURS or more later, at
-# most MAX_PER_SERIES per suspicion (0: off) and BUDGET_SHARE of the scheduled runs a month.
-ALERTS_CONFIRM_MAX_PER_SERIES = envint("ALERTS_CONFIRM_MAX_PER_SERIES", 2)
+# Confirmation runs (docs/alerts.md): a suspect series (a positive short of opening, or an
+# in-between result with q under SUSPECT_Q) gets extra runs, one at a time while it stays
+# suspect, each once its noise model's correlation with the run before is at most DECORRELATED
+# and never sooner than MIN_SPACING_HOURS, at most MAX_PER_SERIES per suspicion (0: off) and
+# BUDGET_SHARE of the scheduled runs a month.
+ALERTS_CONFIRM_MAX_PER_SERIES = envint("ALERTS_CONFIRM_MAX_PER_SERIES", 6)
 ALERTS_CONFIRM_BUDGET_SHARE = envfloat("ALERTS_CONFIRM_BUDGET_SHARE", 0.15)
-ALERTS_CONFIRM_SPACING_HOURS = envfloat("ALERTS_CONFIRM_SPACING_HOURS", 6.0)
+ALERTS_CONFIRM_MIN_SPACING_HOURS = envfloat("ALERTS_CONFIRM_MIN_SPACING_HOURS", 3.0)
+ALERTS_CONFIRM_DECORRELATED = envfloat("ALERTS_CONFIRM_DECORRELATED", 0.5)
 ALERTS_CONFIRM_SUSPECT_Q = envfloat("ALERTS_CONFIRM_SUSPECT_Q", 0.1)
 # Availability: an outage opens when each of the last OUTAGE_RUNS runs has ≥ this share of error
 # samples, and resolves under half of it over those runs.

@@ -2,37 +2,51 @@
 short of the bar, and when that run should happen. Pure (no database): the lifecycle
 (alerts/lifecycle/confirm.py) and the bench (bench/detector_confirm.py) share it.
 
-A series is suspect after an evaluation that is one step short of opening an alert: a positive
-that is not yet the `open_after`-th in a row, or an in-between result (HOLD) whose q-value is
-below the looser `suspect_q`. Then one extra run of that endpoint × workload × vantage is queued,
-`spacing_hours` after the suspect run (never inside the run-level noise correlation: a run two
-minutes later repeats the provider's state, it does not confirm anything), unless the schedule's
-next run comes first, one is already waiting, the series used its `max_per_series` for this
-suspicion, or the month's budget (`budget_share` of the scheduled runs) is spent. docs/alerts.md
-tells the settings.
+A series is suspect after an evaluation that is short of opening an alert but not clear: a
+positive that is not yet the `open_after`-th in a row, or an in-between result (HOLD) whose
+q-value is below the loose `suspect_q`. While it stays suspect it gets extra runs of that
+endpoint × workload × vantage, one at a time, each as soon as the series' own noise model says a
+run is informative (its correlation with the run before has fallen to `decorrelated`, never
+sooner than `min_spacing_hours`), spread evenly over the time to the schedule's next run, up to
+`max_per_series` for the suspicion. The runs stop when the evidence is conclusive either way (an
+alert opens, or the series is clear or its q-value back above `suspect_q`), when the series used
+its cap, or when the month's budget (`budget_share` of the scheduled runs) is spent.
+docs/alerts.md tells the settings.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
 
 from alerts.detection.detector import Verdict
 
 HOUR_S = 3600.0
+LONGEST_GAP_H = 48.0  # a correlation that lasts longer than this leaves no room for a confirmation
+GAP_STEP_H = 0.25  # the resolution of the informative gap
+
+
+class NoiseModel(Protocol):
+    """What the policy reads of a fitted baseline (alerts.detection.baseline.Baseline)."""
+
+    def correlations(self, t: np.ndarray) -> np.ndarray: ...
 
 
 @dataclass(frozen=True, slots=True)
 class ConfirmPolicy:
     """max_per_series: extra runs one suspicion may ask for (0: confirmation runs are off);
     budget_share: extra runs a month at most, as a share of the scheduled runs; min_spacing_hours:
-    the least time between a run and its confirmation; suspect_q: the q-value under which an
+    the least time between two runs of a suspicion (a provider episode of a few hours is one
+    piece of evidence, whatever the run-level noise says); suspect_q: the q-value under which an
     in-between (HOLD) result is suspect; decorrelated: the largest correlation, by the
-    baseline's noise model, a confirmation may share with the run it confirms."""
+    baseline's noise model, a confirmation may share with the run before it."""
 
-    max_per_series: int = 2
+    max_per_series: int = 6
     budget_share: float = 0.15
-    min_spacing_hours: float = 6.0
+    min_spacing_hours: float = 3.0
     suspect_q: float = 0.1
     decorrelated: float = 0.5
 
@@ -54,7 +68,8 @@ def suspect(
     """Whether an evaluation's evidence is suggestive but short of opening an alert.
 
     `positives` is the streak's count after this evaluation (hysteresis.advance). An open or a
-    muted series is never suspect: there is nothing to open.
+    muted series is never suspect: there is nothing to open. A clear series is not: the
+    evidence says "not worse".
     """
     if not policy.enabled or is_open or muted:
         return False
@@ -65,20 +80,37 @@ def suspect(
     return False
 
 
-def spacing_hours(rho: float, run_hours: float, policy: ConfirmPolicy) -> float:
-    """Hours from a run to its confirmation: at least `min_spacing_hours`, and long enough that
-    the run-level noise correlation (lag-1 autocorrelation `rho` between runs `run_hours` apart,
-    decaying as ρ^(Δ/run_hours)) has fallen to `decorrelated`."""
-    spacing = policy.min_spacing_hours
-    if 0.0 < rho < 1.0 and run_hours > 0 and 0.0 < policy.decorrelated < 1.0:
-        needed = run_hours * math.log(policy.decorrelated) / math.log(rho)
-        spacing = max(spacing, needed)
-    return spacing
+def informative_gap_hours(model: NoiseModel | None, policy: ConfirmPolicy) -> float:
+    """The shortest gap (hours) at which a run is informative about a series: its residual's
+    correlation with the run before, by the baseline's noise model in real time, is at most
+    `decorrelated`; never under `min_spacing_hours`. Independent noise: the minimum; a
+    provider drifting slowly: hours or days (LONGEST_GAP_H at most)."""
+    floor = policy.min_spacing_hours
+    if model is None or not 0.0 < policy.decorrelated < 1.0:
+        return floor
+    gaps = np.arange(floor, LONGEST_GAP_H + GAP_STEP_H, GAP_STEP_H)
+    for gap in gaps:
+        if model.correlations(np.array([0.0, gap * HOUR_S]))[0, 1] <= policy.decorrelated:
+            return float(gap)
+    return LONGEST_GAP_H
 
 
 def budget_runs(scheduled_per_month: float, policy: ConfirmPolicy) -> int:
     """Confirmation runs a month may hold at most."""
     return max(0, math.floor(policy.budget_share * max(scheduled_per_month, 0.0)))
+
+
+def place(newest: float, spacing_h: float, next_scheduled: float | None) -> float | None:
+    """When the next run of a suspicion goes (Unix s): the runs that fit between the newest run
+    and the schedule's next one, `spacing_h` or more apart, spread evenly, and this the first
+    of them; None when none fits. With no scheduled run coming, `spacing_h` after the newest."""
+    if next_scheduled is None:
+        return newest + spacing_h * HOUR_S
+    gap_h = (next_scheduled - newest) / HOUR_S
+    fits = math.floor(gap_h / spacing_h + 1e-9) - 1
+    if fits < 1:
+        return None
+    return newest + gap_h / (fits + 1) * HOUR_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,13 +135,14 @@ def decide(
     policy: ConfirmPolicy,
     scheduled: bool = True,
 ) -> Decision:
-    """Whether a suspect series gets a confirmation run, and when.
+    """Whether a suspect series gets its next confirmation run, and when.
 
-    newest: the suspect run's time (Unix s); run_hours: how far apart the series' runs are;
-    next_scheduled: the schedule's next run of the
-    series (None: none planned); healthy: the endpoint is enabled, not archived, not failing
-    nor rate-limited; scheduled: an enabled schedule runs the series (a series only people run
-    gets no extra runs: the budget is a share of the schedule's).
+    newest: the suspect run's time (Unix s); spacing_h: informative_gap_hours; run_hours: how
+    far apart the series' scheduled runs are; used_by_series: runs this suspicion already
+    asked for; next_scheduled: the schedule's next run of the series (None: none planned);
+    healthy: the endpoint is enabled, not archived, not failing nor rate-limited; scheduled: an
+    enabled schedule runs the series (a series only people run gets no extra runs: the budget
+    is a share of the schedule's).
     """
     if not policy.enabled:
         return Decision(None, "confirmation runs are off")
@@ -124,9 +157,9 @@ def decide(
     budget = budget_runs(scheduled_per_month, policy)
     if used_this_month >= budget:
         return Decision(None, f"the month's budget of {budget} confirmation runs is spent")
-    if run_hours <= spacing_h:
+    if run_hours < 2 * spacing_h:
         return Decision(None, f"the series already runs every {run_hours:.1f} h")
-    at = newest + spacing_h * HOUR_S
-    if next_scheduled is not None and at >= next_scheduled:
-        return Decision(None, "the schedule's next run comes first")
-    return Decision(at, f"{spacing_h:.1f} h after the suspect run")
+    at = place(newest, spacing_h, next_scheduled)
+    if at is None:
+        return Decision(None, f"no run {spacing_h:.1f} h apart fits before the schedule's next")
+    return Decision(at, f"{(at - newest) / HOUR_S:.1f} h after the suspect run")

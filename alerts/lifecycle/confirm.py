@@ -1,5 +1,6 @@
-"""Confirmation runs in the database: after an evaluation, queue one extra run of a suspect
-series (alerts.detection.confirmation says when), and tell which runs confirmed an alert.
+"""Confirmation runs in the database: after an evaluation, queue the next extra run of a suspect
+series (alerts.detection.confirmation says whether and when: several a suspicion, each when the
+series' noise model says a run is informative), and tell which runs confirmed an alert.
 
 A confirmation run is an ordinary Run row (origin "confirmation", no schedule) created queued
 at its future slot: the tick claims and enqueues it like any due run (dispatch.claim_and_enqueue)
@@ -22,7 +23,13 @@ from decimal import Decimal
 import numpy as np
 
 from alerts.config import confirm_policy, detector_config
-from alerts.detection.confirmation import ConfirmPolicy, budget_runs, decide, spacing_hours, suspect
+from alerts.detection.confirmation import (
+    ConfirmPolicy,
+    budget_runs,
+    decide,
+    informative_gap_hours,
+    suspect,
+)
 from alerts.detection.detector import Judgement, SeriesTest, Verdict
 from alerts.models import SeriesState
 from benchmarks.buckets import tod_bucket
@@ -117,18 +124,21 @@ def used_since(moment: datetime) -> int:
     )
 
 
-def _run_hours(times: np.ndarray) -> float:
-    """How far apart the series' runs are (hours; the median spacing of its last runs, which
-    a confirmation or a missed run barely moves): what the noise model's lag-1 correlation is
-    per."""
+def _run_hours(schedules: list[Schedule], times: np.ndarray) -> float:
+    """How far apart the schedules run the series (hours): the densest schedule's spacing; with
+    none, the median spacing of the series' last runs (confirmation runs among them)."""
+    per_day = max((slots_per_day(s) for s in schedules), default=0.0)
+    if per_day > 0:
+        return 24.0 / per_day
     if len(times) < 3:
         return 8.0  # the default three runs a day
     return float(np.median(np.diff(times[-RECENT_RUNS:]))) / 3600.0
 
 
 def after_evaluation(run: Run, suspects: list[Suspect], *, outage_open: bool) -> Run | None:
-    """Queue one confirmation run of the run's series if one of its speed series is suspect;
-    the run queued, or None. Series that are not suspect start their count again."""
+    """Queue the next confirmation run of the run's series if one of its speed series is
+    suspect; the run queued, or None. Series that are not suspect (conclusive either way) start
+    their count again."""
     policy = confirm_policy()
     found = []
     for item in suspects:
@@ -141,11 +151,11 @@ def after_evaluation(run: Run, suspects: list[Suspect], *, outage_open: bool) ->
             item.state.save(update_fields=["confirmations"])
     if not found:
         return None
-    rho = max((i.test.baseline.rho for i in found if i.test and i.test.baseline), default=0.0)
-    run_hours = _run_hours(found[0].times)
-    spacing = spacing_hours(rho, run_hours, policy)
+    # The longest informative gap of the suspect series' noise models (a drifting one waits).
+    spacing = max(informative_gap_hours(i.test.baseline if i.test else None, policy) for i in found)
     series = _series(run)
     schedules = _schedules(run)
+    run_hours = _run_hours(schedules, found[0].times)
     upcoming = next_scheduled(run, schedules)
     decision = decide(
         newest=run.slot.timestamp(),

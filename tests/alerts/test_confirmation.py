@@ -1,20 +1,25 @@
-"""Confirmation runs: the pure policy (when a series is suspect, how far apart, cap and budget),
-and in the database a suspect verdict queueing one ordinary run after the spacing, within the
+"""Confirmation runs: the pure policy (when a series is suspect, how far apart by its noise
+model, where the runs go between scheduled ones, cap and budget), and in the database a suspect
+series getting ordinary runs spaced by its noise until the evidence is conclusive, within the
 cap and the month's budget, never for a failing endpoint."""
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+import numpy as np
 import pytest
 import time_machine
 
+from alerts.detection.baseline import Baseline
 from alerts.detection.confirmation import (
     ConfirmPolicy,
     budget_runs,
     decide,
-    spacing_hours,
+    informative_gap_hours,
+    place,
     suspect,
 )
 from alerts.lifecycle.evaluate import evaluate_after_run
@@ -52,12 +57,39 @@ def test_it_is_never_suspect_while_open_muted_or_off() -> None:
     assert not suspect("positive", 0.001, is_open=False, muted=False, policy=off, **common)
 
 
-def test_it_spaces_a_confirmation_beyond_the_noise_correlation() -> None:
-    assert spacing_hours(0.0, 8.0, POLICY) == POLICY.min_spacing_hours
-    # ρ 0.8 between runs 8 h apart: the correlation falls to 0.5 after 8·ln 0.5/ln 0.8 ≈ 24.8 h
-    assert spacing_hours(0.8, 8.0, POLICY) == pytest.approx(24.85, abs=0.01)
-    # a weak correlation falls fast: the documented minimum holds
-    assert spacing_hours(0.05, 8.0, POLICY) == POLICY.min_spacing_hours
+def noise(rho: float, phi: float) -> Baseline:
+    """A baseline whose runs 8 h apart correlate by rho, decaying by phi per 8 h."""
+    return Baseline(
+        level=0.0, time_of_day={}, weekend=0.0, scale={}, overall_scale=0.05, rho=rho, n=84,
+        end=0.0, phi=phi, spacing_h=8.0,
+    )  # fmt: skip
+
+
+def test_it_spaces_confirmations_by_the_series_own_noise_in_hours() -> None:
+    # Independent noise: a run is informative at once; the minimum spacing holds.
+    assert informative_gap_hours(noise(0.0, 0.0), POLICY) == POLICY.min_spacing_hours
+    assert informative_gap_hours(None, POLICY) == POLICY.min_spacing_hours
+    # A drifting provider (ρ 0.6 at 8 h, decaying by 0.9 per 8 h): runs share w = ρ/φ of the
+    # state at once, and it falls to 0.5 only after 8·ln(0.5/w)/ln 0.9 hours.
+    drifting = noise(0.6, 0.9)
+    needed = 8 * math.log(0.5 / (0.6 / 0.9)) / math.log(0.9)
+    gap = informative_gap_hours(drifting, POLICY)
+    assert needed <= gap < needed + 0.25 and gap > 20
+    assert drifting.correlations(np.array([0.0, gap * HOUR]))[0, 1] <= POLICY.decorrelated
+    # Asking for less correlation waits longer.
+    stricter = ConfirmPolicy(decorrelated=0.3)
+    assert informative_gap_hours(drifting, stricter) > gap
+
+
+def test_it_spreads_a_suspicions_runs_evenly_before_the_schedules_next() -> None:
+    # 2 h apart: three fit between runs 8 h apart; each is placed after the one before.
+    assert place(0.0, 2.0, 8 * HOUR) == 2 * HOUR
+    assert place(2 * HOUR, 2.0, 8 * HOUR) == 4 * HOUR
+    assert place(6 * HOUR, 2.0, 8 * HOUR) is None  # the schedule's run is next
+    # 3 h apart: one fits, midway, as far from both scheduled runs as it can be.
+    assert place(0.0, 3.0, 8 * HOUR) == 4 * HOUR
+    assert place(0.0, 5.0, 8 * HOUR) is None
+    assert place(0.0, 5.0, None) == 5 * HOUR  # no scheduled run coming
 
 
 def test_it_caps_confirmation_runs_by_series_and_by_month() -> None:
@@ -75,13 +107,16 @@ def test_it_caps_confirmation_runs_by_series_and_by_month() -> None:
         "policy": POLICY,
     }
     assert decide(**base).at == 2 * HOUR
-    assert decide(**base | {"used_by_series": 2}).at is None
+    assert decide(**base | {"used_by_series": 5}).at == 2 * HOUR
+    assert decide(**base | {"used_by_series": POLICY.max_per_series}).at is None
     assert decide(**base | {"used_this_month": 13}).at is None
     assert decide(**base | {"pending": True}).at is None
     assert decide(**base | {"healthy": False}).at is None
     # an hourly schedule's next run is sooner than any confirmation
     assert decide(**base | {"next_scheduled": 1 * HOUR}).at is None
     assert decide(**base | {"run_hours": 1.0}).at is None
+    # a drifting series' runs are informative only a day apart: none fits in 8 h
+    assert decide(**base | {"spacing_h": 22.0}).at is None
 
 
 # In the database
@@ -139,7 +174,9 @@ def test_it_queues_one_confirmation_run_after_the_spacing(series, client, admin_
     outcome = evaluate(suspect_run)
     [queued] = confirmations(series)
     assert outcome.confirmation == queued.id
-    assert queued.slot == T0 + timedelta(hours=14)  # 6 h later, before the 10:00 run
+    # This history's noise is independent, so the minimum spacing (3 h) holds: one run fits
+    # before the 10:00 run, midway, 4 h after the suspect run.
+    assert queued.slot == T0 + timedelta(hours=12)
     assert queued.status == RunStatus.QUEUED and queued.schedule is None
     assert queued.enqueued_at is None  # the tick claims it when its slot comes
     assert SeriesState.objects.get(**series, metric="decode_tps").confirmations == 1
@@ -164,7 +201,7 @@ def measure(queued: Run, *, factor: float = 0.7) -> Run:
 
 
 def test_it_opens_on_confirmation_runs_and_names_them(series, client, admin_user, settings) -> None:
-    settings.ALERTS_CONFIRM_SPACING_HOURS = 2  # two confirmations fit before the 10:00 run
+    settings.ALERTS_CONFIRM_MIN_SPACING_HOURS = 2  # three fit before the 10:00 run
     history(series)
     first = evaluate(slow_run(series, 8))  # 02:00: one slow run carries nothing yet
     assert first.verdicts["decode_tps"].startswith("hold") and not first.opened
@@ -182,6 +219,53 @@ def test_it_opens_on_confirmation_runs_and_names_them(series, client, admin_user
     client.force_login(admin_user)
     page = client.get(f"/alerts/{alert.id}/").content.decode()
     assert "Confirmed by" in page and f"runs #{ids[0]}, #{ids[1]}" in page
+
+
+def measure_pending(series, *, factor: float = 0.7) -> list[Run]:
+    """Measure and evaluate the queued confirmation runs one after another, as each asks for
+    the next; the runs measured."""
+    measured = []
+    while pending := [r for r in confirmations(series) if r.status == RunStatus.QUEUED]:
+        measured.append(measure(pending[0], factor=factor))
+        evaluate(measured[-1])
+    return measured
+
+
+def test_it_gives_a_suspicion_spaced_runs_up_to_its_cap(series, settings) -> None:
+    settings.ALERTS_OPEN_AFTER = 20  # the positives stay short of opening: only the cap stops
+    settings.ALERTS_CONFIRM_MAX_PER_SERIES = 4
+    settings.ALERTS_CONFIRM_MIN_SPACING_HOURS = 2
+    history(series)
+    evaluate(slow_run(series, 8))  # 02:00
+    early = measure_pending(series)
+    # Three runs 2 h apart fit before the schedule's 10:00 run; the last leaves it 2 h.
+    assert [r.slot for r in early] == [T0 + timedelta(hours=h) for h in (10, 12, 14)]
+    evaluate(slow_run(series, 16))  # the schedule's 10:00 run: still suspect
+    late = measure_pending(series)
+    assert [r.slot for r in late] == [T0 + timedelta(hours=18)]  # the 4th, then the cap
+    state = SeriesState.objects.get(**series, metric="decode_tps")
+    assert state.confirmations == 4 and not Alert.objects.exists()
+
+
+def test_it_stops_when_the_evidence_says_not_worse(series) -> None:
+    history(series)
+    evaluate(slow_run(series, 8))  # 02:00: suspect
+    [queued] = confirmations(series)
+    outcome = evaluate(measure(queued, factor=1.0))  # 04:00 measures the usual speed
+    assert outcome.verdicts["decode_tps"].startswith("clear"), outcome.verdicts
+    assert len(confirmations(series)) == 1  # conclusive: no more
+    assert SeriesState.objects.get(**series, metric="decode_tps").confirmations == 0
+
+
+def test_it_stops_a_suspicion_when_the_months_budget_is_spent(series, settings) -> None:
+    settings.ALERTS_OPEN_AFTER = 20
+    settings.ALERTS_CONFIRM_BUDGET_SHARE = 0.025  # 2.5 % of 90 runs a month: 2
+    settings.ALERTS_CONFIRM_MIN_SPACING_HOURS = 2
+    history(series)
+    evaluate(slow_run(series, 8))
+    measured = measure_pending(series)
+    assert [r.slot for r in measured] == [T0 + timedelta(hours=h) for h in (10, 12)]
+    assert SeriesState.objects.get(**series, metric="decode_tps").confirmations == 2
 
 
 def test_it_asks_at_most_the_cap_per_suspicion(series, settings) -> None:

@@ -113,7 +113,7 @@ def test_it_alerts_sooner_on_a_12_percent_step_with_confirmation_runs(sim_contro
     opened_a, opened_b = opened_at(a), opened_at(b)
     assert opened_a is not None, alerts_worker.output()[-4000:]
     # Without them B waits for the schedule's runs to see the step twice (a run of the 10:00
-    # slot, then 18:00); A's confirmation run at 16:00 sees it again two hours sooner.
+    # slot, then 18:00); A's confirmation runs, 2 h apart once a run is suspect, see it sooner.
     assert opened_b is None or opened_a < opened_b
     alert = Alert.objects.get(endpoint=a, metric="decode_tps")
     confirmed = [r.id for r in confirmations if r.slot <= opened_a]
