@@ -29,6 +29,7 @@ from alerts.detection.arms import settled as settled_shift
 from alerts.detection.baseline import Baseline, Runs, fit, median
 from alerts.detection.local_time import BEFORE_S, dst_hold
 from alerts.detection.rules import DetectorConfig, MetricRule
+from alerts.detection.state_space import STATE_ARM, step_arm
 from benchmarks.buckets import BUCKETS
 
 HOUR_S = 3600.0
@@ -219,6 +220,9 @@ def assess_series(
         trend_start = max(trend_start, long_start)
     trend = _trend_arm(history.between(trend_start, now), w, baseline, now=now, rule=rule)
     arms += [trend] if trend is not None else []
+    if frozen is None and config.step_p_value > 0:
+        step = _step_arm(history.between(trend_start, now), w, baseline, long_start, rule)
+        arms += [step] if step is not None else []
     looks = _looks(long, config)
     arms = tuple(replace(a, p_value=min(1.0, a.p_value * looks)) for a in arms)
     recovered, effect = None, None
@@ -372,6 +376,19 @@ def _trend_arm(
     return make_arm(TREND_ARM, c, resid, runs, baseline)
 
 
+def _step_arm(
+    runs: Runs, w: _Window, baseline: Baseline, long_start: float, rule: MetricRule
+) -> Arm | None:
+    """The state-space arm (state_space.step_arm) on the week's runs, the window's spike left
+    out, its onsets in the long window."""
+    spiked = w.runs.t[~w.usable]
+    if len(spiked):
+        runs = runs.where(~np.isin(runs.t, spiked))
+    resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
+    first = int(np.searchsorted(runs.t, long_start, side="right"))
+    return step_arm(runs, resid, baseline, first)
+
+
 def _looks(long: Runs, config: DetectorConfig) -> float:
     """Every evaluation is another chance of a false positive: the p-value is set for
     `config.runs_per_day` evaluations a day, and a series run (and evaluated) more often has
@@ -505,8 +522,9 @@ def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config
     share = config.effect_gate if arm.bucket is None else config.slot_effect_gate
     gate = share * rule.min_effect
     failed = []
-    if arm.p_value >= config.p_value:
-        failed.append(f"p = {arm.p_value:.2g} ≥ {config.p_value:g}")
+    bar = config.step_p_value if arm.name == STATE_ARM else config.p_value
+    if arm.p_value >= bar:
+        failed.append(f"p = {arm.p_value:.2g} ≥ {bar:g}")
     if q >= config.fdr_q:
         failed.append(f"q = {q:.2g} ≥ {config.fdr_q:g}")
     if fraction < gate:
