@@ -29,7 +29,7 @@ from alerts.detection.arms import settled as settled_shift
 from alerts.detection.baseline import Baseline, Runs, fit, median
 from alerts.detection.local_time import BEFORE_S, dst_hold
 from alerts.detection.rules import DetectorConfig, MetricRule
-from alerts.detection.state_space import STATE_ARM, step_arm
+from alerts.detection.state_space import STATE_ARM, drift, step_arm
 from benchmarks.buckets import BUCKETS
 
 HOUR_S = 3600.0
@@ -221,7 +221,7 @@ def assess_series(
     trend = _trend_arm(history.between(trend_start, now), w, baseline, now=now, rule=rule)
     arms += [trend] if trend is not None else []
     if frozen is None and config.step_p_value > 0:
-        step = _step_arm(history.between(trend_start, now), w, baseline, long_start, rule)
+        step = _step_arm(history.between(trend_start, now), w, baseline, window, long_start, rule)
         arms += [step] if step is not None else []
     looks = _looks(long, config)
     arms = tuple(replace(a, p_value=min(1.0, a.p_value * looks)) for a in arms)
@@ -377,16 +377,20 @@ def _trend_arm(
 
 
 def _step_arm(
-    runs: Runs, w: _Window, baseline: Baseline, long_start: float, rule: MetricRule
+    runs: Runs, w: _Window, baseline: Baseline, fitted: Runs, long_start: float, rule
 ) -> Arm | None:
     """The state-space arm (state_space.step_arm) on the week's runs, the window's spike left
-    out, its onsets in the long window."""
+    out, its onsets in the long window; its drift model read off the runs the baseline was
+    fitted on (None: too few, no arm)."""
+    model = drift(fitted.t, fitted.log_value - baseline.expected(fitted), baseline.overall_scale)
+    if model is None:
+        return None
     spiked = w.runs.t[~w.usable]
     if len(spiked):
         runs = runs.where(~np.isin(runs.t, spiked))
     resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
     first = int(np.searchsorted(runs.t, long_start, side="right"))
-    return step_arm(runs, resid, baseline, first)
+    return step_arm(runs, resid, baseline, first, model)
 
 
 def _looks(long: Runs, config: DetectorConfig) -> float:
@@ -533,6 +537,13 @@ def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config
     # the minimum effect (the trend arm too: a line read at its end leans on its last run).
     if rule.worse_fraction(arm.without_worst) < rule.min_effect / 2:
         failed.append(f"one run carries it ({rule.worse_fraction(arm.without_worst):.1%} without)")
+    state = next((a for a in test.arms if a.name == STATE_ARM), None)
+    if config.step_veto > 0 and arm.bucket is None and state is not None and arm is not state:
+        # A pooled arm's finding must also be a step against where the series' own state
+        # stood (the state-space arm): a provider that wandered there is not worse.
+        read = rule.worse_fraction(state.shift)
+        if read < config.step_veto * rule.min_effect:
+            failed.append(f"the state-space arm reads {read:.1%}")
     absolute = (test.baseline_median or 0.0) * fraction
     if absolute < rule.floor:
         failed.append(f"shift {absolute:.3g} {rule.unit} < {rule.floor:g} {rule.unit}")
