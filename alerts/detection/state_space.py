@@ -34,7 +34,7 @@ from alerts.detection.arms import Arm, covariance, degrees_of_freedom, p_value
 from alerts.detection.baseline import MIN_SCALE, WINSOR_MADS, Baseline, Runs
 
 STATE_ARM = "step since"
-MIN_AFTER = 2  # runs since the onset: one run never carries an arm
+MIN_AFTER = 3  # runs since the onset: without its worst run, two still show the step
 MAX_ONSETS = 9  # onsets tried (evenly spread over the long window on a dense schedule)
 VARIOGRAM_H = 96.0  # the longest lag (hours) the drift per hour is read from
 HOUR_S = 3600.0
@@ -123,8 +123,8 @@ def step_arm(
     """The surest "worse by a step since run τ" over the onsets τ from index `first` (the long
     window's first run) on, estimated on `runs` (the week before now: the runs before the
     onset show where the level stood) under the local-level `model`; None when no onset
-    leaves MIN_AFTER runs. Its `without_worst` is the same estimate with the run that
-    contributes most to it left out (one run never carries an arm)."""
+    leaves MIN_AFTER runs. Its `without_worst` is the same estimate with the run since the
+    onset that contributes most to it left out (one run never carries an arm)."""
     n = len(runs)
     tried = onsets(first, n)
     if not len(tried):
@@ -136,7 +136,9 @@ def step_arm(
     sds = 1 / np.sqrt(info)
     best = int(np.argmax(shifts / sds))
     c, shift, sd = coefficients[best], float(shifts[best]), float(sds[best])
-    worst = int(np.argmax(c * resid))
+    # The run since the onset that contributes most (a run before it that reads the level
+    # low would otherwise stand in for the one slow run that carries the step)
+    worst = int(np.argmax(np.where(steps[best] > 0, c * resid, -np.inf)))
     keep = np.arange(n) != worst
     without_worst = 0.0
     if steps[best][keep].any():

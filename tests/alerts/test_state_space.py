@@ -69,11 +69,11 @@ def test_it_implies_the_same_covariance_as_every_other_arms_standard_error() -> 
     assert implied == pytest.approx(variances(c, recent, baseline), rel=1e-9)
 
 
-def test_it_tries_every_onset_of_the_long_window_that_leaves_two_runs_at_most_nine() -> None:
-    assert list(onsets(21, 30)) == list(range(21, 29))  # 3 a day: 9 runs in 72 h
+def test_it_tries_every_onset_of_the_long_window_that_leaves_three_runs_at_most_nine() -> None:
+    assert list(onsets(21, 30)) == list(range(21, 28))  # 3 a day: 9 runs in 72 h
     hourly = onsets(96, 168)
-    assert len(hourly) == MAX_ONSETS and hourly[0] == 96 and hourly[-1] == 166
-    assert len(onsets(29, 30)) == 0  # one run after it: no step to estimate
+    assert len(hourly) == MAX_ONSETS and hourly[0] == 96 and hourly[-1] == 165
+    assert len(onsets(28, 30)) == 0  # two runs since it: one of them would carry it
 
 
 def test_it_reads_a_step_on_a_drifting_provider_against_where_its_state_stood() -> None:
