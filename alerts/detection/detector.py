@@ -537,13 +537,6 @@ def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config
     # the minimum effect (the trend arm too: a line read at its end leans on its last run).
     if rule.worse_fraction(arm.without_worst) < rule.min_effect / 2:
         failed.append(f"one run carries it ({rule.worse_fraction(arm.without_worst):.1%} without)")
-    state = next((a for a in test.arms if a.name == STATE_ARM), None)
-    if config.step_veto > 0 and arm.bucket is None and state is not None and arm is not state:
-        # A pooled arm's finding must also be a step against where the series' own state
-        # stood (the state-space arm): a provider that wandered there is not worse.
-        read = rule.worse_fraction(state.shift)
-        if read < config.step_veto * rule.min_effect:
-            failed.append(f"the state-space arm reads {read:.1%}")
     absolute = (test.baseline_median or 0.0) * fraction
     if absolute < rule.floor:
         failed.append(f"shift {absolute:.3g} {rule.unit} < {rule.floor:g} {rule.unit}")

@@ -95,9 +95,6 @@ class DetectorConfig:
     # The state-space arm's own bar (state_space.step_arm: runs since an onset against the
     # prediction of the series' own state); 0 leaves the arm out
     step_p_value: float = 0.0005
-    # A pooled arm counts only while the state-space arm's estimate reaches this share of the
-    # minimum effect (0: no such condition)
-    step_veto: float = 0.0
     fdr_q: float = 0.05  # Benjamini–Hochberg across every arm of the series evaluated together
     effect_gate: float = 0.8  # an arm's estimate must reach this share of the minimum effect
     # The same for an arm of one time-of-day slot: three runs against one slot's level are
