@@ -215,14 +215,8 @@ def assess_series(
     usable = ~spike(resid, baseline.scales(long))
     w = _Window(long, resid, usable, long.t > now - config.recent_hours * HOUR_S)
     arms = _window_arms(w, baseline, config)
-    trend_start = _reach(history, now, config.trend_hours, TREND_MIN_RUNS)
-    if frozen is not None:
-        trend_start = max(trend_start, long_start)
-    trend = _trend_arm(history.between(trend_start, now), w, baseline, now=now, rule=rule)
-    arms += [trend] if trend is not None else []
-    if frozen is None and config.step_p_value > 0:
-        step = _step_arm(history.between(trend_start, now), w, baseline, window, long_start, rule)
-        arms += [step] if step is not None else []
+    fitted = window if frozen is None else None  # the state-space arm: not when frozen
+    arms += _week_arms(history, w, baseline, fitted, (now, long_start), rule, config)
     looks = _looks(long, config)
     arms = tuple(replace(a, p_value=min(1.0, a.p_value * looks)) for a in arms)
     recovered, effect = None, None
@@ -374,6 +368,24 @@ def _trend_arm(
         return None
     resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
     return make_arm(TREND_ARM, c, resid, runs, baseline)
+
+
+def _week_arms(
+    history: Runs, w: _Window, baseline: Baseline, fitted: Runs | None, times: tuple, rule, config
+) -> list[Arm]:
+    """The arms on the week's runs: the trend read at `now` and, given the runs the baseline
+    was fitted on (`fitted`; None against a frozen baseline, whose week starts no earlier
+    than the long window), the state-space arm unless its bar is 0; each where there are
+    runs enough for it. times: (now, where the long window starts)."""
+    now, long_start = times
+    start = _reach(history, now, config.trend_hours, TREND_MIN_RUNS)
+    if fitted is None:
+        start = max(start, long_start)
+    week = history.between(start, now)
+    arms = [_trend_arm(week, w, baseline, now=now, rule=rule)]
+    if fitted is not None and config.step_p_value > 0:
+        arms.append(_step_arm(week, w, baseline, fitted, long_start, rule))
+    return [arm for arm in arms if arm is not None]
 
 
 def _step_arm(
