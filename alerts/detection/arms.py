@@ -49,7 +49,7 @@ def arm(name: str, c, resid, runs: Runs, baseline: Baseline) -> Arm:
     fewest baseline runs behind any bucket's scale involved (its own runs plus the pooled runs
     it is shrunk toward: SHRINK_RUNS runs' worth)."""
     sd = math.sqrt(float(variances(c, runs, baseline)[0]))
-    df = min([baseline.n, *(_level(baseline, int(b))[0] + SHRINK_RUNS for b in set(runs.bucket))])
+    df = degrees_of_freedom(runs, baseline)
     contributions = c * resid
     shift = float(contributions.sum())
     worst = int(np.argmax(contributions))
@@ -96,12 +96,42 @@ def variances(c, runs: Runs, baseline: Baseline) -> np.ndarray:
         variance += c[:, runs.bucket == bucket].sum(axis=1) ** 2 * sigma_b**2 / max(n_b, 1)
     for day, error in baseline.day_var.items():
         variance += c[:, runs.day == day].sum(axis=1) ** 2 * error
+    return variance + c.sum(axis=1) ** 2 * shared_offset(baseline)
+
+
+def shared_offset(baseline: Baseline) -> float:
+    """The variance every run shares (the last two parts of `variances`): the error of the
+    baseline's level that a drifting series' correlated runs leave, and the drift slower than
+    the lags see (Baseline.drift_var)."""
     psi = max(baseline.phi, MIN_DECAY) if baseline.rho > 0 else 0.0
     drift = mean_inflation(baseline.n, baseline.rho, psi) - 1
     level = baseline.overall_scale**2 / baseline.n * drift
     span_h = (baseline.end - (baseline.start or baseline.end)) / 3600.0
-    slow = baseline.drift_var * (1 + DRIFT_BLOCK_H / max(span_h, DRIFT_BLOCK_H))
-    return variance + c.sum(axis=1) ** 2 * (level + slow)
+    return level + baseline.drift_var * (1 + DRIFT_BLOCK_H / max(span_h, DRIFT_BLOCK_H))
+
+
+def covariance(runs: Runs, baseline: Baseline) -> np.ndarray:
+    """The covariance matrix of the runs' residuals that `variances` implies (c Σ cᵀ of any
+    coefficients c is what `variances` gives them): the runs' own noise correlated in hours,
+    each bucket's and day's level error shared by its runs, and the shared offset."""
+    sigma = baseline.scales(runs)
+    cov = baseline.correlations(runs.t) * sigma[:, None] * sigma[None, :]
+    for bucket in np.unique(runs.bucket):
+        n_b, sigma_b = _level(baseline, int(bucket))
+        mine = (runs.bucket == bucket).astype(float)
+        cov += np.outer(mine, mine) * sigma_b**2 / max(n_b, 1)
+    for day, error in baseline.day_var.items():
+        mine = (runs.day == day).astype(float)
+        cov += np.outer(mine, mine) * error
+    return cov + shared_offset(baseline)
+
+
+def degrees_of_freedom(runs: Runs, baseline: Baseline) -> int:
+    """The fewest baseline runs behind any bucket's scale involved (its own runs plus the
+    pooled runs it is shrunk toward: SHRINK_RUNS runs' worth), at most the baseline's runs."""
+    return int(
+        min([baseline.n, *(_level(baseline, int(b))[0] + SHRINK_RUNS for b in set(runs.bucket))])
+    )
 
 
 def suffix_means(runs: Runs, resid: np.ndarray, baseline: Baseline):

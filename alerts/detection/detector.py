@@ -29,6 +29,7 @@ from alerts.detection.arms import settled as settled_shift
 from alerts.detection.baseline import Baseline, Runs, fit, median
 from alerts.detection.local_time import BEFORE_S, dst_hold
 from alerts.detection.rules import DetectorConfig, MetricRule
+from alerts.detection.state_space import STATE_ARM, drift, step_arm
 from benchmarks.buckets import BUCKETS
 
 HOUR_S = 3600.0
@@ -214,11 +215,8 @@ def assess_series(
     usable = ~spike(resid, baseline.scales(long))
     w = _Window(long, resid, usable, long.t > now - config.recent_hours * HOUR_S)
     arms = _window_arms(w, baseline, config)
-    trend_start = _reach(history, now, config.trend_hours, TREND_MIN_RUNS)
-    if frozen is not None:
-        trend_start = max(trend_start, long_start)
-    trend = _trend_arm(history.between(trend_start, now), w, baseline, now=now, rule=rule)
-    arms += [trend] if trend is not None else []
+    fitted = window if frozen is None else None  # the state-space arm: not when frozen
+    arms += _week_arms(history, w, baseline, fitted, (now, long_start), rule, config)
     looks = _looks(long, config)
     arms = tuple(replace(a, p_value=min(1.0, a.p_value * looks)) for a in arms)
     recovered, effect = None, None
@@ -372,6 +370,41 @@ def _trend_arm(
     return make_arm(TREND_ARM, c, resid, runs, baseline)
 
 
+def _week_arms(
+    history: Runs, w: _Window, baseline: Baseline, fitted: Runs | None, times: tuple, rule, config
+) -> list[Arm]:
+    """The arms on the week's runs: the trend read at `now` and, given the runs the baseline
+    was fitted on (`fitted`; None against a frozen baseline, whose week starts no earlier
+    than the long window), the state-space arm unless its bar is 0; each where there are
+    runs enough for it. times: (now, where the long window starts)."""
+    now, long_start = times
+    start = _reach(history, now, config.trend_hours, TREND_MIN_RUNS)
+    if fitted is None:
+        start = max(start, long_start)
+    week = history.between(start, now)
+    arms = [_trend_arm(week, w, baseline, now=now, rule=rule)]
+    if fitted is not None and config.step_p_value > 0:
+        arms.append(_step_arm(week, w, baseline, fitted, long_start, rule))
+    return [arm for arm in arms if arm is not None]
+
+
+def _step_arm(
+    runs: Runs, w: _Window, baseline: Baseline, fitted: Runs, long_start: float, rule
+) -> Arm | None:
+    """The state-space arm (state_space.step_arm) on the week's runs, the window's spike left
+    out, its onsets in the long window; its drift model read off the runs the baseline was
+    fitted on (None: too few, no arm)."""
+    model = drift(fitted.t, fitted.log_value - baseline.expected(fitted), baseline.overall_scale)
+    if model is None:
+        return None
+    spiked = w.runs.t[~w.usable]
+    if len(spiked):
+        runs = runs.where(~np.isin(runs.t, spiked))
+    resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
+    first = int(np.searchsorted(runs.t, long_start, side="right"))
+    return step_arm(runs, resid, baseline, first, model)
+
+
 def _looks(long: Runs, config: DetectorConfig) -> float:
     """Every evaluation is another chance of a false positive: the p-value is set for
     `config.runs_per_day` evaluations a day, and a series run (and evaluated) more often has
@@ -505,8 +538,9 @@ def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config
     share = config.effect_gate if arm.bucket is None else config.slot_effect_gate
     gate = share * rule.min_effect
     failed = []
-    if arm.p_value >= config.p_value:
-        failed.append(f"p = {arm.p_value:.2g} ≥ {config.p_value:g}")
+    bar = config.step_p_value if arm.name == STATE_ARM else config.p_value
+    if arm.p_value >= bar:
+        failed.append(f"p = {arm.p_value:.2g} ≥ {bar:g}")
     if q >= config.fdr_q:
         failed.append(f"q = {q:.2g} ≥ {config.fdr_q:g}")
     if fraction < gate:

@@ -92,6 +92,9 @@ class DetectorConfig:
     # The schedule the p-value is set for; a series with more runs a day (in the long window)
     # multiplies its arms' p-values by how many times more: more evaluations, more chances
     runs_per_day: float = 3.0
+    # The state-space arm's own bar (state_space.step_arm: runs since an onset against the
+    # prediction of the series' own state); 0 leaves the arm out
+    step_p_value: float = 0.0005
     fdr_q: float = 0.05  # Benjamini–Hochberg across every arm of the series evaluated together
     effect_gate: float = 0.8  # an arm's estimate must reach this share of the minimum effect
     # The same for an arm of one time-of-day slot: three runs against one slot's level are
