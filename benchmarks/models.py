@@ -292,7 +292,6 @@ class Run(models.Model):
             )
         ]
         indexes = [
-            models.Index(fields=["endpoint", "workload", "vantage", "-slot"], name="run_series"),
             # Covering: the leaderboard's aggregates read only these columns, so a window of
             # runs is an index-only range instead of one ~1.7 kB heap row (summary) per run.
             models.Index(

@@ -120,9 +120,10 @@ def _most_added(parts: list[tuple[Any, np.ndarray]], codes: list[int]) -> dict[A
     data = np.concatenate([bins for _, bins in parts])
     groups = np.repeat(np.array([number[group] for group, _ in parts]), lengths)
     keep = np.isin(data[:, 0], codes)
+    width = max(sketch.METRIC_CODES.values()) + 1
     counts = np.bincount(
-        groups[keep] * 16 + data[keep, 0], weights=data[keep, 2], minlength=len(number) * 16
-    ).reshape(len(number), 16)
+        groups[keep] * width + data[keep, 0], weights=data[keep, 2], minlength=len(number) * width
+    ).reshape(len(number), width)
     most = counts.max(axis=1)
     return {group: int(most[index]) for group, index in number.items()}
 

@@ -412,7 +412,8 @@ def _prefill_stats(
 
 
 def _last_run(*, primary_workloads: list[int], vantage: Any) -> dict[str, Subquery]:
-    """The newest run of the board's workloads from this vantage, any age (index run_series)."""
+    """The newest run of the board's workloads from this vantage, any age (one index range of
+    run_endpoint_board per endpoint)."""
     latest = Run.objects.filter(
         endpoint=OuterRef("pk"), workload_id__in=primary_workloads, vantage=vantage
     ).order_by("-slot")
