@@ -5,6 +5,7 @@ loopback), signed webhooks checked by an independent HMAC, retries, timeouts, ra
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from datetime import UTC, datetime
 
@@ -95,6 +96,10 @@ def test_it_posts_an_alert_to_each_chat_service_in_its_own_shape_once(receiver: 
     card = by_path["/workflows/"][0].json
     assert card["attachments"][0]["content"]["type"] == "AdaptiveCard"
     assert "llama-3-70b @ Acme" in str(card)
+    (body,) = [b["text"] for b in card["attachments"][0]["content"]["body"] if b["id"] == "body"]
+    # Teams shows a lone newline in a card's TextBlock as a space (it needs a blank line).
+    assert "\n\n**Baseline" in body and "\n\n18–24 UTC" in body, "one fact per line in Teams"
+    assert re.search(r"(?<!\n)\n(?!\n)", body) is None, body
     assert "llama-3-70b @ Acme" in str(by_path["/discord/"][0].json)
     (page,) = receiver.at("/pagerduty/")
     assert page.json["event_action"] == "trigger"

@@ -31,6 +31,7 @@ RETRYABLE_4XX = (408, 425, 429)
 TITLE_LIMIT = 150  # Slack's header block
 BODY_LIMIT = 2900  # under Slack's 3,000 characters per section
 STATUS = re.compile(r"error=(\d{3})")
+LINE_BREAKS = re.compile(r"\n+")
 # The HTTP libraries log request URLs, which hold the secret, at DEBUG (apprise, urllib3) or
 # INFO (httpx): they never reach a log, whatever level the rest of tokspeed logs at.
 for _name in ("apprise", "urllib3", "httpx", "httpcore"):
@@ -63,6 +64,12 @@ def post(notification: Notification) -> str:
     else:
         _apprise(channel, _with_params(address, _chat_params(channel)), message)
     return message.title
+
+
+def _paragraphs(channel: Channel, body: str) -> str:
+    """Teams shows a lone newline in an adaptive card's TextBlock as a space and breaks a line
+    only at a blank one, so each line of the message becomes its own paragraph there."""
+    return LINE_BREAKS.sub("\n\n", body) if channel.service == Service.TEAMS else body
 
 
 # --- signed webhooks -------------------------------------------------------------------------
@@ -152,7 +159,7 @@ def _apprise(channel: Channel, url: str, message: Message) -> None:
         )
     with apprise.LogCapture(level=logging.WARNING) as captured:
         ok = notifier.notify(
-            body=message.body[:BODY_LIMIT],
+            body=_paragraphs(channel, message.body[:BODY_LIMIT]),
             title=message.title[:TITLE_LIMIT],
             notify_type=message.level,
             body_format=apprise.NotifyFormat.MARKDOWN,
