@@ -162,7 +162,9 @@ def _deliver_one(notification_id: int, mailer: Mailer, report: DeliveryReport) -
 
 def _failed(notification, mine, error: Exception, report: DeliveryReport, *, permanent: bool):
     """Record a failed attempt: give up, or hold the message back with exponential backoff."""
-    reason = f"{type(error).__name__}: {error}"[:2000]
+    # A channel's failure is already in words (send.py); an SMTP error keeps its class's name.
+    named = not isinstance(error, ChannelFailed)
+    reason = (f"{type(error).__name__}: {error}" if named else str(error))[:2000]
     attempts = notification.attempts
     where = f"channel {notification.channel_id}" if notification.channel_id else notification.email
     if notification.channel_id:
