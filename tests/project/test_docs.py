@@ -108,3 +108,19 @@ def test_it_builds_the_docs_site_strictly_with_nothing_loaded_from_the_network(t
         }
     )
     assert not fetched, f"pages load from the network (fonts, scripts, images): {fetched[:5]}"
+
+
+def anchors(page: Path) -> set[str]:
+    """The ids MkDocs gives a page's headings (its default slugify)."""
+    headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    return {re.sub(r"\s+", "-", re.sub(r"[^\w\s-]", "", h.lower()).strip()) for h in headings}
+
+
+def test_it_tells_in_the_readme_how_to_add_a_channel_scrape_metrics_and_import_grafana():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    needed = ("add-a-channel", "scrape-metrics-with-prometheus", "import-the-grafana-dashboard")
+    linked = set(re.findall(r"\]\(docs/channels\.md#([\w-]+)\)", readme))
+    assert set(needed) <= linked, f"README.md does not link docs/channels.md#{set(needed) - linked}"
+    missing = linked - anchors(ROOT / "docs/channels.md")
+    assert not missing, f"README.md links docs/channels.md anchors that do not exist: {missing}"
+    assert "contrib/grafana/tokspeed.json" in readme and "TOKSPEED_METRICS_TOKEN" in readme
