@@ -23,6 +23,7 @@ from alerts.models import Alert
 from benchmarks.models import Run
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.leaderboard import leaderboard
+from benchmarks.stats import summarize
 from tests.alerts.test_alert_emails import T0, make_series, regress
 
 TOKEN = "scrape-me-0123456789"  # noqa: S105 (a test's own token)
@@ -34,6 +35,25 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def grafana_board() -> dict:
+    return json.loads(
+        (Path(__file__).resolve().parents[2] / "contrib/grafana/tokspeed.json").read_text()
+    )
+
+
+def grafana_queries() -> list[str]:
+    """The board's PromQL: every panel's, and its variables' label_values() as plain selectors,
+    with $vantage / $workload matching any value (Grafana's "All")."""
+    board = grafana_board()
+    exprs = [t["expr"] for p in board["panels"] for t in p["targets"]]
+    exprs += [
+        re.sub(r"label_values\((\w+),.*\)", r"\1", v["definition"])
+        for v in board["templating"]["list"]
+        if v["type"] == "query"
+    ]
+    return [re.sub(r"\$(vantage|workload)\b", ".+", e) for e in exprs]
 
 
 def prom_query(base: str, query: str) -> list[dict]:
@@ -90,6 +110,10 @@ def test_it_exposes_bounded_labels_only():
 def test_it_is_scraped_by_a_real_prometheus(live_server, tmp_path: Path):
     with time_machine.travel(NOW, tick=True):
         regress(make_series())
+        latest = Run.objects.order_by("-slot").first()
+        # The percentiles a finished run keeps (benchmarks/finish.py), which the p90 panels read.
+        latest.summary = {**latest.summary, **summarize(list(latest.samples.all()))}
+        latest.save(update_fields=["summary"])
         port = free_port()
         target = live_server.url.removeprefix("http://")
         config = tmp_path / "prometheus.yml"
@@ -126,9 +150,16 @@ def test_it_is_scraped_by_a_real_prometheus(live_server, tmp_path: Path):
                     time.sleep(0.5)
                 assert result, "Prometheus never scraped tokspeed's /metrics"
                 alerts = prom_query(base, 'sum(tokspeed_open_alerts{endpoint="acme-llama"})')
+                # Every query of the Grafana board, its variables set to match all, parses and
+                # (but for beat's tick, which no beat ran to leave) returns a series.
+                answered = {e: prom_query(base, e) for e in grafana_queries()}
             finally:
                 server.terminate()
                 server.wait(10)
+    empty = [e for e, series in answered.items() if not series and "beat" not in e]
+    assert answered and not empty, f"Grafana queries that return nothing: {empty}"
+    (p90,) = answered['tokspeed_latest_decode_p90_tps{vantage=~".+",workload=~".+"}']
+    assert float(p90["value"][1]) == pytest.approx(latest.summary["decode_tps"]["p90"], rel=1e-9)
     latest = Run.objects.filter(endpoint__slug="acme-llama").order_by("-slot").first()
     measured = latest.decode_tps_p50
     assert float(result[0]["value"][1]) == pytest.approx(measured, rel=1e-9)
@@ -138,11 +169,8 @@ def test_it_is_scraped_by_a_real_prometheus(live_server, tmp_path: Path):
 
 @pytest.mark.django_db
 def test_it_ships_a_grafana_dashboard_that_reads_only_metrics_tokspeed_exposes(admin_client):
-    board = json.loads(
-        (Path(__file__).resolve().parents[2] / "contrib/grafana/tokspeed.json").read_text()
-    )
-    exprs = [t["expr"] for p in board["panels"] for t in p["targets"]]
-    used = {name for expr in exprs for name in re.findall(r"tokspeed_[a-z0-9_]+", expr)}
+    board = grafana_board()
+    used = {name for expr in grafana_queries() for name in re.findall(r"tokspeed_[a-z0-9_]+", expr)}
     with time_machine.travel(NOW, tick=False):
         regress(make_series())
         text = admin_client.get("/metrics").content.decode()
