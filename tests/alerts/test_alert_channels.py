@@ -331,3 +331,25 @@ def test_it_posts_one_daily_digest_to_a_digest_channel(receiver: Receiver):
     assert "Acme" in digest.json["text"] and "Globex" in digest.json["text"]
     outbox.dispatch(Delivery.DIGEST)
     assert outbox.deliver().sent == [], "one digest, once"
+
+
+@pytest.mark.django_db
+def test_it_reads_an_address_from_a_named_environment_variable(receiver: Receiver, monkeypatch):
+    form = ChannelForm(
+        {
+            "name": "from env",
+            "service": Service.SLACK,
+            "secret_env": "TEAM_SLACK_HOOK",
+            "topics": [Topic.REGRESSION],
+            "min_severity": "minor",
+            "active": "on",
+        }  # fmt: skip
+    )
+    assert form.is_valid(), form.errors
+    saved = form.save()
+    assert saved.secret_encrypted == "" and saved.secret_hint == "$TEAM_SLACK_HOOK"  # noqa: S105
+    missing = send_test(saved)
+    assert missing.sent_at is None and "TEAM_SLACK_HOOK is not set" in missing.last_error
+    monkeypatch.setenv("TEAM_SLACK_HOOK", SLACK)
+    assert send_test(saved).sent_at is not None
+    assert receiver.at("/slack/T0001/B0002/"), "posted to the address the variable holds"
