@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
@@ -20,8 +20,10 @@ from alerts.channel_forms import ChannelForm
 from alerts.delivery import outbox
 from alerts.delivery.channels import secrets
 from alerts.delivery.channels.testing import send_test
-from alerts.models import Alert, Channel, Delivery, Notification, Service, Topic
-from tests.alerts.test_alert_emails import BASE_URL, T0, make_series, regress
+from alerts.lifecycle.evaluate import evaluate_after_run
+from alerts.models import Alert, Channel, Delivery, Notification, Service, Subscription, Topic
+from alerts.testing import daily_slots, store_history, store_run
+from tests.alerts.test_alert_emails import BASE_URL, T0, body, make_series, regress, smtp_sink
 from tests.channel_receivers import Receiver, receivers
 
 SLACK = "https://hooks.slack.com/services/T0001/B0002/abcdefghijklmnopqrstuvwx"
@@ -353,3 +355,45 @@ def test_it_reads_an_address_from_a_named_environment_variable(receiver: Receive
     monkeypatch.setenv("TEAM_SLACK_HOOK", SLACK)
     assert send_test(saved).sent_at is not None
     assert receiver.at("/slack/T0001/B0002/"), "posted to the address the variable holds"
+
+
+def outage(series: dict, seed: int) -> Alert:
+    """Three good days, then two runs whose every request failed: an outage (docs/alerts.md)."""
+    store_history(**series, slots=daily_slots(end=T0, days=3), decode=lambda s: 70.0,
+                  ttft=lambda s: 600.0, seed=seed)  # fmt: skip
+    for hours in (8, 16):
+        failed = store_run(**series, slot=T0 + timedelta(hours=hours), decode=[], ttft=[],
+                           errors=["overloaded"] * 5)  # fmt: skip
+        evaluate_after_run(failed.id)
+    return Alert.objects.get(endpoint=series["endpoint"])
+
+
+@pytest.mark.django_db
+def test_it_routes_pagerduty_for_production_outages_slack_for_regressions_email_the_rest(
+    receiver: Receiver, django_user_model
+):
+    """Done means: three rows route it: PagerDuty for outages of production endpoints, Slack for
+    every regression, an email digest for the rest."""
+    prod_a, prod_b = make_series("acme"), make_series("initech")
+    staging = make_series("globex", vantage="us")
+    pager = channel(Service.PAGERDUTY, "R0UT1NGKEY0123456789abcdef", topics=[Topic.OUTAGE])
+    pager.endpoints.add(prod_a["endpoint"], prod_b["endpoint"])
+    channel(Service.SLACK, SLACK, topics=[Topic.REGRESSION])
+    ana = django_user_model.objects.create_user("ana", "ana@team.example", "pw")
+    Subscription.objects.create(
+        user=ana, email="ana@team.example", confirmed_at=T0, delivery=Delivery.DIGEST
+    )
+    with smtp_sink(ALERT_EMAILS=[]) as smtp:
+        regress(prod_a)
+        production, elsewhere = outage(prod_b, seed=3), outage(staging, seed=4)
+        send()
+        (page,) = receiver.at("/pagerduty/")
+        assert page.json["dedup_key"] == f"tokspeed-alert-{production.id}", "prod outage only"
+        assert elsewhere.kind == "outage" and len(receiver.at("/slack/")) == 1
+        assert "llama-3-70b @ Acme" in str(receiver.at("/slack/")[0].json), "the regression"
+        assert smtp.messages == [], "the email subscriber waits for the digest"
+        outbox.dispatch(Delivery.DIGEST)
+        outbox.deliver()
+    (digest,) = smtp.to("ana@team.example")
+    text = body(digest, "plain")
+    assert all(name in text for name in ("@ Acme", "@ Initech", "@ Globex")), text
