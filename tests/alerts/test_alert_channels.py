@@ -397,3 +397,13 @@ def test_it_routes_pagerduty_for_production_outages_slack_for_regressions_email_
     (digest,) = smtp.to("ana@team.example")
     text = body(digest, "plain")
     assert all(name in text for name in ("@ Acme", "@ Initech", "@ Globex")), text
+
+
+@pytest.mark.django_db
+def test_it_tests_a_pager_without_leaving_an_incident_open(receiver: Receiver):
+    pager = channel(Service.PAGERDUTY, "R0UT1NGKEY0123456789abcdef")
+    assert send_test(pager).sent_at is not None
+    trigger, resolve = receiver.at("/pagerduty/")
+    assert (trigger.json["event_action"], resolve.json["event_action"]) == ("trigger", "resolve")
+    assert trigger.json["dedup_key"] == resolve.json["dedup_key"], "the same incident, resolved"
+    assert "test notification" in trigger.json["payload"]["summary"]
