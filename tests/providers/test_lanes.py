@@ -174,7 +174,13 @@ def test_it_measures_lanes_on_a_schedule_side_by_side_and_keeps_a_downgrade_out(
     )
     assert links["lanes"] == [["sim-standard", "sim-flex", "sim-priority"]], links["lanes"]
     # The downgraded run stays on the runs list and its page, saying why the board left it out.
+    shows_the_downgrade(page, runs)
+
+
+def shows_the_downgrade(page: Client, runs: dict[str, Run]) -> None:
+    """The runs list marks the starved run alone; its page names the lane that served it."""
     listing = page.get("/runs/?workload=lane-test").content.decode()
+    starved_run = runs["sim-starved"]
 
     def row(run: Run) -> str:
         return listing.split(f'data-run="{run.id}"')[1].split("</tr>")[0]
