@@ -56,6 +56,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
             "retention_days": settings.TOKSPEED_SAMPLE_RETENTION_DAYS,
             "prompt_rows": prompt_rows(run, can_read_prompt_text(request.user)),
             "workload_shape": shape(run.workload),
+            "downgrade": downgrade_note(run),
         },
     )
 
@@ -71,6 +72,21 @@ def prompt_rows(run: Run, readable: bool) -> list[dict[str, Any]]:
         text = suite[index] if readable and isinstance(index, int) and index < len(suite) else ""
         out.append({**row, "number": (index or 0) + 1, "text": text})
     return out
+
+
+def downgrade_note(run: Run) -> str:
+    """Why a run served below the lane it asked for is left out of that lane's figures ("" for
+    any other run): the lanes its requests were served in, from its summary."""
+    if not run.downgraded:
+        return ""
+    served = run.summary.get("downgraded") if isinstance(run.summary, dict) else None
+    counts = sorted(served.items()) if isinstance(served, dict) else []
+    parts = [f"{n} request{'s' if n != 1 else ''} at {lane}" for lane, n in counts]
+    said = f": the provider served {', '.join(parts)}" if parts else ""
+    return (
+        f"Asked for the {run.lane} lane{said}. This run is kept out of the {run.lane} lane's "
+        "figures (boards, rollups, alerts and advice)."
+    )
 
 
 def _expired(run: Run) -> bool:

@@ -5,6 +5,7 @@ figures. Samples are written by the runner's writer thread: committed data."""
 
 from __future__ import annotations
 
+import html as html_module
 import json
 import re
 from datetime import UTC, datetime, timedelta
@@ -172,6 +173,25 @@ def test_it_measures_lanes_on_a_schedule_side_by_side_and_keeps_a_downgrade_out(
         re.search(r'id="price-data"[^>]*>(.*?)</script>', price.content.decode(), re.S)[1]
     )
     assert links["lanes"] == [["sim-standard", "sim-flex", "sim-priority"]], links["lanes"]
+    # The downgraded run stays on the runs list and its page, saying why the board left it out.
+    shows_the_downgrade(page, runs)
+
+
+def shows_the_downgrade(page: Client, runs: dict[str, Run]) -> None:
+    """The runs list marks the starved run alone; its page names the lane that served it."""
+    listing = page.get("/runs/?workload=lane-test").content.decode()
+    starved_run = runs["sim-starved"]
+
+    def row(run: Run) -> str:
+        return listing.split(f'data-run="{run.id}"')[1].split("</tr>")[0]
+
+    assert "served below its priority lane" in row(starved_run)
+    assert "served below" not in row(runs["sim-priority"]) + row(runs["sim-flex"])
+    assert (
+        "Asked for the priority lane: the provider served 3 requests at standard. This run is "
+        "kept out of the priority lane's figures"
+    ) in html_module.unescape(page.get(f"/runs/{starved_run.id}/").content.decode())
+    assert 'id="downgraded"' not in page.get(f"/runs/{runs['sim-priority'].id}/").content.decode()
 
 
 def _user():
