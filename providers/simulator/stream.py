@@ -189,7 +189,9 @@ class SimStream:
             )
             self._finish(("end", encoder.comment() + tail if self.comments else tail))
             return
-        gap = n / self.sim.decode_rate(plan, self.record.model)
+        rate = self.sim.decode_rate(plan, self.record.model)
+        self.record.pace(rate)  # after the write: nothing between a token and its send
+        gap = n / rate
         if plan.itl_jitter:
             gap *= 1.0 + plan.itl_jitter * (2.0 * random.random() - 1.0)
         self._deadline += gap

@@ -53,6 +53,8 @@ class TruthRecord:
         "max_lag_ns",
         "lag_sum_ns",
         "lag_count",
+        "paced_min_tps",
+        "paced_max_tps",
         "_t",
         "_kind",
         "_tokens",
@@ -82,6 +84,10 @@ class TruthRecord:
         self.max_lag_ns = 0  # worst lateness of a token write against its schedule
         self.lag_sum_ns = 0
         self.lag_count = 0
+        # The per-user decode rate its token gaps were scheduled at (before ITL jitter), lowest
+        # and highest over the stream: it falls only with the load of this record's deployment.
+        self.paced_min_tps = float("inf")
+        self.paced_max_tps = 0.0
         self._t = array("q")
         self._kind = array("b")
         self._tokens = array("i")
@@ -92,6 +98,13 @@ class TruthRecord:
         self.lag_count += 1
         if lag_ns > self.max_lag_ns:
             self.max_lag_ns = lag_ns
+
+    def pace(self, tps: float) -> None:
+        """The decode rate (tokens/s, before jitter) the next token gap was scheduled at."""
+        if tps < self.paced_min_tps:
+            self.paced_min_tps = tps
+        if tps > self.paced_max_tps:
+            self.paced_max_tps = tps
 
     def add(self, t_ns: int, kind: int, tokens: int = 0) -> None:
         """Record one write; token-carrying kinds also advance the token counters."""
@@ -134,6 +147,8 @@ class TruthRecord:
             "finish_reason": self.finish_reason,
             "max_lag_ms": self.max_lag_ns / 1e6,
             "mean_lag_ms": self.lag_sum_ns / self.lag_count / 1e6 if self.lag_count else 0.0,
+            "paced_min_tps": self.paced_min_tps if self.paced_max_tps else None,
+            "paced_max_tps": self.paced_max_tps or None,
             "events": events,
         }
 
