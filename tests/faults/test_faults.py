@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 import time_machine
@@ -311,17 +312,22 @@ def test_it_keeps_a_stalled_endpoint_from_starving_the_others(simulator, client)
             start_worker(name="w-central", queues=[CENTRAL], broker_url=own_redis.url),
         ) as procs,
     ):
-        # Two runs of the stalled endpoint at once (two slots), and the healthy endpoints.
-        ids = [dispatch.queue_run_now(endpoint=stalled, workload=work, vantage=probes).id]
-        ids.append(dispatch.queue_run_now(endpoint=stalled, workload=work, vantage=probes).id)
+        # Two runs of the stalled endpoint at once, and the healthy endpoints. The later-created
+        # run is sent first and starts first (as a loaded machine may order them), so the
+        # earlier one waits behind it: runs of an endpoint go by start, not by id.
+        with mock.patch.object(dispatch, "claim_and_enqueue"):
+            first = dispatch.queue_run_now(endpoint=stalled, workload=work, vantage=probes)
+        second = dispatch.queue_run_now(endpoint=stalled, workload=work, vantage=probes)
+        ids = [first.id, second.id]
         ids += [
             dispatch.queue_run_now(endpoint=e, workload=work, vantage=probes).id for e in healthy
         ]
         wait_for(
-            lambda: Run.objects.filter(endpoint=stalled, status=RunStatus.RUNNING).exists(),
+            lambda: Run.objects.filter(id=second.id, status=RunStatus.RUNNING).exists(),
             timeout=20,
             message="the stalled endpoint's run never started",
         )
+        dispatch.claim_and_enqueue(now=timezone.now(), run_ids=[first.id])
         # While a probe worker is held by the stall, the tick runs at once on its own worker.
         sent = timezone.now()
         current_app.send_task("benchmarks.tasks.tick", queue=CENTRAL)
@@ -344,9 +350,17 @@ def test_it_keeps_a_stalled_endpoint_from_starving_the_others(simulator, client)
     of_stalled = sorted((r for r in runs if r.endpoint_id == stalled.id), key=lambda r: r.id)
     healthy_runs = [r for r in runs if r.endpoint_id != stalled.id]
     assert all(r.status == RunStatus.DONE for r in healthy_runs)
-    measured = [r for r in of_stalled if r.started_at is not None]
+    # Never two runs of the endpoint in flight: in the order they started, each one ended
+    # before the next began.
+    measured = sorted(
+        (r for r in of_stalled if r.started_at is not None), key=lambda r: r.started_at
+    )
+    spans = [
+        (r.id, f"{r.started_at:%H:%M:%S.%f}", f"{r.finished_at:%H:%M:%S.%f}") for r in measured
+    ]
     for a, b in zip(measured, measured[1:], strict=False):
-        assert a.finished_at <= b.started_at  # never two runs of the endpoint in flight
+        assert a.finished_at <= b.started_at, spans
+    assert measured[0].id == second.id  # the one sent first ran first; the other waited
     assert of_stalled[-1].failure_reason.startswith(REFUSED_PREFIX)
     assert of_stalled[-1].samples.count() == 0  # no whole run spent on it
     client.force_login(_staff())
