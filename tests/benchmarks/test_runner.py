@@ -6,6 +6,8 @@ committed data (transactional_db).
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -13,6 +15,7 @@ from statistics import median
 
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
+from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 
@@ -241,3 +244,41 @@ def test_it_gives_up_on_a_run_whose_worker_keeps_dying(simulator, fs_broker) -> 
     run.refresh_from_db()
     assert run.attempts == 4 and run.samples.count() == 0
     assert run.failure_reason == "Started 4 times without finishing: its worker keeps being lost."
+
+
+@override_settings(TOKSPEED_RUN_LEASE_S=1, TOKSPEED_IDLE_TIMEOUT_S=10)
+def test_it_holds_the_endpoint_while_a_stalled_stream_outlasts_the_lease(simulator, fs_broker):
+    # The stream goes silent for 4 s, four leases: the writer thread keeps beating while the
+    # event loop waits on the stall, so the run still holds its endpoint and another run of it
+    # waits instead of starting beside it.
+    stalled = make_run(simulator, "sim-fast+tokens=20+fault=stall+stall_s=4", repetitions=1)
+    other = Run.objects.create(
+        endpoint=stalled.endpoint,
+        workload=stalled.workload,
+        vantage=stalled.vantage,
+        slot=timezone.now(),
+        concurrency=1,
+        repetitions=1,
+    )
+    outcome: list[str] = []
+
+    def work() -> None:
+        try:
+            outcome.append(runner.execute(stalled.id))
+        finally:
+            connection.close()  # this thread's own
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not Run.objects.filter(id=stalled.id, status=RunStatus.RUNNING).exists():
+            assert time.monotonic() < deadline and worker.is_alive(), outcome
+            time.sleep(0.05)
+        time.sleep(2.5)  # more than twice the lease, inside the stall
+        assert runner.claim_run(other.id, worker="other").outcome == runner.WAIT
+        assert Run.objects.get(id=other.id).status == RunStatus.QUEUED
+    finally:
+        worker.join(timeout=30)
+    assert outcome == [RunStatus.DONE]
+    assert runner.claim_run(other.id, worker="other").outcome == "claimed"
