@@ -20,6 +20,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from benchmarks import runner
+from benchmarks.measure import Measurement
 from benchmarks.models import Run, RunStatus, Sample, Vantage, Workload
 from benchmarks.sample_writer import SampleWriter
 from providers.config import endpoint_config
@@ -282,3 +283,36 @@ def test_it_holds_the_endpoint_while_a_stalled_stream_outlasts_the_lease(simulat
         worker.join(timeout=30)
     assert outcome == [RunStatus.DONE]
     assert runner.claim_run(other.id, worker="other").outcome == "claimed"
+
+
+def test_it_fails_a_run_an_unexpected_error_stopped_with_what_happened(
+    simulator, fs_broker, monkeypatch
+) -> None:
+    run = make_run(simulator, "sim-fast", repetitions=3)
+
+    def broken(*args, **kwargs):
+        raise ValueError("a bug in tokspeed")
+
+    monkeypatch.setattr(runner, "measure_missing", broken)
+    assert runner.execute(run.id) == RunStatus.FAILED
+    run.refresh_from_db()
+    assert run.failure_reason == (
+        "Stopped by an error in tokspeed (ValueError) with 0 of 3 samples stored."
+    )
+
+
+def test_it_stores_a_value_postgresql_refuses_as_that_samples_malformed_error(simulator) -> None:
+    # A count past the bounds' reach (they are checked in the recorder; this one came around
+    # them): the database refuses it, the sample is kept as an error, the others as they are.
+    run = make_run(simulator, "sim-fast", repetitions=2)
+    at = timezone.now()
+    absurd = Measurement(started_at=at, t0_ns=0, ttft_ms=5.0, input_tokens=2**40)
+    fine = Measurement(started_at=at, t0_ns=0, ttft_ms=5.0, input_tokens=7, output_tokens=3)
+    with SampleWriter(run_id=run.id, slot=run.slot, attempt=0, heartbeat_s=30) as writer:
+        writer.put(0, absurd)
+        writer.put(1, fine)
+    refused, kept = run.samples.order_by("index")
+    assert refused.error_category == "stream_broken"
+    assert refused.error_message.startswith("malformed value from the provider: ")
+    assert refused.started_at == at and refused.input_tokens is None
+    assert (kept.error_category, kept.input_tokens, kept.output_tokens) == ("", 7, 3)
