@@ -150,29 +150,39 @@ def test_it_keeps_every_run_after_an_admin_token_deletes_the_endpoint(simulator,
 
 
 def test_it_runs_the_next_slot_after_the_worker_of_the_last_one_is_killed(simulator) -> None:
-    # A long run's worker is SIGKILLed mid-run: its run stays "running" but stops heartbeating.
-    # The next slot's run of the same endpoint waits for the dead run's lease, then runs.
+    # The previous minute's run has its worker SIGKILLed mid-run: it stays "running" but stops
+    # heartbeating. The tick queues this minute's slot of the endpoint; its run waits for the
+    # dead run's lease (5 s here), inside the 90 s lateness budget, then runs: not skipped
+    # as "still in flight" behind a run nobody executes.
     long = Workload.objects.create(slug="f-kill", name="f", concurrency=1, repetitions=30)
     short = Workload.objects.create(slug="f-next", name="f", concurrency=1, repetitions=1)
     slow = sim_endpoint(simulator, "sim-fast+tokens=40+tps=10+ttft=50")
     probes = probe_vantage()
+    schedule = due_schedule(probes, short, [slow])
     fast_lease = {"TOKSPEED_RUN_LEASE_S": "5", "TOKSPEED_RUN_BUSY_RETRY_S": "1"}
     with redis_server() as own_redis, broker(own_redis.url):
         doomed = start_worker(
             name="w-doomed", queues=[probes.queue], broker_url=own_redis.url, **fast_lease
         )
         with workers(doomed):
-            dead = dispatch.queue_run_now(endpoint=slow, workload=long, vantage=probes)
+            with mock.patch.object(dispatch, "claim_and_enqueue"):  # sent once it is a slot's
+                dead = dispatch.queue_run_now(endpoint=slow, workload=long, vantage=probes)
+            minute = timezone.now().replace(second=0, microsecond=0)
+            Run.objects.filter(id=dead.id).update(
+                schedule=schedule, slot=minute - timedelta(minutes=1)
+            )
+            dispatch.claim_and_enqueue(now=timezone.now(), run_ids=[dead.id])
             wait_for(lambda: dead.samples.exists(), timeout=30, message="no sample", interval=0.05)
             survivor = start_worker(
                 name="w-next", queues=[probes.queue], broker_url=own_redis.url, **fast_lease
             )
             with workers(survivor):
                 doomed.kill()  # its run's heartbeat is fresh: it was beating a second ago
-                after = dispatch.queue_run_now(endpoint=slow, workload=short, vantage=probes)
-                [after] = wait_ended([after.id], timeout=60, procs=[survivor])
+                [after_id] = dispatch.tick().enqueued
+                [after] = wait_ended([after_id], timeout=60, procs=[survivor])
     dead.refresh_from_db()
     assert dead.status == RunStatus.RUNNING  # nobody finished it: its worker is gone
+    assert after.schedule_id == schedule.id and after.slot > dead.slot
     assert after.status == RunStatus.DONE, f"{after.status}: {after.failure_reason}"
     assert_nothing_lost([after])
 
