@@ -6,7 +6,9 @@ still streaming. Inserts ignore conflicts on (run, index): a redelivered run nev
 sample twice, and a write cut by a lost database connection is simply written again once the
 database is back (benchmarks/resilience.py; the event loop keeps measuring meanwhile).
 The heartbeat is fenced by the attempt number, so a worker whose run was taken
-over by another (after it went silent) notices and stops.
+over by another (after it went silent) notices and stops. A writer that gave up on the database
+(past TOKSPEED_DB_OUTAGE_S) beats no more either: the runner stops streaming at the next round
+(`stopped`), since the run's lease runs out and another run of the endpoint may start.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from providers.base import ErrorCategory
 
 from .measure.measurement import Measurement
 from .models import Run, RunStatus, Sample
-from .resilience import retry_db
+from .resilience import DISCONNECTS, retry_db
 
 log = logging.getLogger(__name__)
 
@@ -75,11 +77,20 @@ class SampleWriter:
         """Hand a finished request over; safe and cheap to call from the event loop."""
         self._queue.put((index, measurement))
 
+    @property
+    def stopped(self) -> bool:
+        """No more samples will be stored or heartbeats beaten by this attempt: the run was
+        taken over, or this thread gave up (the database stayed away past its patience)."""
+        return self.lost or self.error is not None
+
     def close(self) -> None:
-        """Write everything handed over so far, then stop; re-raises a write failure."""
+        """Write everything handed over so far, then stop; re-raises a write failure (a lost
+        database as itself, so the task retries the run after its lease)."""
         if self._thread.is_alive():
             self._queue.put(_STOP)
             self._thread.join()
+        if isinstance(self.error, DISCONNECTS):
+            raise self.error
         if self.error is not None:
             raise RuntimeError(f"samples of run {self.run_id} could not be saved") from self.error
 

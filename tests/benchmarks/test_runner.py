@@ -6,6 +6,8 @@ committed data (transactional_db).
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -13,10 +15,12 @@ from statistics import median
 
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
+from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 
 from benchmarks import runner
+from benchmarks.measure import Measurement
 from benchmarks.models import Run, RunStatus, Sample, Vantage, Workload
 from benchmarks.sample_writer import SampleWriter
 from providers.config import endpoint_config
@@ -241,3 +245,74 @@ def test_it_gives_up_on_a_run_whose_worker_keeps_dying(simulator, fs_broker) -> 
     run.refresh_from_db()
     assert run.attempts == 4 and run.samples.count() == 0
     assert run.failure_reason == "Started 4 times without finishing: its worker keeps being lost."
+
+
+@override_settings(TOKSPEED_RUN_LEASE_S=1, TOKSPEED_IDLE_TIMEOUT_S=10)
+def test_it_holds_the_endpoint_while_a_stalled_stream_outlasts_the_lease(simulator, fs_broker):
+    # The stream goes silent for 4 s, four leases: the writer thread keeps beating while the
+    # event loop waits on the stall, so the run still holds its endpoint and another run of it
+    # waits instead of starting beside it.
+    stalled = make_run(simulator, "sim-fast+tokens=20+fault=stall+stall_s=4", repetitions=1)
+    other = Run.objects.create(
+        endpoint=stalled.endpoint,
+        workload=stalled.workload,
+        vantage=stalled.vantage,
+        slot=timezone.now(),
+        concurrency=1,
+        repetitions=1,
+    )
+    outcome: list[str] = []
+
+    def work() -> None:
+        try:
+            outcome.append(runner.execute(stalled.id))
+        finally:
+            connection.close()  # this thread's own
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not Run.objects.filter(id=stalled.id, status=RunStatus.RUNNING).exists():
+            assert time.monotonic() < deadline and worker.is_alive(), outcome
+            time.sleep(0.05)
+        time.sleep(2.5)  # more than twice the lease, inside the stall
+        assert runner.claim_run(other.id, worker="other").outcome == runner.WAIT
+        assert Run.objects.get(id=other.id).status == RunStatus.QUEUED
+    finally:
+        worker.join(timeout=30)
+    assert outcome == [RunStatus.DONE]
+    assert runner.claim_run(other.id, worker="other").outcome == "claimed"
+
+
+def test_it_fails_a_run_an_unexpected_error_stopped_with_what_happened(
+    simulator, fs_broker, monkeypatch
+) -> None:
+    run = make_run(simulator, "sim-fast", repetitions=3)
+
+    def broken(*args, **kwargs):
+        raise ValueError("a bug in tokspeed")
+
+    monkeypatch.setattr(runner, "measure_missing", broken)
+    assert runner.execute(run.id) == RunStatus.FAILED
+    run.refresh_from_db()
+    assert run.failure_reason == (
+        "Stopped by an error in tokspeed (ValueError) with 0 of 3 samples stored."
+    )
+
+
+def test_it_stores_a_value_postgresql_refuses_as_that_samples_malformed_error(simulator) -> None:
+    # A count past the bounds' reach (they are checked in the recorder; this one came around
+    # them): the database refuses it, the sample is kept as an error, the others as they are.
+    run = make_run(simulator, "sim-fast", repetitions=2)
+    at = timezone.now()
+    absurd = Measurement(started_at=at, t0_ns=0, ttft_ms=5.0, input_tokens=2**40)
+    fine = Measurement(started_at=at, t0_ns=0, ttft_ms=5.0, input_tokens=7, output_tokens=3)
+    with SampleWriter(run_id=run.id, slot=run.slot, attempt=0, heartbeat_s=30) as writer:
+        writer.put(0, absurd)
+        writer.put(1, fine)
+    refused, kept = run.samples.order_by("index")
+    assert refused.error_category == "stream_broken"
+    assert refused.error_message.startswith("malformed value from the provider: ")
+    assert refused.started_at == at and refused.input_tokens is None
+    assert (kept.error_category, kept.input_tokens, kept.output_tokens) == ("", 7, 3)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 import time_machine
@@ -149,29 +150,39 @@ def test_it_keeps_every_run_after_an_admin_token_deletes_the_endpoint(simulator,
 
 
 def test_it_runs_the_next_slot_after_the_worker_of_the_last_one_is_killed(simulator) -> None:
-    # A long run's worker is SIGKILLed mid-run: its run stays "running" but stops heartbeating.
-    # The next slot's run of the same endpoint waits for the dead run's lease, then runs.
+    # The previous minute's run has its worker SIGKILLed mid-run: it stays "running" but stops
+    # heartbeating. The tick queues this minute's slot of the endpoint; its run waits for the
+    # dead run's lease (5 s here), inside the 90 s lateness budget, then runs: not skipped
+    # as "still in flight" behind a run nobody executes.
     long = Workload.objects.create(slug="f-kill", name="f", concurrency=1, repetitions=30)
     short = Workload.objects.create(slug="f-next", name="f", concurrency=1, repetitions=1)
     slow = sim_endpoint(simulator, "sim-fast+tokens=40+tps=10+ttft=50")
     probes = probe_vantage()
+    schedule = due_schedule(probes, short, [slow])
     fast_lease = {"TOKSPEED_RUN_LEASE_S": "5", "TOKSPEED_RUN_BUSY_RETRY_S": "1"}
     with redis_server() as own_redis, broker(own_redis.url):
         doomed = start_worker(
             name="w-doomed", queues=[probes.queue], broker_url=own_redis.url, **fast_lease
         )
         with workers(doomed):
-            dead = dispatch.queue_run_now(endpoint=slow, workload=long, vantage=probes)
+            with mock.patch.object(dispatch, "claim_and_enqueue"):  # sent once it is a slot's
+                dead = dispatch.queue_run_now(endpoint=slow, workload=long, vantage=probes)
+            minute = timezone.now().replace(second=0, microsecond=0)
+            Run.objects.filter(id=dead.id).update(
+                schedule=schedule, slot=minute - timedelta(minutes=1)
+            )
+            dispatch.claim_and_enqueue(now=timezone.now(), run_ids=[dead.id])
             wait_for(lambda: dead.samples.exists(), timeout=30, message="no sample", interval=0.05)
             survivor = start_worker(
                 name="w-next", queues=[probes.queue], broker_url=own_redis.url, **fast_lease
             )
             with workers(survivor):
                 doomed.kill()  # its run's heartbeat is fresh: it was beating a second ago
-                after = dispatch.queue_run_now(endpoint=slow, workload=short, vantage=probes)
-                [after] = wait_ended([after.id], timeout=60, procs=[survivor])
+                [after_id] = dispatch.tick().enqueued
+                [after] = wait_ended([after_id], timeout=60, procs=[survivor])
     dead.refresh_from_db()
     assert dead.status == RunStatus.RUNNING  # nobody finished it: its worker is gone
+    assert after.schedule_id == schedule.id and after.slot > dead.slot
     assert after.status == RunStatus.DONE, f"{after.status}: {after.failure_reason}"
     assert_nothing_lost([after])
 
@@ -311,17 +322,22 @@ def test_it_keeps_a_stalled_endpoint_from_starving_the_others(simulator, client)
             start_worker(name="w-central", queues=[CENTRAL], broker_url=own_redis.url),
         ) as procs,
     ):
-        # Two runs of the stalled endpoint at once (two slots), and the healthy endpoints.
-        ids = [dispatch.queue_run_now(endpoint=stalled, workload=work, vantage=probes).id]
-        ids.append(dispatch.queue_run_now(endpoint=stalled, workload=work, vantage=probes).id)
+        # Two runs of the stalled endpoint at once, and the healthy endpoints. The later-created
+        # run is sent first and starts first (as a loaded machine may order them), so the
+        # earlier one waits behind it: runs of an endpoint go by start, not by id.
+        with mock.patch.object(dispatch, "claim_and_enqueue"):
+            first = dispatch.queue_run_now(endpoint=stalled, workload=work, vantage=probes)
+        second = dispatch.queue_run_now(endpoint=stalled, workload=work, vantage=probes)
+        ids = [first.id, second.id]
         ids += [
             dispatch.queue_run_now(endpoint=e, workload=work, vantage=probes).id for e in healthy
         ]
         wait_for(
-            lambda: Run.objects.filter(endpoint=stalled, status=RunStatus.RUNNING).exists(),
+            lambda: Run.objects.filter(id=second.id, status=RunStatus.RUNNING).exists(),
             timeout=20,
             message="the stalled endpoint's run never started",
         )
+        dispatch.claim_and_enqueue(now=timezone.now(), run_ids=[first.id])
         # While a probe worker is held by the stall, the tick runs at once on its own worker.
         sent = timezone.now()
         current_app.send_task("benchmarks.tasks.tick", queue=CENTRAL)
@@ -344,9 +360,17 @@ def test_it_keeps_a_stalled_endpoint_from_starving_the_others(simulator, client)
     of_stalled = sorted((r for r in runs if r.endpoint_id == stalled.id), key=lambda r: r.id)
     healthy_runs = [r for r in runs if r.endpoint_id != stalled.id]
     assert all(r.status == RunStatus.DONE for r in healthy_runs)
-    measured = [r for r in of_stalled if r.started_at is not None]
+    # Never two runs of the endpoint in flight: in the order they started, each one ended
+    # before the next began.
+    measured = sorted(
+        (r for r in of_stalled if r.started_at is not None), key=lambda r: r.started_at
+    )
+    spans = [
+        (r.id, f"{r.started_at:%H:%M:%S.%f}", f"{r.finished_at:%H:%M:%S.%f}") for r in measured
+    ]
     for a, b in zip(measured, measured[1:], strict=False):
-        assert a.finished_at <= b.started_at  # never two runs of the endpoint in flight
+        assert a.finished_at <= b.started_at, spans
+    assert measured[0].id == second.id  # the one sent first ran first; the other waited
     assert of_stalled[-1].failure_reason.startswith(REFUSED_PREFIX)
     assert of_stalled[-1].samples.count() == 0  # no whole run spent on it
     client.force_login(_staff())

@@ -1,5 +1,6 @@
 """ "Test connection" on an endpoint: one short request through the real adapter, against the
-simulator on loopback, from the API and from the admin's change page (headless Chromium)."""
+simulator on loopback, from the API and from the admin's change page (headless Chromium); and
+the private-address rule at connect time for it and for the breaker's probe (one client factory)."""
 
 from __future__ import annotations
 
@@ -75,3 +76,20 @@ def test_it_refuses_a_name_that_resolves_to_loopback_at_connect_time(
     assert body["ok"] is False, "the check reached a loopback address"
     assert body["error_category"] == "unreachable", body
     assert "private or loopback" in body["error_message"], body["error_message"]
+
+
+def test_it_refuses_loopback_at_connect_time_for_the_breakers_probe_too(simulator, settings):
+    # The probe a run sends before a tripped breaker lets it through takes the same client
+    # factory as "Test connection" and the run: a name resolving to loopback is not reached.
+    from benchmarks import breaker
+    from providers.config import endpoint_config
+
+    port = simulator.openai_base.split(":")[2].split("/")[0]
+    sim = make_provider("rebind", base_url=f"http://localhost:{port}/v1", simulated=True)
+    endpoint = make_endpoint(sim, "rebind-m", model="sim-fast+tokens=5")
+    settings.TOKSPEED_ALLOW_PRIVATE_ENDPOINTS = False
+
+    m = breaker.probe(endpoint_config(endpoint), prompt="hi", provider=sim)
+
+    assert not m.ok and m.error_category == "unreachable", m.error_message
+    assert "private or loopback" in m.error_message
