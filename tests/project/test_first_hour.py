@@ -88,3 +88,16 @@ def test_it_points_an_empty_dashboard_and_register_simulator_at_the_simulators_p
     help_text = command.create_parser("manage.py", "register_simulator").format_help()
     suggested = {int(p) for p in re.findall(r"127\.0\.0\.1:(\d+)", help_text)}
     assert suggested == {SIMULATOR_PORT}, f"register_simulator --help suggests {suggested}"
+
+
+def test_it_migrates_sqlite_without_an_index_warning(tmp_path):
+    """A fresh clone uses SQLite, which ignores a covering index's INCLUDE columns: the
+    `manage.py migrate` before `runserver` printed three lines of models.W040 to act on."""
+    from tests.project.test_secret_key import MANAGE, fresh_env, run
+
+    sqlite = f"sqlite:///{tmp_path / 'fresh.sqlite3'}"
+    env = fresh_env(tmp_path, DEBUG="1", DATABASE_URL=sqlite)
+    result = run([*MANAGE, "migrate", "--verbosity", "0"], env)
+    said = result.stdout + result.stderr
+    assert result.returncode == 0, said
+    assert "W040" not in said, said
