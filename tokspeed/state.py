@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -53,11 +54,17 @@ def settle_secret() -> None:
         ensure_secret(secret_path())
 
 
+# gunicorn's arbiter halts when a worker exits with this status ("App failed to load."); on any
+# other it starts another worker, for ever, with the port open and every request left waiting.
+APP_LOAD_ERROR = 4
+
+
 def require_secret() -> None:
     """A server's start-up (wsgi.py): settle the secret, or stop with one line naming SECRET_KEY."""
     settle_secret()
     if not os.environ.get("SECRET_KEY") and not secret_path().exists():
-        raise SystemExit(MISSING_KEY_LINE)
+        print(MISSING_KEY_LINE, file=sys.stderr, flush=True)
+        raise SystemExit(APP_LOAD_ERROR)
 
 
 def broker_folders(transport_options: dict) -> list[Path]:

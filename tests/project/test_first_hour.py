@@ -3,6 +3,7 @@ wording on a public dashboard, and API docs that do not wait seconds for their s
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -67,3 +68,36 @@ def test_it_generates_the_api_schema_once_not_per_visit_of_the_docs(client, monk
     assert first.status_code == second.status_code == 200
     assert first.content == second.content and b'"openapi"' in first.content
     assert len(made) <= 1, f"the schema was generated {len(made)} times for two visits"
+
+
+def test_it_points_an_empty_dashboard_and_register_simulator_at_the_simulators_port(
+    client, settings
+):
+    """The simulator listens on the launcher's port; the empty dashboard and `register_simulator
+    --help` suggested another (8100), so a user who followed them registered a dead address."""
+    from django.core.management import load_command_class
+
+    from tokspeed.launcher import SIMULATOR_PORT
+
+    settings.TOKSPEED_PUBLIC_DASHBOARD = True
+    page = client.get("/").content.decode()
+    assert 'data-empty="no_endpoints"' in page, page[:300]
+    ports = {int(p) for p in re.findall(r"(?:--port |127\.0\.0\.1:)(\d+)", page)}
+    assert ports == {SIMULATOR_PORT}, f"the empty dashboard suggests ports {ports}"
+    command = load_command_class("providers", "register_simulator")
+    help_text = command.create_parser("manage.py", "register_simulator").format_help()
+    suggested = {int(p) for p in re.findall(r"127\.0\.0\.1:(\d+)", help_text)}
+    assert suggested == {SIMULATOR_PORT}, f"register_simulator --help suggests {suggested}"
+
+
+def test_it_migrates_sqlite_without_an_index_warning(tmp_path):
+    """A fresh clone uses SQLite, which ignores a covering index's INCLUDE columns: the
+    `manage.py migrate` before `runserver` printed three lines of models.W040 to act on."""
+    from tests.project.test_secret_key import MANAGE, fresh_env, run
+
+    sqlite = f"sqlite:///{tmp_path / 'fresh.sqlite3'}"
+    env = fresh_env(tmp_path, DEBUG="1", DATABASE_URL=sqlite)
+    result = run([*MANAGE, "migrate", "--verbosity", "0"], env)
+    said = result.stdout + result.stderr
+    assert result.returncode == 0, said
+    assert "W040" not in said, said

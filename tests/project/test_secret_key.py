@@ -50,6 +50,23 @@ def test_it_refuses_to_start_a_wsgi_server_with_one_line(tmp_path):
     assert len(lines) == 1 and "export SECRET_KEY=" in lines[0], result.stderr
 
 
+def test_it_stops_gunicorn_instead_of_restarting_workers_for_ever(tmp_path):
+    """gunicorn respawns a worker that exits 1 for ever (the port open, every request hanging);
+    a worker that cannot load the app must make the arbiter halt, with the line said."""
+    env = fresh_env(tmp_path, DEBUG="0", GUNICORN_BIND=f"127.0.0.1:{free_port()}")
+    gunicorn = [sys.executable, "-m", "gunicorn", "tokspeed.wsgi", "-c", "gunicorn.conf.py"]
+    try:
+        result = subprocess.run(
+            gunicorn, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired as still_running:
+        said = (still_running.stderr or b"").decode(errors="replace")[-600:]
+        message = f"gunicorn kept restarting workers without a secret: {said}"
+        raise AssertionError(message) from None
+    assert result.returncode != 0, result.stderr[-600:]
+    assert "export SECRET_KEY=" in result.stderr, result.stderr[-600:]
+
+
 def test_it_makes_one_secret_every_entry_point_reads_with_debug(tmp_path):
     env = fresh_env(tmp_path, DEBUG="1")
     code = "import tokspeed.wsgi; from django.conf import settings; print(settings.SECRET_KEY)"

@@ -17,7 +17,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--url", required=True, help="The simulator, e.g. http://127.0.0.1:8100"
+            "--url", required=True, help="The simulator, e.g. http://127.0.0.1:9100"
         )
         parser.add_argument(
             "--api-key-env",
