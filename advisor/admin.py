@@ -5,6 +5,14 @@ from .models import WorkloadProfile
 
 @admin.register(WorkloadProfile)
 class WorkloadProfileAdmin(admin.ModelAdmin):
-    list_display = ("name", "input_tokens", "output_tokens", "calls", "budget_s", "preset")
+    list_display = (
+        "name",
+        "workload",
+        "input_tokens",
+        "output_tokens",
+        "calls",
+        "budget_s",
+        "preset",
+    )
     prepopulated_fields = {"slug": ("name",)}
     filter_horizontal = ("endpoints",)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from benchmarks.buckets import BUCKETS
-from benchmarks.models import Vantage
+from benchmarks.confidential import shape as workload_shape
+from benchmarks.models import Vantage, Workload
 from benchmarks.money import Prices, usd
 from benchmarks.selectors.scope import resolve_vantage
 from providers.models import Endpoint
@@ -20,9 +22,10 @@ from providers.models import Endpoint
 from .batch import project_batch
 from .digest import load_digest
 from .lanes import LaneVerdict, lane_verdicts
-from .measures import FIELDS, WINDOW_DAYS
+from .measured import prepare_measured
+from .measures import FIELDS, WINDOW_DAYS, load_points
 from .models import WorkloadProfile
-from .projection import MIN_RUNS, Projection
+from .projection import MIN_RUNS, Projection, project_all
 from .ranking import Option, rank, reason
 from .shape import Shape
 from .wording import dollars, seconds
@@ -47,6 +50,12 @@ class Advice:
     lanes: list[LaneVerdict] = field(default_factory=list)  # fast lane against standard lane
     basis: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    workload: Workload | None = None  # a custom workload: measured on its own runs
+
+    @property
+    def runs_noun(self) -> str:
+        """What one condition of the answer is: a base run, or a run of the custom workload."""
+        return f"runs of {self.workload.name}" if self.workload else "base runs"
 
     @property
     def thin_count(self) -> int:
@@ -76,6 +85,22 @@ class Advice:
             "lanes": [verdict.as_dict() for verdict in self.lanes],
             "basis": self.basis,
             "warnings": self.warnings,
+            **self._workload_dict(),
+        }
+
+    def _workload_dict(self) -> dict[str, Any]:
+        """A custom workload's name and shape (never its text), and each row's measured input
+        tokens; nothing for the standard advice, whose answer is as it always was."""
+        if self.workload is None:
+            return {}
+        inputs = {o.slug: o.projection.input_tokens for o in self.options}
+        return {
+            "workload": {
+                "slug": self.workload.slug,
+                "name": self.workload.name,
+                "shape": workload_shape(self.workload),
+            },
+            "results": [{**o.as_dict(), "input_tokens": inputs[o.slug]} for o in self.options],
         }
 
 
@@ -97,6 +122,8 @@ def _option(endpoint: Endpoint, projection, shape: Shape) -> Option:
     def price(value) -> float | None:
         return None if value is None else float(value)
 
+    tokens = projection.input_tokens  # measured per call on a custom workload
+    priced = shape if tokens is None else replace(shape, input_tokens=max(1, round(tokens)))
     prices = {
         "price_in": price(endpoint.price_input_per_mtok),
         "price_out": price(endpoint.price_output_per_mtok),
@@ -116,7 +143,7 @@ def _option(endpoint: Endpoint, projection, shape: Shape) -> Option:
         api_key_env=endpoint.provider.api_key_env,
         simulated=endpoint.provider.simulated,
         projection=projection,
-        cost_per_task=usd(shape.cost(Prices.of(endpoint))),
+        cost_per_task=usd(priced.cost(Prices.of(endpoint))),
         **prices,
     )
 
@@ -131,13 +158,20 @@ def advise(
     days: int = WINDOW_DAYS,
     load: Callable[..., dict[int, np.ndarray]] = load_digest,
     project: Callable[..., dict[int, Projection]] = project_batch,
+    workload: Workload | None = None,
 ) -> Advice:
     """Rank the endpoints the workload accepts by projected task time (see advisor.ranking).
 
     `load` reads the runs: the digest by default, advisor.measures.load_points for the runs
     themselves (the same rows, slower). `project` projects them: all endpoints at once by
-    default, advisor.projection.project_all one endpoint at a time (the reference)."""
+    default, advisor.projection.project_all one endpoint at a time (the reference).
+    `workload` (default: the profile's) a custom workload: its own runs, read and projected by
+    advisor.measured (docs/advisor.md, "A custom workload")."""
     now = now or timezone.now()
+    workload = workload or (profile.workload if profile else None)
+    if workload is not None:
+        load = partial(load_points, workload=workload)
+        project = partial(project_all, prepare_one=prepare_measured)
     where = resolve_vantage(vantage)
     current = current or (profile.current_endpoint if profile else None)
     endpoints = candidates(shape, profile)
@@ -150,6 +184,7 @@ def advise(
         window_days=days,
         vantage=where.slug if where else None,
         profile=profile,
+        workload=workload,
     )
     for endpoint in endpoints:
         option = _option(endpoint, projections[endpoint.id], shape)
@@ -159,6 +194,8 @@ def advise(
     advice.unmeasured.sort(key=lambda o: o.label.lower())
     advice.recommended = rank(advice.options, shape)
     advice.reason = reason(advice.recommended, advice.options, shape)
+    if workload is not None and advice.recommended is None:
+        advice.reason = f"No endpoint this profile accepts has a run of {workload.name} yet."
     advice.savings = savings(advice.recommended, advice.current)
     advice.tod_winners = tod_winners(advice.options, advice.recommended)
     advice.lanes = lane_verdicts(advice.options, shape)
@@ -234,6 +271,8 @@ def basis(advice: Advice, *, now: datetime) -> tuple[dict[str, Any], list[str]]:
         "newest_run_age_h": age_h,
         "window_days": advice.window_days,
     }
+    if advice.workload is not None:
+        data["measured_on"] = advice.workload.name
     warnings = []
     if newest is None:
         warnings.append(f"No finished runs in the last {advice.window_days} days: no advice.")
@@ -242,11 +281,11 @@ def basis(advice: Advice, *, now: datetime) -> tuple[dict[str, Any], list[str]]:
             f"Stale: the newest run is {age_h / 24:.1f} days old; speeds may have changed since."
         )
     if advice.thin_count:
-        warnings.append(thin_warning(advice.thin_count, len(advice.options)))
+        warnings.append(thin_warning(advice.thin_count, len(advice.options), runs=advice.runs_noun))
     return data, warnings
 
 
-def thin_warning(thin: int, ranked: int) -> str:
+def thin_warning(thin: int, ranked: int, *, runs: str = "base runs") -> str:
     """Once per answer, with the count: the rows themselves are marked ("thin": true in the API,
     a "thin data" badge on the page), so no endpoint is named here."""
     which = (
@@ -255,6 +294,6 @@ def thin_warning(thin: int, ranked: int) -> str:
         else f"{thin} of {ranked} ranked endpoints have"
     )
     return (
-        f"Thin data: {which} fewer than {MIN_RUNS} base runs in the window, so their spread is "
+        f"Thin data: {which} fewer than {MIN_RUNS} {runs} in the window, so their spread is "
         "uncertain (marked thin)."
     )

@@ -9,7 +9,9 @@ SQL from the runs themselves, so building is idempotent and any row can be rebui
 - `manage.py advisor_digest [--days N]`, everything (or the last N days) again.
 
 A run served below the lane it asked for (`Run.downgraded`, providers.lanes) is not that lane's
-speed: it is left out of the digest, as it is left out of the boards and rollups.
+speed: it is left out of the digest, as it is left out of the boards and rollups. So is a run of
+a custom workload: the digest is the standard workloads' (advice on a custom workload reads its
+runs directly, measures.load_points(workload=…)).
 
 A record is FIELDS as big-endian float64 (float8send), NaN where the run has no figure.
 
@@ -54,9 +56,9 @@ BUILD = f"""
 INSERT INTO advisor_rundigest (vantage_id, endpoint_id, day, runs, points)
 SELECT r.vantage_id, r.endpoint_id, (r.slot AT TIME ZONE 'UTC')::date, count(*),
        string_agg({RECORD}, ''::bytea ORDER BY r.slot, r.id)
-FROM benchmarks_run r
+FROM benchmarks_run r JOIN benchmarks_workload w ON w.id = r.workload_id
 WHERE r.status = ANY(%(finished)s) AND r.slot >= %(start)s AND r.slot < %(end)s
-  AND NOT r.downgraded {{runs}}
+  AND NOT r.downgraded AND NOT w.custom {{runs}}
 GROUP BY 1, 2, 3
 ON CONFLICT (vantage_id, endpoint_id, day)
 DO UPDATE SET runs = EXCLUDED.runs, points = EXCLUDED.points
@@ -97,7 +99,11 @@ def rebuild_days(
 def _build_rows(params: dict, *, endpoint_id: int | None, vantage_id: int | None) -> int:
     """BUILD's rows made in Python (databases without float8send and string_agg of bytea)."""
     runs = Run.objects.filter(
-        status__in=FINISHED, slot__gte=params["start"], slot__lt=params["end"], downgraded=False
+        status__in=FINISHED,
+        slot__gte=params["start"],
+        slot__lt=params["end"],
+        downgraded=False,
+        workload__custom=False,
     )
     digests = RunDigest.objects.filter(day__gte=params["first"], day__lt=params["stop"])
     if endpoint_id is not None and vantage_id is not None:

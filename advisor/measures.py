@@ -13,11 +13,11 @@ from dataclasses import astuple, dataclass
 from datetime import datetime, timedelta
 
 import numpy as np
-from django.db.models import FloatField
+from django.db.models import FloatField, Q
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
-from benchmarks.models import Run, Vantage
+from benchmarks.models import Run, Vantage, Workload
 
 WINDOW_DAYS = 14
 # Columns of a run row; times in ms, decode speed in output tokens/s per user, slot in epoch
@@ -97,10 +97,16 @@ def load_columns(
 
 
 def load_points(
-    *, endpoint_ids: Iterable[int], vantage: Vantage | None, now: datetime, days: int = WINDOW_DAYS
+    *,
+    endpoint_ids: Iterable[int],
+    vantage: Vantage | None,
+    now: datetime,
+    days: int = WINDOW_DAYS,
+    workload: Workload | None = None,
 ) -> dict[int, np.ndarray]:
     """Finished runs of the endpoints from the vantage in the last `days`, oldest first, read
-    from the runs themselves; a downgraded run (served below its lane) is left out."""
+    from the runs themselves; a downgraded run (served below its lane) is left out. The runs of
+    the standard workloads, or with `workload` (a custom one) that workload's runs only."""
     ids = list(endpoint_ids)
     if not ids or vantage is None:
         return {}
@@ -114,6 +120,7 @@ def load_points(
             status__in=Run.FINISHED,
             downgraded=False,  # served below its lane: not that lane's speed (providers.lanes)
         )
+        .filter(Q(workload=workload) if workload is not None else Q(workload__custom=False))
         .order_by("endpoint_id", "slot", "id")
         .values_list("endpoint_id", *POINT_COLUMNS)
     )

@@ -11,6 +11,7 @@ from benchmarks.selectors.scope import Workloads, resolve_vantage
 from providers.models import Endpoint
 
 from .advice import Advice
+from .measured import MISSING_WORKLOAD
 from .projection import MISSING_CONCURRENCY, MISSING_LONG
 
 
@@ -56,13 +57,16 @@ class MissingPlan:
 def missing_runs(advice: Advice) -> MissingPlan:
     """(endpoint option, workload) pairs that would measure what each unmeasured endpoint lacks,
     for endpoints that can run (enabled, key set); the others are listed with why. A missing kind
-    with no workload to measure it is left out."""
-    workloads = Workloads.load()
-    chosen = {
-        "base": workloads.base(),
-        MISSING_LONG: workloads.long(),
-        MISSING_CONCURRENCY: concurrency_workload(workloads, advice.shape.concurrency),
-    }
+    with no workload to measure it is left out. On a custom workload: one run of it."""
+    if advice.workload is not None:
+        chosen = {MISSING_WORKLOAD: advice.workload}
+    else:
+        workloads = Workloads.load()
+        chosen = {
+            "base": workloads.base(),
+            MISSING_LONG: workloads.long(),
+            MISSING_CONCURRENCY: concurrency_workload(workloads, advice.shape.concurrency),
+        }
     ids = [option.endpoint_id for option in advice.unmeasured]
     endpoints = Endpoint.objects.select_related("provider").in_bulk(ids)
     plan = MissingPlan()

@@ -82,6 +82,16 @@ class WorkloadProfile(models.Model):
         related_name="+",
         help_text="What the team routes to today (the page says what switching is worth).",
     )
+    workload = models.ForeignKey(
+        "benchmarks.Workload",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="advisor_profiles",
+        limit_choices_to={"custom": True},
+        help_text="A custom workload: rank endpoints by its own runs (docs/advisor.md, "
+        '"A custom workload"). Blank: the standard workloads.',
+    )
     preset = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -90,6 +100,12 @@ class WorkloadProfile(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        if self.workload_id is not None and not self.workload.custom:
+            raise ValidationError(
+                {"workload": "Name a custom workload; blank is the standard workloads."}
+            )
 
 
 class RunDigest(models.Model):

@@ -25,7 +25,7 @@ like the last few days than like two weeks ago.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from statistics import NormalDist
@@ -76,6 +76,7 @@ class Projection:
     ttft_ms: float | None = None  # median per-call TTFT at this shape
     decode_tps: float | None = None  # median per-user decode speed at this concurrency
     reasoning_s: float | None = None  # per call: hidden reasoning tokens ÷ decode speed
+    input_tokens: float | None = None  # per call, measured (advice on a custom workload only)
     conditions: int = 0
     runs: int = 0
     samples: int = 0
@@ -283,14 +284,21 @@ def prepare(
     return result, conditions
 
 
-def project_all(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, Projection]:
+Prepare = Callable[[int, np.ndarray, Shape], tuple[Projection, Conditions | None]]
+
+
+def project_all(
+    points: Mapping[int, np.ndarray], shape: Shape, *, prepare_one: Prepare | None = None
+) -> dict[int, Projection]:
     """The task-time distribution of `shape` on each endpoint (see the module docstring); the
-    quantiles of every endpoint and time-of-day bucket come out of one vector bisection."""
+    quantiles of every endpoint and time-of-day bucket come out of one vector bisection.
+    `prepare_one` replaces `prepare` (advisor.measured: a custom workload's own runs)."""
+    prepare_one = prepare_one or prepare
     results: dict[int, Projection] = {}
     means, sds, weights, members, fractions, targets = [], [], [], [], [], []
     offset = 0
     for endpoint_id, rows in points.items():
-        projection, conditions = prepare(endpoint_id, rows, shape)
+        projection, conditions = prepare_one(endpoint_id, rows, shape)
         results[endpoint_id] = projection
         if conditions is None:
             continue

@@ -13,7 +13,8 @@ from django.core.exceptions import ValidationError
 from advisor.feeds import FORMATS
 from advisor.models import MAX_CALLS, MAX_INPUT_TOKENS, WorkloadProfile
 from advisor.shape import Shape
-from benchmarks.models import Vantage
+from benchmarks.confidential import can_read_prompt_text
+from benchmarks.models import Vantage, Workload
 from providers.models import Endpoint
 
 # name -> (type, minimum, maximum)
@@ -29,7 +30,8 @@ NUMBERS: dict[str, tuple[type, float, float]] = {
     "max_cost": (float, 0, 1_000_000),
 }
 FIELD = {"max_cost": "max_cost_usd"}
-PARAMS = ("profile", *NUMBERS, "models", "current", "vantage", "format")
+PARAMS = ("profile", "workload", *NUMBERS, "models", "current", "vantage", "format")
+FORBIDDEN = "The advice on a custom workload is for members who may read its prompts."
 SLUG = re.compile(r"^[-a-zA-Z0-9_]{1,120}$")
 
 
@@ -44,14 +46,37 @@ class Question:
     current: Endpoint | None
     vantage: str | None
     format: str | None
+    workload: Workload | None = None  # a custom workload: advice from its own runs
 
     def key(self) -> dict[str, Any]:
-        return {
+        key = {
             "shape": self.shape.as_dict(),
             "profile": self.profile.id if self.profile else None,
             "current": self.current.id if self.current else None,
             "vantage": self.vantage,
         }
+        if self.workload is not None:
+            key["workload"] = self.workload.id
+        return key
+
+    def allowed(self, user: Any) -> bool:
+        """Advice on a custom workload is its team's: only for users who may read its text
+        (docs/advisor.md, "A custom workload"); the standard advice is for every reader."""
+        return self.workload is None or can_read_prompt_text(user)
+
+
+def custom_workload(query: Mapping[str, Any], profile: WorkloadProfile | None) -> Workload | None:
+    """The custom workload asked for (`workload=<slug>`), else the profile's; 400 for an unknown
+    slug or a standard workload."""
+    slug = _value(query, "workload")
+    if not slug:
+        return profile.workload if profile else None
+    found = Workload.objects.filter(slug=slug).first() if SLUG.match(slug) else None
+    if found is None:
+        raise _bad("workload", f"no workload {slug!r}.")
+    if not found.custom:
+        raise _bad("workload", "name a custom workload; the standard advice needs none.")
+    return found
 
 
 def _value(query: Mapping[str, Any], name: str) -> str:
@@ -81,7 +106,9 @@ def parse(query: Mapping[str, Any], *, profile_slug: str | None = None) -> Quest
         if not SLUG.match(slug):
             raise _bad("profile", "give a profile slug.")
         profile = (
-            WorkloadProfile.objects.select_related("current_endpoint").filter(slug=slug).first()
+            WorkloadProfile.objects.select_related("current_endpoint", "workload")
+            .filter(slug=slug)
+            .first()
         )
         if profile is None:
             raise _bad("profile", f"no workload profile {slug!r}.")
@@ -118,4 +145,5 @@ def parse(query: Mapping[str, Any], *, profile_slug: str | None = None) -> Quest
         current=current,
         vantage=vantage,
         format=None if format == "json" else format,
+        workload=custom_workload(query, profile),
     )

@@ -6,6 +6,7 @@ from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -16,7 +17,7 @@ from advisor import feeds
 from advisor.advice import advise
 from advisor.serving import cached
 
-from ...advice_query import NUMBERS, PARAMS, Question, parse
+from ...advice_query import FORBIDDEN, NUMBERS, PARAMS, Question, parse
 from ..money import rounded_money
 from ..params import StrictQueryMixin
 
@@ -36,6 +37,7 @@ def answer(question: Question) -> Any:
         profile=question.profile,
         current=question.current,
         vantage=question.vantage,
+        workload=question.workload,
     )
     if question.format:
         return rounded_money(feeds.render(advice, question.format))
@@ -55,6 +57,12 @@ def respond(request: Request, payload: Any, etag: str) -> Response:
 
 PARAMETERS = [
     OpenApiParameter("profile", str, description="A saved workload profile's slug."),
+    OpenApiParameter(
+        "workload",
+        str,
+        description="A custom workload's slug: advice from its own runs (users who may read "
+        "its prompts only).",
+    ),
     *[
         OpenApiParameter(name, float if kind is float else int, description=f"{low:g}–{high:g}")
         for name, (kind, low, high) in NUMBERS.items()
@@ -89,6 +97,8 @@ class AdviceView(StrictQueryMixin, APIView):
     )
     def get(self, request: Request) -> Response:
         question = parse(request.query_params)
+        if not question.allowed(request.user):
+            raise PermissionDenied(FORBIDDEN)
         payload, etag = cached(
             {**question.key(), "format": question.format}, lambda: answer(question)
         )
