@@ -16,7 +16,7 @@ from typing import Any
 from . import tables
 from .report import AlertLine, EndpointMonth, MonthlyReport, Winners
 
-SHOWN = 8  # lines per section; the rest are on the page
+SHOWN = 5  # lines per section (the rest are on the page): four sections fit Slack's 3,000
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +78,13 @@ def _section(heading: str, lines: list[str], empty: str) -> list[str]:
 
 
 def markdown(report: MonthlyReport, url: str) -> str:
-    """The post's body: short sections, then the link to the page (and its CSV)."""
+    """The post's body: the link to the page (and its CSV) first, so no service's length limit
+    can cut it off, then short sections."""
+    link = f"[The full report, with its CSV]({url})"
     if not report.has_data:
-        lines = [f"There is no data for {report.month.label}."]
+        lines = [f"There is no data for {report.month.label}. {link}"]
     else:
-        lines = [f"{report.month.label} against the month before ({report.vantage})."]
+        lines = [f"{report.month.label} against the month before ({report.vantage}): {link}."]
         lines += _section(
             "Winners per workload", [_winner(w) for w in report.workloads], "(no runs)"
         )
@@ -97,7 +99,6 @@ def markdown(report: MonthlyReport, url: str) -> str:
         if report.advice:
             changes = [f"- {c.profile}: {c.before} → {c.after}" for c in report.advice]
             lines += _section("The advice changed", changes, "")
-    lines += ["", f"[The full report, with its CSV]({url})"]
     return "\n".join(lines)
 
 

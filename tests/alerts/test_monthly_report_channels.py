@@ -19,7 +19,9 @@ from alerts.channel_forms import ChannelForm
 from alerts.delivery import outbox
 from alerts.delivery.channels import secrets
 from alerts.models import Alert, Kind, Metric, Notification, Service, Severity, Status, Topic
+from alerts.monthly import summary
 from alerts.monthly.month import Month
+from alerts.monthly.report import build
 from alerts.tasks import monthly_report
 from benchmarks.models import Workload
 from tests import dashboard_data as data
@@ -248,3 +250,24 @@ def test_it_offers_the_monthly_report_to_chat_channels_and_refuses_it_for_pagers
     body = {**body, "service": "slack", "address": SLACK}
     made = admin_client.post("/api/v1/channels/", body, content_type="application/json")
     assert made.status_code == 201 and made.json()["topics"] == ["outage", "monthly"]
+
+
+def test_it_keeps_a_long_month_short_with_the_link_first():
+    with time_machine.travel(FIRST_OF_JULY, tick=False):
+        seeded = seed()
+        for _ in range(summary.SHOWN + 2):  # more outages than a section shows
+            with time_machine.travel(MID_JUNE, tick=False):
+                Alert.objects.create(
+                    kind=Kind.OUTAGE,
+                    metric=Metric.AVAILABILITY,
+                    endpoint=seeded["steady"],
+                    workload=data.workload("base"),
+                    vantage=data.vantage(),
+                    status=Status.RESOLVED,
+                    closed_at=MID_JUNE + timedelta(hours=1),
+                )
+        text = summary.markdown(build(Month(2026, 6)), "https://tokspeed.example/r")
+    first = text.splitlines()[0]
+    assert "(https://tokspeed.example/r)" in first
+    alerts = section(text, f"Alerts of the month ({summary.SHOWN + 4})")
+    assert alerts.count("\n- #") == summary.SHOWN and alerts.endswith("… 4 more in the report")
