@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 
 from django import forms
 
+from alerts.channel_models import refused_topics
 from alerts.delivery.channels import secrets
 from alerts.delivery.channels.addresses import pager_probe_url
 from alerts.models import Channel, Service
@@ -77,6 +78,9 @@ class ChannelForm(forms.ModelForm):
         address = data.get("address", "")
         if "address" in self.errors:
             return data  # e.g. a NUL byte, refused by the field itself
+        refused = refused_topics(service or "", data.get("topics") or [])
+        if refused:
+            self.add_error("topics", refused)
         stored = self.instance.pk and self.instance.secret_encrypted
         if not address and not data.get("secret_env") and not stored:
             self.add_error("address", f"Give {ADDRESS_HELP.get(service, 'the address')}.")

@@ -8,7 +8,7 @@ The address (webhook URL, routing key, API key) is a secret: stored encrypted
 from django.conf import settings
 from django.db import models
 
-from .routes import Route
+from .routes import Route, Topic
 
 
 class Service(models.TextChoices):
@@ -26,6 +26,17 @@ class Service(models.TextChoices):
 PAGING = (Service.PAGERDUTY, Service.OPSGENIE)
 # Services signed with the channel's own HMAC secret.
 SIGNED = (Service.WEBHOOK, Service.ROUTER)
+# The monthly report goes to the chat services and the webhook: a pager is for incidents (the
+# report must not page anyone) and a router push takes its feed only.
+NO_MONTHLY = (*PAGING, Service.ROUTER)
+
+
+def refused_topics(service: str, topics: list[str]) -> str:
+    """Why a channel of this service cannot receive these topics ('' when it can)."""
+    if Topic.MONTHLY in topics and service in NO_MONTHLY:
+        name = Service(service).label.split(" (")[0]
+        return f"{name} does not take the monthly report (chat services and webhooks do)."
+    return ""
 
 
 class Channel(Route):
@@ -73,3 +84,7 @@ class Channel(Route):
     @property
     def signed(self) -> bool:
         return self.service in SIGNED
+
+    @property
+    def takes_monthly(self) -> bool:
+        return Topic.MONTHLY in self.topics and self.service not in NO_MONTHLY

@@ -219,8 +219,9 @@ class Notification(models.Model):
     """One message in the outbox: an email to one recipient, or a post to one channel.
 
     An alert email carries the events of one round (or one day's digest); a channel post carries
-    one event (or the digest); an "advice changed" message carries its AdviceChange; a channel
-    message with neither is the "send test notification" button's. Created together with the
+    one event (or the digest); an "advice changed" message carries its AdviceChange; a monthly
+    report names its month (report_month) and is built when it is sent; a channel message with
+    none of these is the "send test notification" button's. Created together with the
     claim of what it tells, in one transaction; then claimed for sending with a lease
     (claimed_until), so two senders never send it twice and a sender that dies mid-send leaves
     it to be retried once the lease expires.
@@ -273,11 +274,17 @@ class Notification(models.Model):
                 condition=~Q(email="") | Q(channel__isnull=False),
                 name="notification_has_a_recipient",
             ),
-            # The monthly report goes to an address once (a second pass of the beat adds none).
+            # The monthly report goes to an address, or a channel, once (a second pass of the
+            # beat adds none).
             models.UniqueConstraint(
                 fields=["email", "report_month"],
-                condition=Q(report_month__isnull=False),
+                condition=Q(report_month__isnull=False, channel__isnull=True),
                 name="notification_one_monthly_report",
+            ),
+            models.UniqueConstraint(
+                fields=["channel", "report_month"],
+                condition=Q(report_month__isnull=False, channel__isnull=False),
+                name="notification_one_monthly_report_per_channel",
             ),
         ]
 

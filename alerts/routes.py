@@ -16,12 +16,12 @@ class Topic(models.TextChoices):
     INFRASTRUCTURE = "infrastructure", "Probe infrastructure"
     ADVICE = "advice", "The advice changed"
     DIGEST = "digest", "Daily digest (channels)"
-    MONTHLY = "monthly", "Monthly report (email)"
+    MONTHLY = "monthly", "Monthly report"
 
 
 ALERT_TOPICS = (Topic.REGRESSION, Topic.OUTAGE, Topic.INFRASTRUCTURE)
-# The monthly report is an email only (alerts/monthly/): channels choose among the rest.
-CHANNEL_TOPICS = [(value, label) for value, label in Topic.choices if value != Topic.MONTHLY]
+# Channels may choose every topic (which kinds of channel take which: channel_models.py).
+CHANNEL_TOPICS = Topic.choices
 
 
 def alert_topics() -> list[str]:

@@ -103,12 +103,13 @@ def evaluate_advice() -> None:
 @shared_task(name="alerts.monthly_report", acks_late=True, ignore_result=True, **DB_RETRY)
 def monthly_report() -> None:
     """On the 1st (and the 2nd, in case the 1st was missed or TIME_ZONE is behind UTC): queue
-    the last complete month's report for its subscribers, once each (alerts/monthly/send.py)."""
+    the last complete month's report for its subscribers and channels, once each
+    (alerts/monthly/send.py)."""
     month = Month.last_complete()
     created = send.dispatch_monthly(month)
     if not created:
         return
-    log.info("monthly report %s queued for %d subscriber(s)", month, len(created))
+    log.info("monthly report %s queued for %d recipient(s)", month, len(created))
     try:
         send_pending.delay_on_commit()
     except Exception:  # the beat's send_pending (every minute) sends them anyway

@@ -1,6 +1,7 @@
-"""The monthly report by email, through the one outbox: one Notification per subscriber of the
-"monthly report" topic per month (a unique constraint, so a second pass adds nothing), rendered
-when it is sent (alerts/delivery/emails.py), plain text and HTML."""
+"""The monthly report through the one outbox: one Notification per subscriber and one per
+channel of the "monthly report" topic per month (unique constraints, so a second pass adds
+nothing), rendered when it is sent: an email in plain text and HTML (alerts/delivery/emails.py),
+a post in short (alerts/delivery/channels/messages.py, alerts/monthly/summary.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from django.urls import reverse
 
 from alerts.delivery.mail_parts import list_email, text_table
 from alerts.delivery.recipients import Audience, normal
-from alerts.models import Delivery, Notification, Topic
+from alerts.models import Channel, Delivery, Notification, Topic
 from alerts.pages.presenters import absolute
 
 from . import tables
@@ -26,13 +27,21 @@ def recipients() -> list[str]:
     return sorted(wanted - audience.opted_out)
 
 
+def channels() -> list[Channel]:
+    """Active channels that chose the monthly report and take it (no pagers, no routers)."""
+    return [c for c in Channel.objects.filter(active=True) if c.takes_monthly]
+
+
 def dispatch_monthly(month: Month) -> list[int]:
-    """Queue the month's report for every recipient not sent it yet; the new rows' ids."""
+    """Queue the month's report for every subscriber and channel not sent it yet; the new rows'
+    ids. The whole report, whatever providers or endpoints a route chose (as for email)."""
+    to: list[dict[str, object]] = [{"email": email} for email in recipients()]
+    to += [{"channel": channel} for channel in channels()]
     created = []
-    for email in recipients():
+    for recipient in to:
         with transaction.atomic():
             notification, made = Notification.objects.get_or_create(
-                email=email,
+                **recipient,
                 report_month=month.first_day,
                 defaults={"delivery": Delivery.IMMEDIATE},
             )

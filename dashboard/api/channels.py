@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from alerts.channel_forms import check_address
+from alerts.channel_models import refused_topics
 from alerts.delivery.channels import secrets
 from alerts.delivery.channels.testing import send_test
 from alerts.models import Channel
@@ -73,6 +74,10 @@ class ChannelSerializer(serializers.ModelSerializer):
     def validate(self, data: dict) -> dict:
         service = data.get("service") or getattr(self.instance, "service", "")
         address = data.get("address", "")
+        topics = data.get("topics", getattr(self.instance, "topics", []))
+        refused = refused_topics(service, topics)
+        if refused:
+            raise serializers.ValidationError({"topics": refused})
         stored = self.instance is not None and self.instance.secret_encrypted
         if not address and not data.get("secret_env") and not stored:
             raise serializers.ValidationError({"address": "Give the address (or secret_env)."})

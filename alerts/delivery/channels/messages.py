@@ -12,6 +12,9 @@ from django.utils import timezone
 
 from alerts.delivery.emails import KIND_WORDS
 from alerts.models import AlertEvent, Delivery, EventKind, Notification
+from alerts.monthly import summary
+from alerts.monthly.month import Month
+from alerts.monthly.report import build as build_report
 from alerts.pages.presenters import Presented, absolute, present
 
 TABLE_ROWS = 6  # the time-of-day table in short
@@ -21,7 +24,7 @@ TABLE_ROWS = 6  # the time-of-day table in short
 class Message:
     title: str
     body: str  # Markdown
-    kind: str  # alert.opened, alert.escalated, alert.resolved, digest, advice.changed, test
+    kind: str  # alert.opened/escalated/resolved, digest, advice.changed, monthly.report, test
     level: str = "info"  # info, success, warning, failure (apprise's notify types)
     document: dict[str, Any] = field(default_factory=dict)  # the webhook's JSON body
     alert_id: int | None = None
@@ -30,6 +33,8 @@ class Message:
 def build(notification: Notification) -> Message:
     if notification.advice_change_id:
         message = advice(notification)
+    elif notification.report_month:
+        message = monthly(notification)
     else:
         events = list(
             notification.events.select_related(
@@ -153,6 +158,19 @@ def advice(notification: Notification) -> Message:
             "reason": change.reason,
             "url": url,
         },
+    )
+
+
+def monthly(notification: Notification) -> Message:
+    """The month's report in short (alerts/monthly/summary.py), built when it is sent."""
+    day = notification.report_month
+    report = build_report(Month(day.year, day.month))
+    url = absolute(reverse("dashboard:monthly_report", args=[report.month.slug]))
+    return Message(
+        title=summary.title(report),
+        body=summary.markdown(report, url),
+        kind="monthly.report",
+        document=summary.document(report, url),
     )
 
 

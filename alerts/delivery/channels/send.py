@@ -133,6 +133,8 @@ def _chat_params(channel: Channel) -> dict[str, str]:
 
 
 def _pager_actions(message: Message) -> list[str]:
+    if not message.kind.startswith(("alert.", "test")):
+        return []  # a pager is for incidents: the digest and the monthly report never page
     if message.kind == "test":  # a test must not wake anyone: raise and resolve at once
         return ["trigger", "resolve"]
     return ["resolve"] if message.kind == "alert.resolved" else ["trigger"]

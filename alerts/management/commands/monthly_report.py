@@ -1,4 +1,5 @@
-"""The monthly report on demand: print it, or (--send) queue and send it to its subscribers."""
+"""The monthly report on demand: print it, or (--send) queue and send it to its subscribers
+and channels."""
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -11,12 +12,12 @@ from alerts.monthly.report import build
 class Command(BaseCommand):
     help = (
         "Print a month's report (default: the last complete month in TIME_ZONE); with --send, "
-        "email it to the subscribers of the monthly report who have not had it yet."
+        "send it to the subscribers and channels of the monthly report that have not had it yet."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--month", default="", help="yyyy-mm (default: the last complete).")
-        parser.add_argument("--send", action="store_true", help="Email it through the outbox.")
+        parser.add_argument("--send", action="store_true", help="Send it through the outbox.")
 
     def handle(self, *args, month: str = "", send: bool = False, **options) -> None:
         try:
@@ -29,6 +30,6 @@ class Command(BaseCommand):
         created = monthly.dispatch_monthly(chosen)
         report = outbox.deliver()
         self.stdout.write(
-            f"{chosen.label}: queued for {len(created)} new subscriber(s); "
+            f"{chosen.label}: queued for {len(created)} new recipient(s); "
             f"sent {len(report.sent)}, gave up {len(report.failed)}"
         )
