@@ -195,6 +195,11 @@ def _first(events, kind, after=-np.inf):
     return next((h for h, k in events if k == kind and h >= after), None)
 
 
+def _ending(events, opened: float) -> str | None:
+    """How the alert opened at `opened` ended ("resolve", "new_normal"; None: still open)."""
+    return next((k for h, k in events if h > opened and k != "open"), None)
+
+
 def score(results, *, deadline: dict) -> dict:
     """Figures per (half, row) from [(family, scenario, pair, tracks)]."""
     acc: dict = defaultdict(lambda: defaultdict(list))
@@ -221,9 +226,12 @@ def _score_one(acc, family, scenario, pair, tracks) -> None:
         if scenario in ("step-big", "step-small"):
             acc[f"{scenario} {metric}"].append(delay)
         if scenario in ("step-big", "step-small", "slot") and first is not None:
-            acc[f"persist-resolve {scenario}"].append(
-                _first(track.events, "resolve", first) is not None
-            )
+            ended = _ending(track.events, first)
+            acc[f"persist-resolve {scenario}"].append(ended == "resolve")
+            if ended == "new_normal":  # re-armed against the step's level: any alert after
+                acc[f"after-new-normal {scenario}"].append(  # it is a false alert there
+                    sum(h > first and k == "open" for h, k in track.events)
+                )
         if scenario == "step-over" and first is not None and first < pair.truth["end"]:
             resolved = _first(track.events, "resolve", pair.truth["end"])
             acc["over-resolve"].append(None if resolved is None else resolved - pair.truth["end"])
@@ -322,8 +330,13 @@ def table(acc, families, *, timings: dict) -> list[tuple[str, str, str, str]]:
     rows.append(("drift to −20 % over 7 days", "caught before −12 %", *both(drift)))
 
     def persist(a, scenario):
-        xs = a[f"persist-resolve {scenario}"]
-        return f"{np.mean(xs):.0%} ({sum(xs)} of {len(xs)})" if xs else "n/a"
+        xs, again = a[f"persist-resolve {scenario}"], a[f"after-new-normal {scenario}"]
+        if not xs:
+            return "n/a"
+        return (
+            f"{np.mean(xs):.0%} ({sum(xs)} of {len(xs)}); {len(again)} closed as the new "
+            f"normal, {sum(again)} alerts after that"
+        )
 
     for scenario, label in (
         ("step-big", "−25 %/+30 % steps"),
