@@ -31,10 +31,18 @@ SIGNED = (Service.WEBHOOK, Service.ROUTER)
 NO_MONTHLY = (*PAGING, Service.ROUTER)
 
 
+# A pager takes incidents only: the digest, the advice changed and the monthly report would
+# never reach it (its sender posts alerts and test messages, nothing else).
+NOT_INCIDENTS = (Topic.DIGEST, Topic.ADVICE, Topic.MONTHLY)
+
+
 def refused_topics(service: str, topics: list[str]) -> str:
     """Why a channel of this service cannot receive these topics ('' when it can)."""
+    name = Service(service).label.split(" (")[0] if service in Service.values else service
+    if service in PAGING and (other := [t for t in NOT_INCIDENTS if t in topics]):
+        labels = ", ".join(Topic(t).label.lower() for t in other)
+        return f"{name} pages on incidents only; it does not take: {labels}."
     if Topic.MONTHLY in topics and service in NO_MONTHLY:
-        name = Service(service).label.split(" (")[0]
         return f"{name} does not take the monthly report (chat services and webhooks do)."
     return ""
 

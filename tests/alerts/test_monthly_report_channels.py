@@ -238,7 +238,14 @@ def test_it_offers_the_monthly_report_to_chat_channels_and_refuses_it_for_pagers
     assert slack.is_valid(), slack.errors
     pager = ChannelForm({**fields, "service": Service.PAGERDUTY, "address": "R0UT1NGKEY0123456"})
     assert not pager.is_valid()
-    assert "PagerDuty does not take the monthly report" in str(pager.errors["topics"])
+    assert "PagerDuty pages on incidents only" in str(pager.errors["topics"])
+    assert "monthly report" in str(pager.errors["topics"])
+    digest = ChannelForm(
+        {**fields, "service": Service.PAGERDUTY, "address": "R0UT1NGKEY0123456",
+         "topics": [Topic.OUTAGE, Topic.DIGEST, Topic.ADVICE]}
+    )  # fmt: skip
+    assert not digest.is_valid()
+    assert "daily digest (channels), the advice changed" in str(digest.errors["topics"])
     body = {
         "name": "pager",
         "service": "opsgenie",
