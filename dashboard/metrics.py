@@ -133,7 +133,11 @@ class Measurements(Collector):
             .order_by()
         )
         for g in grouped:
-            family.add_metric([str(v) for k, v in g.items() if k != "n"], g["n"])
+            # An outage of the whole endpoint has no workload nor vantage: an empty label (as
+            # PromQL reads a missing one), not the text "None"
+            family.add_metric(
+                ["" if v is None else str(v) for k, v in g.items() if k != "n"], g["n"]
+            )
         return family
 
 

@@ -180,3 +180,27 @@ def test_it_ships_a_grafana_dashboard_that_reads_only_metrics_tokspeed_exposes(a
     )
     titles = {p["title"] for p in board["panels"]}
     assert "Leaderboard (72 h medians)" in titles and any("latest run" in t for t in titles)
+
+
+@pytest.mark.django_db
+def test_it_labels_an_alert_without_a_workload_empty_not_none():
+    from django.test import Client
+
+    from alerts.models import Kind, Metric
+
+    with time_machine.travel(NOW, tick=False):
+        regress(make_series())
+        run = Run.objects.filter(endpoint__slug="acme-llama").first()
+        Alert.objects.create(  # an outage of the endpoint: no workload
+            kind=Kind.OUTAGE, metric=Metric.AVAILABILITY, endpoint=run.endpoint, vantage=run.vantage
+        )
+        with override_settings(TOKSPEED_METRICS_TOKEN=TOKEN):
+            text = Client().get("/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").content
+    opened = [
+        sample
+        for family in text_string_to_metric_families(text.decode())
+        for sample in family.samples
+        if sample.name == "tokspeed_open_alerts" and sample.labels["kind"] == "outage"
+    ]
+    assert [s.value for s in opened] == [1]
+    assert "None" not in opened[0].labels.values(), opened[0].labels
