@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator, MinValueValidator
 from django.db import models
 
+from providers import lanes
 from providers.models import Endpoint
 
 from .prompts import MAX_SYSTEM_PROMPT_CHARS, STANDARD_PROMPT, WorkloadText
@@ -330,6 +331,12 @@ class Run(models.Model):
     @property
     def expected_samples(self) -> int:
         return self.repetitions * self.concurrency
+
+    @property
+    def served_lane(self) -> str:
+        """The lane it was served in: the asked lane, or the lowest served below it."""
+        below = self.summary.get("downgraded") if isinstance(self.summary, dict) else None
+        return lanes.served_lane(self.lane, below)
 
 
 class TokensSource(models.TextChoices):

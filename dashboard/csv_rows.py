@@ -20,6 +20,7 @@ from alerts.monthly.report import Figures, MonthlyReport
 from benchmarks.measure.measurement import SAMPLE_FIELDS as MEASURED_FIELDS
 from benchmarks.models import Run, Sample, Vantage, Workload
 from benchmarks.money import Prices, request_cost, rounded, usd_text
+from providers.lanes import served_lane
 from providers.models import Endpoint
 
 # The API's run and sample fields (dashboard.api.serializers.runs) and the exports' columns.
@@ -54,6 +55,11 @@ RUN_FIELDS = [
     "output_tokens_p50",
     "throughput_tps",
     "saturated_count",
+    # Lanes (docs/workloads.md): the lane asked, the lane served (the lowest below the asked
+    # one when a request was served lower) and whether it was, as on the run's page.
+    "lane",
+    "served_lane",
+    "downgraded",
 ]
 
 # Every docs/design.md §4 field the measurement stores, with e2e_ms (= total_ms) beside total_ms.
@@ -83,9 +89,11 @@ RUN_COLUMNS: dict[str, str] = {
         "workload": "workload__slug",
         "vantage": "vantage__slug",
         "schedule": "schedule_id",
+        "served_lane": "summary__downgraded",  # {lane: requests} served below: run_rows
     }.get(name, name)
     for name in RUN_FIELDS
 }
+_RUN_LANE, _RUN_SERVED = (list(RUN_COLUMNS).index(name) for name in ("lane", "served_lane"))
 # A sample's row starts with its run's context, so one file stands on its own.
 SAMPLE_CONTEXT = ("run", "endpoint", "provider", "simulated", "workload", "vantage", "slot")
 SAMPLE_MEASURED = [name for name in SAMPLE_FIELDS if name not in {"run", "ok", "e2e_ms"}]
@@ -162,9 +170,11 @@ def run_rows(runs: QuerySet[Run]) -> tuple[list[str], Iterator[Sequence[Any]]]:
     values = runs.order_by("-slot", "-id").values_list(
         *RUN_COLUMNS.values(), "endpoint_id", "input_tokens", "output_tokens_p50"
     )
+    asked, served = _RUN_LANE, _RUN_SERVED
 
     def rows() -> Iterator[Sequence[Any]]:
         for *row, endpoint_id, input_tokens, output_tokens in values.iterator(chunk_size=CHUNK):
+            row[served] = served_lane(row[asked], row[served])  # as Run.served_lane
             yield (*row, _cost(prices[endpoint_id], input_tokens, output_tokens))
 
     return [*RUN_COLUMNS, RUN_COST], rows()
