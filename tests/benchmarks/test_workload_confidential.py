@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import gzip
 import logging
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.contrib.auth.models import Permission, User
 from django.test import Client, override_settings
-from django.utils import timezone
 
 from alerts.delivery import outbox
 from alerts.models import Alert, Subscription, Topic
@@ -38,12 +38,22 @@ from tests.custom_workload_data import (
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+# The test's instant: the run is measured five minutes before, in its month's report.
+NOW = datetime(2026, 11, 20, 11, 0, tzinfo=UTC)
+
 SYSTEM = system_prompt(20_000)
 NEEDLES = (TEXT_MARK, SYSTEM[200:260], prompt_suite(12)[5][-50:], tool_schemas(6)[0]["name"])
 
 
 def leaks(text: str) -> list[str]:
     return [needle for needle in NEEDLES if needle in text]
+
+
+@pytest.fixture(autouse=True)
+def pinned():
+    """Time starts at NOW and runs on (the run's requests take real time) for the whole test."""
+    with time_machine.travel(NOW, tick=True):
+        yield
 
 
 @pytest.fixture
@@ -78,7 +88,7 @@ def custom_series(simulator, tmp_path, monkeypatch):
 def run_it(series) -> Run:
     run = Run.objects.create(
         **series,
-        slot=timezone.now() - timedelta(minutes=5),
+        slot=NOW - timedelta(minutes=5),
         concurrency=2,
         repetitions=6,
         context_tokens=1_000,

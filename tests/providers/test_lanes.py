@@ -300,9 +300,12 @@ def test_it_asks_bedrock_for_latency_optimized_records_it_and_keeps_a_downgrade_
         slug="bedrock-lanes", name="Bedrock lanes", max_output_tokens=200, repetitions=3
     )
     vantage = Vantage.objects.create(slug="br", label="Br", queue="br", is_default=True)
-    slot = datetime(2026, 11, 20, 11, tzinfo=UTC)  # a label: nothing reads the clock
+    slot = datetime(2026, 11, 20, 11, tzinfo=UTC)
     runs = {}
-    with broker(FILESYSTEM_URL, filesystem_options(tmp_path)):
+    with (
+        time_machine.travel(slot + timedelta(minutes=1), tick=True),  # measured then
+        broker(FILESYSTEM_URL, filesystem_options(tmp_path)),
+    ):
         for endpoint in (standard, fast, starved):
             run = Run.objects.create(
                 endpoint=endpoint, workload=workload, vantage=vantage, slot=slot,
