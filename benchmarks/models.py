@@ -14,6 +14,7 @@ from providers.models import Endpoint
 from .prompts import MAX_SYSTEM_PROMPT_CHARS, STANDARD_PROMPT, WorkloadText
 from .validators import (
     validate_prompt_suite,
+    validate_reasoning_effort,
     validate_schedule_timing,
     validate_tools,
     workload_ceiling_errors,
@@ -69,7 +70,11 @@ class Workload(models.Model):
         help_text='Tool schemas sent with every request: [{"name", "description", "parameters"}].',
     )
     reasoning_effort = models.CharField(
-        max_length=20, blank=True, help_text="Overrides the endpoint's reasoning effort when set."
+        max_length=20,
+        blank=True,
+        validators=[validate_reasoning_effort],
+        help_text="Overrides the endpoint's reasoning effort when set: none, minimal, low, medium, "
+        "high, xhigh, max, adaptive, auto, or a thinking budget in tokens (docs/workloads.md).",
     )
     custom = models.BooleanField(
         default=False,
