@@ -4,7 +4,8 @@ One module builds them for both the API's streamed CSV (dashboard.api.export) an
 exports (dashboard.exports), so a column means the same in each. Runs and samples stream from a
 server-side cursor; every exported file ends with a footer line, `# end of export: N rows,
 sha256 H` (H: of every byte before the footer). Money is written with fixed decimals
-(benchmarks.money.usd_text), never in exponent notation.
+(benchmarks.money.usd_text), never in exponent notation; so are the monthly report's figures
+(benchmarks.money.fixed_text).
 """
 
 import csv
@@ -19,7 +20,7 @@ from django.db.models import QuerySet
 from alerts.monthly.report import Figures, MonthlyReport
 from benchmarks.measure.measurement import SAMPLE_FIELDS as MEASURED_FIELDS
 from benchmarks.models import Run, Sample, Vantage, Workload
-from benchmarks.money import Prices, request_cost, rounded, usd_text
+from benchmarks.money import Prices, fixed_text, request_cost, rounded, usd_text
 from providers.lanes import served_lane
 from providers.models import Endpoint
 
@@ -265,14 +266,25 @@ MONTHLY_HEADER = [
 ]
 
 
+# The monthly figures' fixed decimals (benchmarks.money.fixed_text): ms and tok/s to the
+# thousandth, availability (a share) to the millionth; money as everywhere (usd_text).
+MONTHLY_PLACES = {"availability": 6}
+FIGURE_PLACES = 3
+
+
+def _monthly_cell(name: str, value: Any) -> Any:
+    if name in MONEY_COLUMNS:
+        return usd_text(value)
+    if isinstance(value, float):
+        return fixed_text(value, MONTHLY_PLACES.get(name, FIGURE_PLACES))
+    return value
+
+
 def monthly_rows(report: MonthlyReport) -> tuple[list[str], Iterator[Sequence[Any]]]:
     """(header, rows) of the monthly report's endpoint table, in the page's order."""
 
     def figures(values: Figures) -> list[Any]:
-        return [
-            usd_text(getattr(values, n)) if n in MONEY_COLUMNS else getattr(values, n)
-            for n in MONTHLY_FIGURES
-        ]
+        return [_monthly_cell(n, getattr(values, n)) for n in MONTHLY_FIGURES]
 
     return MONTHLY_HEADER, (
         [
