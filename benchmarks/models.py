@@ -8,11 +8,13 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator, MinValueValidator
 from django.db import models
 
+from providers import lanes
 from providers.models import Endpoint
 
 from .prompts import MAX_SYSTEM_PROMPT_CHARS, STANDARD_PROMPT, WorkloadText
 from .validators import (
     validate_prompt_suite,
+    validate_reasoning_effort,
     validate_schedule_timing,
     validate_tools,
     workload_ceiling_errors,
@@ -68,7 +70,11 @@ class Workload(models.Model):
         help_text='Tool schemas sent with every request: [{"name", "description", "parameters"}].',
     )
     reasoning_effort = models.CharField(
-        max_length=20, blank=True, help_text="Overrides the endpoint's reasoning effort when set."
+        max_length=20,
+        blank=True,
+        validators=[validate_reasoning_effort],
+        help_text="Overrides the endpoint's reasoning effort when set: none, minimal, low, medium, "
+        "high, xhigh, max, adaptive, auto, or a thinking budget in tokens (docs/workloads.md).",
     )
     custom = models.BooleanField(
         default=False,
@@ -330,6 +336,12 @@ class Run(models.Model):
     @property
     def expected_samples(self) -> int:
         return self.repetitions * self.concurrency
+
+    @property
+    def served_lane(self) -> str:
+        """The lane it was served in: the asked lane, or the lowest served below it."""
+        below = self.summary.get("downgraded") if isinstance(self.summary, dict) else None
+        return lanes.served_lane(self.lane, below)
 
 
 class TokensSource(models.TextChoices):

@@ -121,6 +121,14 @@ def usd(value: Decimal | None) -> float | None:
 
 def usd_text(value: Decimal | float | None) -> str:
     """The amount with USD_PLACES fixed decimals ("0.000256", "12.500000"); "" when unknown."""
+    return fixed_text(value, USD_PLACES)
+
+
+def fixed_text(value: Number | None, places: int) -> str:
+    """`value` with `places` fixed decimals, rounded half up from its shortest decimal form:
+    what a CSV writes for a number (no float noise like 711.8865000000001, never an exponent
+    like 2.56e-04); "" when unknown. Money goes through usd_text."""
     if value is None:
         return ""
-    return f"{rounded(_decimal(value)):.{USD_PLACES}f}"
+    exact = _decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    return f"{exact:.{places}f}"

@@ -35,6 +35,7 @@ from .prompts import ContextRuler, WorkloadText, prompt_chars
 from .resilience import DISCONNECTS, retry_db
 from .sample_writer import SampleWriter
 from .validators import workload_ceiling_errors
+from .withheld import Withheld
 
 log = logging.getLogger(__name__)
 
@@ -187,8 +188,8 @@ def execute(run_id: int, *, worker: str = "") -> str:
             prompt=WorkloadText.of(run.workload, context_tokens=0).build(0),
             provider=run.endpoint.provider,
         )
-        if not probe.ok:
-            reason = breaker.refusal(probe, opened)
+        if not probe.ok:  # the probe sent the workload's first prompt: no quote of it kept
+            reason = Withheld.of(run.workload)(breaker.refusal(probe, opened))
             finish_run(run, status=RunStatus.FAILED, reason=reason, attempt=attempt)
             return run.status
     try:
@@ -257,6 +258,7 @@ def measure_missing(run: Run, config: EndpointConfig, *, attempt: int) -> None:
         attempt=attempt,
         heartbeat_s=heartbeat_s,
         prompt_count=len(shape.text.prompts),
+        withheld=Withheld.of(run.workload),
     ) as writer:
         asyncio.run(_measure_rounds(shape, config, todo, writer))
         lost = writer.lost

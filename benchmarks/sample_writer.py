@@ -17,6 +17,7 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime
 
 from django.db import DataError, connection, transaction
@@ -54,8 +55,11 @@ class SampleWriter:
         attempt: int,
         heartbeat_s: float,
         prompt_count: int = 1,
+        withheld: Callable[[str], str] | None = None,
     ) -> None:
         self.prompt_count = prompt_count  # sample i sent prompt i mod N of the workload's suite
+        # A custom workload's text out of provider messages (benchmarks.withheld), before storing.
+        self.withheld = withheld
         self.run_id = run_id
         self.slot = slot
         self.attempt = attempt
@@ -131,7 +135,7 @@ class SampleWriter:
                 slot=self.slot,
                 index=i,
                 prompt_index=i % self.prompt_count,
-                **m.sample_values(),
+                **self._values(m),
             )
             for i, m in batch
         ]
@@ -146,6 +150,12 @@ class SampleWriter:
             for row in rows:
                 self._save_one(row)
         self.saved += len(rows)
+
+    def _values(self, measurement: Measurement) -> dict:
+        values = measurement.sample_values()
+        if self.withheld is not None and values.get("error_message"):
+            values["error_message"] = self.withheld(values["error_message"])
+        return values
 
     def _save_one(self, row: Sample) -> None:
         def insert() -> None:

@@ -5,6 +5,7 @@ from datetime import time
 
 from django.core.exceptions import ValidationError
 
+from providers.effort import effort_problem
 from providers.prompt import tool_from_dict
 
 MIN_INTERVAL_MINUTES = 1
@@ -121,3 +122,10 @@ def validate_tools(value: object) -> None:
         if tool.name in names:
             raise ValidationError(f"Tool {index}: the name {tool.name!r} is used twice.")
         names.add(tool.name)
+
+
+def validate_reasoning_effort(value: str) -> None:
+    """A workload's reasoning effort: a value some adapter can send (providers.effort)."""
+    problem = effort_problem(value)
+    if problem:
+        raise ValidationError(problem)

@@ -4,7 +4,8 @@ One module builds them for both the API's streamed CSV (dashboard.api.export) an
 exports (dashboard.exports), so a column means the same in each. Runs and samples stream from a
 server-side cursor; every exported file ends with a footer line, `# end of export: N rows,
 sha256 H` (H: of every byte before the footer). Money is written with fixed decimals
-(benchmarks.money.usd_text), never in exponent notation.
+(benchmarks.money.usd_text), never in exponent notation; so are the monthly report's figures
+(benchmarks.money.fixed_text).
 """
 
 import csv
@@ -19,7 +20,8 @@ from django.db.models import QuerySet
 from alerts.monthly.report import Figures, MonthlyReport
 from benchmarks.measure.measurement import SAMPLE_FIELDS as MEASURED_FIELDS
 from benchmarks.models import Run, Sample, Vantage, Workload
-from benchmarks.money import Prices, request_cost, rounded, usd_text
+from benchmarks.money import Prices, fixed_text, request_cost, rounded, usd_text
+from providers.lanes import served_lane
 from providers.models import Endpoint
 
 # The API's run and sample fields (dashboard.api.serializers.runs) and the exports' columns.
@@ -54,6 +56,11 @@ RUN_FIELDS = [
     "output_tokens_p50",
     "throughput_tps",
     "saturated_count",
+    # Lanes (docs/workloads.md): the lane asked, the lane served (the lowest below the asked
+    # one when a request was served lower) and whether it was, as on the run's page.
+    "lane",
+    "served_lane",
+    "downgraded",
 ]
 
 # Every docs/design.md §4 field the measurement stores, with e2e_ms (= total_ms) beside total_ms.
@@ -83,9 +90,11 @@ RUN_COLUMNS: dict[str, str] = {
         "workload": "workload__slug",
         "vantage": "vantage__slug",
         "schedule": "schedule_id",
+        "served_lane": "summary__downgraded",  # {lane: requests} served below: run_rows
     }.get(name, name)
     for name in RUN_FIELDS
 }
+_RUN_LANE, _RUN_SERVED = (list(RUN_COLUMNS).index(name) for name in ("lane", "served_lane"))
 # A sample's row starts with its run's context, so one file stands on its own.
 SAMPLE_CONTEXT = ("run", "endpoint", "provider", "simulated", "workload", "vantage", "slot")
 SAMPLE_MEASURED = [name for name in SAMPLE_FIELDS if name not in {"run", "ok", "e2e_ms"}]
@@ -162,9 +171,11 @@ def run_rows(runs: QuerySet[Run]) -> tuple[list[str], Iterator[Sequence[Any]]]:
     values = runs.order_by("-slot", "-id").values_list(
         *RUN_COLUMNS.values(), "endpoint_id", "input_tokens", "output_tokens_p50"
     )
+    asked, served = _RUN_LANE, _RUN_SERVED
 
     def rows() -> Iterator[Sequence[Any]]:
         for *row, endpoint_id, input_tokens, output_tokens in values.iterator(chunk_size=CHUNK):
+            row[served] = served_lane(row[asked], row[served])  # as Run.served_lane
             yield (*row, _cost(prices[endpoint_id], input_tokens, output_tokens))
 
     return [*RUN_COLUMNS, RUN_COST], rows()
@@ -255,14 +266,25 @@ MONTHLY_HEADER = [
 ]
 
 
+# The monthly figures' fixed decimals (benchmarks.money.fixed_text): ms and tok/s to the
+# thousandth, availability (a share) to the millionth; money as everywhere (usd_text).
+MONTHLY_PLACES = {"availability": 6}
+FIGURE_PLACES = 3
+
+
+def _monthly_cell(name: str, value: Any) -> Any:
+    if name in MONEY_COLUMNS:
+        return usd_text(value)
+    if isinstance(value, float):
+        return fixed_text(value, MONTHLY_PLACES.get(name, FIGURE_PLACES))
+    return value
+
+
 def monthly_rows(report: MonthlyReport) -> tuple[list[str], Iterator[Sequence[Any]]]:
     """(header, rows) of the monthly report's endpoint table, in the page's order."""
 
     def figures(values: Figures) -> list[Any]:
-        return [
-            usd_text(getattr(values, n)) if n in MONEY_COLUMNS else getattr(values, n)
-            for n in MONTHLY_FIGURES
-        ]
+        return [_monthly_cell(n, getattr(values, n)) for n in MONTHLY_FIGURES]
 
     return MONTHLY_HEADER, (
         [

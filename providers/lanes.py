@@ -103,3 +103,11 @@ def is_downgrade(asked: str, got: str) -> bool:
     if not got or not asked:
         return False
     return RANK.get(got, 2) < RANK.get(asked, 2)
+
+
+def served_lane(asked: str, below: Any) -> str:
+    """The lane a run was served in: the lowest of the lanes its requests were served in below
+    the asked one (`below`: a run summary's {lane: requests}), else the asked lane (a provider
+    that does not say which lane served a request counts as serving the asked one)."""
+    lower = [lane for lane in below if lane in RANK] if isinstance(below, dict) else []
+    return min(lower, key=lambda lane: (RANK[lane], lane)) if lower else asked

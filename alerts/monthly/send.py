@@ -60,6 +60,7 @@ def context(report: MonthlyReport) -> dict[str, object]:
     return {
         "report": report,
         "cells": cells,
+        "cards": tables.cards(cells["endpoints"]),
         "endpoint_header": tables.ENDPOINT_HEADER,
         "winner_header": tables.WINNER_HEADER,
         "text": {

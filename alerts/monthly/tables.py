@@ -81,6 +81,26 @@ def winner_cells(w: Winners) -> list[str]:
     return [w.scope, decode_text, ttft_text]
 
 
+# Past the endpoint, its lane and its prices, each figure's column is followed by the month
+# before's.
+FIGURE_COLUMNS = range(3, len(ENDPOINT_HEADER), 2)
+
+
+def cards(rows: list[list[str]]) -> list[dict[str, object]]:
+    """The endpoint table's rows stacked for the email (a phone's 390 px holds two columns, not
+    eleven): the endpoint, its lane and prices, then each figure with the month before's under
+    it, in the table's own wording."""
+    return [
+        {
+            "endpoint": row[0],
+            "lane": row[1],
+            "prices": row[2],
+            "lines": [(ENDPOINT_HEADER[i], row[i], row[i + 1]) for i in FIGURE_COLUMNS],
+        }
+        for row in rows
+    ]
+
+
 def tables(report: MonthlyReport) -> dict[str, list[list[str]]]:
     return {
         "endpoints": [endpoint_cells(e) for e in report.endpoints],

@@ -15,6 +15,7 @@ from django.core.management import CommandError, call_command
 from alerts.delivery import outbox
 from alerts.models import EmailOptOut, Notification, Subscription, Topic
 from alerts.monthly.month import Month
+from alerts.monthly.send import monthly_email
 from alerts.tasks import monthly_report
 from tests import monthly_data
 from tests.alerts.test_alert_emails import body, smtp_sink
@@ -91,3 +92,23 @@ def test_it_takes_months_in_the_installs_time_zone(settings, zone, start):
         # 2 a.m. UTC on July 1 is still June 30 in New York.
         expected = Month(2026, 5) if zone == "America/New_York" else june
         assert Month.last_complete() == expected
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Paris"])
+def test_it_tells_its_alert_times_in_utc_as_the_page_does(settings, client, zone):
+    """Whatever TIME_ZONE the months are cut in, the alerts' times are UTC and say so."""
+    settings.TIME_ZONE = zone
+    settings.TOKSPEED_PUBLIC_DASHBOARD = True
+    with time_machine.travel(monthly_data.NOW, tick=False):
+        seeded = monthly_data.seed_year(days=1)
+        message = monthly_email(
+            Notification(email="ana@team.example", report_month=Month(2026, 6).first_day)
+        )
+        page = client.get("/reports/monthly/2026-06/").content.decode()
+    [(html, _)] = message.alternatives
+    alert = seeded["resolved"]
+    for view, said in (("plain text", message.body), ("HTML", html), ("page", page)):
+        line = next(
+            line for line in said.splitlines() if f"#{alert.id}" in line and "opened" in line
+        )
+        assert "opened 15 Jun 12:00 UTC: resolved 17 Jun 12:00 UTC" in line, (view, line)

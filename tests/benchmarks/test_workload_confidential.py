@@ -10,13 +10,16 @@ the API for a member who holds the permission (so the search itself is shown to 
 from __future__ import annotations
 
 import gzip
+import json
 import logging
-from datetime import timedelta
+import threading
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+import time_machine
 from django.contrib.auth.models import Permission, User
 from django.test import Client, override_settings
-from django.utils import timezone
 
 from alerts.delivery import outbox
 from alerts.models import Alert, Subscription, Topic
@@ -24,6 +27,7 @@ from alerts.monthly.month import Month
 from alerts.monthly.send import dispatch_monthly
 from benchmarks import runner
 from benchmarks.models import Run, RunStatus, Vantage, Workload
+from benchmarks.withheld import WITHHELD
 from dashboard.exports import jobs
 from providers.models import Endpoint, Provider
 from tests.alerts.test_alert_emails import body, regress, send, smtp_sink
@@ -38,12 +42,22 @@ from tests.custom_workload_data import (
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+# The test's instant: the run is measured five minutes before, in its month's report.
+NOW = datetime(2026, 11, 20, 11, 0, tzinfo=UTC)
+
 SYSTEM = system_prompt(20_000)
 NEEDLES = (TEXT_MARK, SYSTEM[200:260], prompt_suite(12)[5][-50:], tool_schemas(6)[0]["name"])
 
 
 def leaks(text: str) -> list[str]:
     return [needle for needle in NEEDLES if needle in text]
+
+
+@pytest.fixture(autouse=True)
+def pinned():
+    """Time starts at NOW and runs on (the run's requests take real time) for the whole test."""
+    with time_machine.travel(NOW, tick=True):
+        yield
 
 
 @pytest.fixture
@@ -78,7 +92,7 @@ def custom_series(simulator, tmp_path, monkeypatch):
 def run_it(series) -> Run:
     run = Run.objects.create(
         **series,
-        slot=timezone.now() - timedelta(minutes=5),
+        slot=NOW - timedelta(minutes=5),
         concurrency=2,
         repetitions=6,
         context_tokens=1_000,
@@ -169,3 +183,63 @@ def test_it_keeps_a_custom_workloads_text_out_of_logs_emails_exports_and_pages(
     reader.force_login(User.objects.get(pk=member.pk))
     assert TEXT_MARK in reader.get(f"/runs/{run.id}/").content.decode()
     assert SYSTEM[200:260] in reader.get("/api/v1/workloads/support-agent/").content.decode()
+
+
+@pytest.fixture
+def echoing_provider():
+    """A provider on loopback that refuses every request with a 400 quoting it back: part of
+    the system message, the end of the prompt and a tool's name (as some providers' errors do)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+            tool = body["tools"][0]["function"]["name"]
+            message = (
+                f"Invalid 'messages': the system message ({system[137:360]}) and the prompt "
+                f"({user[-80:]}) break the usage policy; unknown tool {tool}."
+            )
+            said = json.dumps({"error": {"message": message, "type": "invalid_request_error"}})
+            self.send_response(400)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(said.encode())))
+            self.end_headers()
+            self.wfile.write(said.encode())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_it_keeps_a_custom_workloads_text_out_of_a_providers_error_that_quotes_it(
+    custom_series, echoing_provider, tmp_path
+) -> None:
+    provider = custom_series["endpoint"].provider
+    provider.base_url = echoing_provider
+    provider.save()
+    run = Run.objects.create(
+        **custom_series, slot=NOW - timedelta(minutes=5), concurrency=1, repetitions=2
+    )
+    with broker(FILESYSTEM_URL, filesystem_options(tmp_path)):
+        assert runner.execute(run.id, worker="t") == RunStatus.FAILED
+    messages = list(run.samples.values_list("error_message", flat=True))
+    assert len(messages) == 2
+    for message in messages:
+        assert "Invalid 'messages': the system message (" in message, message
+        assert WITHHELD in message and "break the usage policy; unknown tool" in message, message
+        assert not leaks(message), f"a stored error quotes the workload: {leaks(message)}"
+
+    anonymous = Client()
+    with override_settings(TOKSPEED_PUBLIC_DASHBOARD=True):
+        page = anonymous.get(f"/runs/{run.id}/").content.decode()
+        assert "Invalid &#x27;messages&#x27;: the system message (" in page, "no error shown"
+        for url in (f"/api/v1/runs/{run.id}/samples/", "/api/v1/export/samples.csv"):
+            response = anonymous.get(url)
+            text = b"".join(response).decode() if response.streaming else response.content.decode()
+            assert response.status_code == 200 and "Invalid" in text, url
+            assert not leaks(text + page), f"{url} or the run page quote the workload"

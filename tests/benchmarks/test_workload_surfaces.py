@@ -5,6 +5,9 @@ workloads."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,7 @@ from django.test import Client
 from benchmarks.models import Workload
 from benchmarks.prompts import STANDARD_PROMPT
 from benchmarks.selectors.scope import Workloads
+from tests.celery_helpers import worker_database_url
 from tests.custom_workload_data import (
     TEXT_MARK,
     context_document,
@@ -45,8 +49,9 @@ def write_folder(root: Path, **manifest_extra: object) -> Path:
         'reasoning_effort = "low"',
         "max_output_tokens = 512",
         "repetitions = 3",
-        *(f"{key} = {json.dumps(value)}" for key, value in manifest_extra.items()),
     ]
+    lines = [line for line in lines if line.split(" =")[0] not in manifest_extra]
+    lines += [f"{key} = {json.dumps(value)}" for key, value in manifest_extra.items()]
     (root / "workload.toml").write_text("\n".join(lines) + "\n")
     return root
 
@@ -95,6 +100,7 @@ def test_it_imports_a_workload_folder_and_updates_it_on_the_next_import(tmp_path
         ({"context_file": "../secrets.txt"}, "outside the workload's folder"),
         ({"colour": "red"}, "unknown keys colour"),
         ({"max_output_tokens": 0}, "max_output_tokens"),
+        ({"reasoning_effort": "extreme"}, "reasoning_effort: 'extreme' is not a reasoning effort"),
     ],
 )
 def test_it_refuses_a_bad_workload_folder_with_a_reason(tmp_path, extra, says):
@@ -109,6 +115,48 @@ def test_it_refuses_a_bad_workload_folder_with_a_reason(tmp_path, extra, says):
     with pytest.raises(CommandError, match=says):
         call_command("import_workload", str(folder))
     assert not Workload.objects.filter(slug="support-agent").exists()
+
+
+def test_it_exits_1_naming_a_reasoning_effort_no_api_takes(tmp_path):
+    """`manage.py import_workload` (a CI step) fails loudly on a typo, before any run."""
+    folder = write_folder(tmp_path / "wl", reasoning_effort="extreme")
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tokspeed.test_settings",
+        "DATABASE_URL": worker_database_url(),
+    }
+    done = subprocess.run(  # noqa: S603 (this interpreter and the repository's manage.py)
+        [sys.executable, "manage.py", "import_workload", str(folder)],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "support-agent: reasoning_effort: 'extreme' is not a reasoning effort" in done.stderr
+    assert "adaptive (Anthropic)" in done.stderr, "the message says what to use instead"
+    assert not Workload.objects.filter(slug="support-agent").exists()
+
+
+@pytest.mark.parametrize("effort", ["", "none", "high", "xhigh", "adaptive", "auto", "4096", "-1"])
+def test_it_accepts_every_reasoning_effort_an_adapter_sends(staff, effort):
+    body = {"slug": "effort", "name": "Effort", "reasoning_effort": effort}
+    response = staff.post("/api/v1/workloads/", body, format="json")
+    assert response.status_code == 201, response.content
+    assert Workload.objects.get(slug="effort").reasoning_effort == effort
+
+
+def test_it_says_which_reasoning_efforts_exist_in_the_api(staff):
+    response = staff.post(
+        "/api/v1/workloads/",
+        {"slug": "bad", "name": "Bad", "reasoning_effort": "extreme"},
+        format="json",
+    )
+    assert response.status_code == 400
+    [message] = response.json()["reasoning_effort"]
+    assert message.startswith("'extreme' is not a reasoning effort any API takes. Use one of:")
+    assert "xhigh (OpenAI)" in message and "thinking budget in tokens" in message
 
 
 def test_it_creates_a_custom_workload_from_the_dashboard_form(client: Client, django_user_model):
@@ -145,6 +193,7 @@ def test_it_creates_a_custom_workload_from_the_dashboard_form(client: Client, dj
         ({"suite_text": "---\n---"}, "suite_text"),
         ({"system_prompt": "x" * 100_001}, "system_prompt"),
         ({"suite_text": "fine\x00"}, "suite_text"),
+        ({"reasoning_effort": "extreme"}, "reasoning_effort"),
     ],
 )
 def test_it_answers_bad_workload_form_fields_with_a_400_naming_them(
@@ -221,6 +270,8 @@ def test_it_shows_a_custom_workloads_text_in_the_api_only_with_the_permission(
         ("prompt_suite", "one string"),
         ("system_prompt", "y" * 100_001),
         ("system_prompt", "nul \x00"),
+        ("reasoning_effort", "extreme"),
+        ("reasoning_effort", "High"),
     ],
 )
 def test_it_answers_a_bad_workload_in_the_api_with_a_400(staff, field, value):

@@ -84,7 +84,8 @@ def test_it_shows_the_month_with_winners_alerts_and_advice_and_never_a_prompt(re
 def test_it_downloads_the_pages_rows_as_csv(reader, year):
     answer = reader.get(f"/reports/monthly/{JUNE.slug}/csv/")
     assert answer.status_code == 200 and answer["Content-Type"].startswith("text/csv")
-    rows = list(csv.DictReader(io.StringIO(b"".join(answer.streaming_content).decode())))
+    text = b"".join(answer.streaming_content).decode()
+    rows = list(csv.DictReader(io.StringIO(text)))
     html = reader.get(f"/reports/monthly/{JUNE.slug}/").content.decode()
     table = html.split('id="monthly-endpoints"')[1].split("</table>")[0]
     page_rows = [
@@ -101,7 +102,12 @@ def test_it_downloads_the_pages_rows_as_csv(reader, year):
         prices = (money(float(row[f"price_{way}_per_mtok"])) for way in ("in", "out"))
         assert cells[2] == " / ".join(prices)
         assert re.fullmatch(r"\d+\.\d{6}", row["cost_per_request_usd"])  # fixed, never 1e-05
-    assert year["mark"] not in b"".join(answer.streaming_content).decode()
+        for when in ("", "before_"):  # fixed decimals, never float noise (711.8865000000001)
+            for name in (*FIGURES, "decode_tps_p75"):
+                assert re.fullmatch(r"\d+\.\d{3}", row[when + name]), (name, row[when + name])
+            assert re.fullmatch(r"[01]\.\d{6}", row[when + "availability"]), row
+            assert re.fullmatch(r"\d+", row[when + "runs"]), row
+    assert year["mark"] not in text
 
 
 def test_it_says_an_empty_month_has_no_data_and_refuses_a_bad_month(reader):

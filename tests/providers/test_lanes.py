@@ -5,6 +5,7 @@ figures. Samples are written by the runner's writer thread: committed data."""
 
 from __future__ import annotations
 
+import csv
 import html as html_module
 import json
 import re
@@ -27,6 +28,7 @@ from providers.registry import get_adapter
 from tests.celery_helpers import FILESYSTEM_URL, broker, filesystem_options
 
 KEY_ENV = "TOKSPEED_TEST_LANE_KEY"
+MADE = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)  # when the lanes' schedule is made
 
 
 @pytest.mark.parametrize(
@@ -103,6 +105,24 @@ def test_it_measures_lanes_on_a_schedule_side_by_side_and_keeps_a_downgrade_out(
     simulator, tmp_path, monkeypatch
 ) -> None:
     monkeypatch.setenv(KEY_ENV, "sim-key")
+    with time_machine.travel(MADE, tick=False):  # the schedule and its endpoints are made then
+        schedule = lane_schedule(simulator)
+    assert schedule.created_at == MADE
+    # The schedule's first hourly slot after it was made (slots never predate it), ticked and
+    # measured a minute into the hour; the pages read then.
+    with (
+        time_machine.travel(MADE + timedelta(minutes=61), tick=True),
+        broker(FILESYSTEM_URL, filesystem_options(tmp_path)),
+    ):
+        report = dispatch.tick()
+        assert report.due == 4, report
+        for run in Run.objects.filter(schedule=schedule):
+            assert runner.execute(run.id, worker="t") in (RunStatus.DONE, RunStatus.PARTIAL)
+        measured_side_by_side(schedule)
+
+
+def lane_schedule(simulator) -> Schedule:
+    """A standard, a priority, a flex and a starved priority lane of one simulated model."""
     provider = Provider.objects.create(
         slug="sim-lanes",
         name="Sim lanes",
@@ -127,14 +147,14 @@ def test_it_measures_lanes_on_a_schedule_side_by_side_and_keeps_a_downgrade_out(
     schedule.workloads.set([workload])
     schedule.endpoints.set([standard, priority, flex, starved])
     Schedule.objects.exclude(pk=schedule.pk).update(enabled=False)  # the install's default
+    return schedule
 
-    with broker(FILESYSTEM_URL, filesystem_options(tmp_path)):
-        # The schedule's first hourly slot after it was made (slots never predate it).
-        report = dispatch.tick(now=schedule.created_at + timedelta(minutes=61))
-        assert report.due == 4, report
-        for run in Run.objects.filter(schedule=schedule):
-            assert runner.execute(run.id, worker="t") in (RunStatus.DONE, RunStatus.PARTIAL)
 
+def measured_side_by_side(schedule: Schedule) -> None:
+    """Each lane served as asked but the starved one, flagged and kept out; the board's lanes."""
+    [model] = {e.model.removesuffix("+quota=0") for e in schedule.endpoints.all()}
+    priority = schedule.endpoints.get(slug="sim-priority")
+    starved = schedule.endpoints.get(slug="sim-starved")
     runs = {run.endpoint.slug: run for run in Run.objects.filter(schedule=schedule)}
     for slug in ("sim-standard", "sim-priority", "sim-flex"):
         served = set(runs[slug].samples.values_list("served_lane", flat=True))
@@ -192,6 +212,33 @@ def shows_the_downgrade(page: Client, runs: dict[str, Run]) -> None:
         "kept out of the priority lane's figures"
     ) in html_module.unescape(page.get(f"/runs/{starved_run.id}/").content.decode())
     assert 'id="downgraded"' not in page.get(f"/runs/{runs['sim-priority'].id}/").content.decode()
+    lists_the_lanes(page, runs)
+
+
+def lists_the_lanes(page: Client, runs: dict[str, Run]) -> None:
+    """The API's runs list, a run's detail and the runs CSV say each run's lane asked, the lane
+    served and whether it was downgraded (the OpenAPI schema names the three)."""
+    expected = {
+        runs["sim-standard"].id: ("standard", "standard", False),
+        runs["sim-priority"].id: ("priority", "priority", False),
+        runs["sim-flex"].id: ("flex", "flex", False),
+        runs["sim-starved"].id: ("priority", "standard", True),
+    }
+    listed = page.get("/api/v1/runs/?workload=lane-test").json()["results"]
+    assert {r["id"]: (r["lane"], r["served_lane"], r["downgraded"]) for r in listed} == expected
+    detail = page.get(f"/api/v1/runs/{runs['sim-starved'].id}/").json()
+    assert (detail["lane"], detail["served_lane"], detail["downgraded"]) == expected[detail["id"]]
+    export = page.get("/api/v1/export/runs.csv?workload=lane-test")
+    lines = b"".join(export.streaming_content).decode().splitlines()[:-1]  # less the footer
+    exported = {
+        int(r["id"]): (r["lane"], r["served_lane"], r["downgraded"] == "True")
+        for r in csv.DictReader(lines)
+    }
+    assert exported == expected
+    schema = page.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    for name in ("Run", "RunDetail"):
+        properties = schema["components"]["schemas"][name]["properties"]
+        assert {"lane", "served_lane", "downgraded"} <= set(properties), name
 
 
 def _user():
@@ -253,9 +300,12 @@ def test_it_asks_bedrock_for_latency_optimized_records_it_and_keeps_a_downgrade_
         slug="bedrock-lanes", name="Bedrock lanes", max_output_tokens=200, repetitions=3
     )
     vantage = Vantage.objects.create(slug="br", label="Br", queue="br", is_default=True)
-    slot = datetime(2026, 11, 20, 11, tzinfo=UTC)  # a label: nothing reads the clock
+    slot = datetime(2026, 11, 20, 11, tzinfo=UTC)
     runs = {}
-    with broker(FILESYSTEM_URL, filesystem_options(tmp_path)):
+    with (
+        time_machine.travel(slot + timedelta(minutes=1), tick=True),  # measured then
+        broker(FILESYSTEM_URL, filesystem_options(tmp_path)),
+    ):
         for endpoint in (standard, fast, starved):
             run = Run.objects.create(
                 endpoint=endpoint, workload=workload, vantage=vantage, slot=slot,
@@ -275,6 +325,8 @@ def test_it_asks_bedrock_for_latency_optimized_records_it_and_keeps_a_downgrade_
     starved_run = runs["br-starved"]
     assert sorted(served("br-starved")) == ["latency-optimized", "standard", "standard"]
     assert starved_run.downgraded and starved_run.summary["downgraded"] == {"standard": 2}
+    # Served partly in its lane, partly below: the runs list and export say the lower one.
+    assert (starved_run.served_lane, runs["br-fast"].served_lane) == ("standard", fast.lane)
     assert not RunRollup.objects.filter(endpoint=starved).exists()
     assert RunRollup.objects.filter(endpoint=fast).exists()
     with time_machine.travel(slot + timedelta(hours=1), tick=False):

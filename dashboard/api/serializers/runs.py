@@ -23,6 +23,12 @@ class RunSerializer(serializers.ModelSerializer):
     )
     workload = SlugRef(read_only=True)
     vantage = SlugRef(read_only=True)
+    served_lane = serializers.CharField(
+        read_only=True,
+        help_text="The lane it was served in: the lowest lane a request was served in below the "
+        "one asked (then downgraded is true and summary.downgraded counts them), else the lane "
+        "asked.",
+    )
 
     class Meta:
         model = Run
