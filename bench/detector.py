@@ -296,6 +296,18 @@ def _false_alert_rows(acc, families) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def _persist(a, scenario) -> str:
+    """How often the alert that caught a lasting step resolved before the step ended, and how
+    many alerts opened after such alerts closed as the new normal."""
+    xs, again = a[f"persist-resolve {scenario}"], a[f"after-new-normal {scenario}"]
+    if not xs:
+        return "n/a"
+    return (
+        f"{np.mean(xs):.0%} ({sum(xs)} of {len(xs)}); {len(again)} closed as the new "
+        f"normal, {sum(again)} alerts after that"
+    )
+
+
 def table(acc, families, *, timings: dict) -> list[tuple[str, str, str, str]]:
     rows = _false_alert_rows(acc, families)
 
@@ -329,15 +341,6 @@ def table(acc, families, *, timings: dict) -> list[tuple[str, str, str, str]]:
 
     rows.append(("drift to −20 % over 7 days", "caught before −12 %", *both(drift)))
 
-    def persist(a, scenario):
-        xs, again = a[f"persist-resolve {scenario}"], a[f"after-new-normal {scenario}"]
-        if not xs:
-            return "n/a"
-        return (
-            f"{np.mean(xs):.0%} ({sum(xs)} of {len(xs)}); {len(again)} closed as the new "
-            f"normal, {sum(again)} alerts after that"
-        )
-
     for scenario, label in (
         ("step-big", "−25 %/+30 % steps"),
         ("step-small", "−10 %/+15 % steps"),
@@ -347,7 +350,7 @@ def table(acc, families, *, timings: dict) -> list[tuple[str, str, str, str]]:
             (
                 f"lasting {label} resolved before recovery",
                 "0 %",
-                *both(lambda a, s=scenario: persist(a, s)),
+                *both(lambda a, s=scenario: _persist(a, s)),
             )
         )
 
