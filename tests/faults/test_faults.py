@@ -13,7 +13,6 @@ from datetime import timedelta
 
 import pytest
 import time_machine
-from celery import current_app
 from django.test import override_settings
 from django.utils import timezone
 
@@ -32,6 +31,7 @@ from tests.celery_helpers import (
     workers,
 )
 from tests.fault_helpers import database_outage, kill_backends, redis_server
+from tokspeed.celery import app as current_app
 
 pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
