@@ -9,6 +9,9 @@ CPU is the child's user + system time (resource.getrusage), RSS its peak (ru_max
 median of --runs. --against REV measures that revision too, from a temporary git worktree; the
 trees take turns run by run, so a change in the machine's load falls on both alike. The load
 average is printed before and after (the figures are only as quiet as the machine).
+--pycache writes and reuses bytecode in a temporary PYTHONPYCACHEPREFIX, as an install does on
+its second start (a shell with PYTHONDONTWRITEBYTECODE=1 compiles the project's modules at every
+start); each tree and probe then gets one unmeasured run first.
 
     python bench/startup.py [--runs 7] [--against REV]...
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -54,25 +58,31 @@ def probe(tree: Path, argv: list[str]) -> tuple[float, float]:
     return cpu, after.ru_maxrss / 1024  # ru_maxrss of children: the largest so far, in KiB
 
 
-def one(tree: Path, name: str) -> tuple[float, float]:
+def one(tree: Path, name: str, env: dict[str, str]) -> tuple[float, float]:
     """One probe in a grandchild, so RUSAGE_CHILDREN's peak RSS is this probe's own."""
     out = subprocess.run(
         [sys.executable, __file__, "--one", name, "--tree", str(tree)],
         check=True,
         capture_output=True,
         text=True,
+        env=env,
     ).stdout.split()
     return float(out[0]), float(out[1])
 
 
-def measure(trees: dict[str, Path], runs: int) -> dict[tuple[str, str], tuple[float, float]]:
+def measure(
+    trees: dict[str, Path], runs: int, env: dict[str, str], warm: bool
+) -> dict[tuple[str, str], tuple[float, float]]:
     """(tree label, probe) → (median CPU s, median peak RSS MB); the trees alternate run by run."""
     cpus: dict[tuple[str, str], list[float]] = {}
     rss: dict[tuple[str, str], list[float]] = {}
+    for tree in trees.values() if warm else ():
+        for name in PROBES:
+            one(tree, name, env)
     for _ in range(runs):
         for label, tree in trees.items():
             for name in PROBES:
-                cpu, peak = one(tree, name)
+                cpu, peak = one(tree, name, env)
                 cpus.setdefault((label, name), []).append(cpu)
                 rss.setdefault((label, name), []).append(peak)
     return {key: (statistics.median(cpus[key]), statistics.median(rss[key])) for key in cpus}
@@ -102,6 +112,9 @@ def main() -> None:
         default=[],
         help="a git revision to measure beside the working tree (may be repeated)",
     )
+    parser.add_argument(
+        "--pycache", action="store_true", help="reuse bytecode, as an installed tokspeed does"
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--tree", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -114,8 +127,14 @@ def main() -> None:
     try:
         for revision in args.against:
             trees[revision] = add_worktree(holder, revision)
+        env = dict(os.environ)
+        if args.pycache:
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = str(holder / "pycache")
+        kept = "cached" if args.pycache else "as the environment says"
+        print(f"bytecode: {kept} (PYTHONDONTWRITEBYTECODE={env.get('PYTHONDONTWRITEBYTECODE')})")
         print(f"load average before: {load()}")
-        figures = measure(trees, args.runs)
+        figures = measure(trees, args.runs, env, warm=args.pycache)
         print(f"load average after:  {load()}")
         print(f"{'probe':<10} {'tree':<12} {'CPU s':>7} {'RSS MB':>7}   (median of {args.runs})")
         for name in PROBES:
@@ -126,6 +145,7 @@ def main() -> None:
         for tree in trees.values():
             if tree != ROOT:
                 subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT)
+        shutil.rmtree(holder, ignore_errors=True)
 
 
 if __name__ == "__main__":
