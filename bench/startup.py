@@ -60,13 +60,15 @@ def probe(tree: Path, argv: list[str]) -> tuple[float, float]:
 
 def one(tree: Path, name: str, env: dict[str, str]) -> tuple[float, float]:
     """One probe in a grandchild, so RUSAGE_CHILDREN's peak RSS is this probe's own."""
-    out = subprocess.run(
+    done = subprocess.run(
         [sys.executable, __file__, "--one", name, "--tree", str(tree)],
-        check=True,
         capture_output=True,
         text=True,
         env=env,
-    ).stdout.split()
+    )
+    if done.returncode:
+        raise SystemExit(f"probe {name} in {tree} failed:\n{done.stderr}")
+    out = done.stdout.split()
     return float(out[0]), float(out[1])
 
 
