@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 
-from celery import shared_task
 from django.conf import settings
 
 from alerts.delivery import advice_changes, outbox
@@ -18,6 +17,7 @@ from alerts.models import Delivery
 from alerts.monthly import send
 from alerts.monthly.month import Month
 from benchmarks.resilience import DISCONNECTS
+from tokspeed.celery import app
 
 log = logging.getLogger(__name__)
 # A database that goes away (restart, failover): the task is retried with capped backoff
@@ -32,7 +32,7 @@ DB_RETRY = {
 }
 
 
-@shared_task(
+@app.task(
     name="alerts.evaluate_after_run", acks_late=True, ignore_result=True, max_retries=20, **DB_RETRY
 )
 def evaluate_after_run(run_id: int) -> None:
@@ -65,14 +65,14 @@ def _send(task, delivery: str) -> None:
         raise task.retry(countdown=report.retry_in_s)
 
 
-@shared_task(
+@app.task(
     name="alerts.send_pending", bind=True, acks_late=True, ignore_result=True, max_retries=None
 )
 def send_pending(self) -> None:
     _send(self, Delivery.IMMEDIATE)
 
 
-@shared_task(
+@app.task(
     name="alerts.send_digest",
     bind=True,
     acks_late=True,
@@ -84,13 +84,13 @@ def send_digest(self) -> None:
     _send(self, Delivery.DIGEST)
 
 
-@shared_task(name="alerts.detect_change_points", acks_late=True, ignore_result=True)
+@app.task(name="alerts.detect_change_points", acks_late=True, ignore_result=True)
 def detect_change_points() -> None:
     found = changepoints.detect_all()
     log.info("change points: %d series analysed, %d change points stored", *found)
 
 
-@shared_task(name="alerts.evaluate_advice", acks_late=True, ignore_result=True)
+@app.task(name="alerts.evaluate_advice", acks_late=True, ignore_result=True)
 def evaluate_advice() -> None:
     """Every profile's recommendation; a change that held twice goes to subscribers and channels."""
     changes = advice_changes.evaluate_all()
@@ -100,7 +100,7 @@ def evaluate_advice() -> None:
     outbox.deliver()  # and the every-minute sender retries what fails
 
 
-@shared_task(name="alerts.monthly_report", acks_late=True, ignore_result=True, **DB_RETRY)
+@app.task(name="alerts.monthly_report", acks_late=True, ignore_result=True, **DB_RETRY)
 def monthly_report() -> None:
     """On the 1st (and the 2nd, in case the 1st was missed or TIME_ZONE is behind UTC): queue
     the last complete month's report for its subscribers and channels, once each

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 
-from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from providers.models import Endpoint
+from tokspeed.celery import app as celery_app
 
 from .buckets import tod_bucket
 from .finish import finish_run
@@ -124,11 +124,11 @@ def _send_all(batch: list[tuple[int, str, int]]) -> None:
     """
     unsent = list(batch)
     try:
-        with current_app.producer_or_acquire() as producer:
+        with celery_app.producer_or_acquire() as producer:
             while unsent:
                 run_id, queue, repetitions = unsent[0]
                 soft, hard = time_limits(repetitions)
-                current_app.send_task(
+                celery_app.send_task(
                     EXECUTE_RUN,
                     args=[run_id],
                     queue=queue,

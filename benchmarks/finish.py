@@ -6,11 +6,11 @@ import logging
 from datetime import datetime
 from functools import partial
 
-from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
 from providers.lanes import is_downgrade
+from tokspeed.celery import app as celery_app
 
 from .buckets import tod_bucket
 from .models import Run, RunStatus
@@ -164,7 +164,7 @@ def count_into_rollups(run_id: int) -> None:
 def request_evaluation(run_id: int) -> None:
     """Ask the alerts app (by task name: no import of it) to evaluate this run's series."""
     try:
-        current_app.send_task(EVALUATE_AFTER_RUN, args=[run_id], queue=CENTRAL_QUEUE)
+        celery_app.send_task(EVALUATE_AFTER_RUN, args=[run_id], queue=CENTRAL_QUEUE)
     except Exception:  # the run is stored; a later run's evaluation covers the same series
         log.exception("could not request alert evaluation for run %s", run_id)
 
@@ -172,6 +172,6 @@ def request_evaluation(run_id: int) -> None:
 def request_digest(run_id: int) -> None:
     """Ask the advisor (by task name: no import of it) to add this run to its digest."""
     try:
-        current_app.send_task(DIGEST_RUN, args=[run_id], queue=CENTRAL_QUEUE)
+        celery_app.send_task(DIGEST_RUN, args=[run_id], queue=CENTRAL_QUEUE)
     except Exception:  # the advisor's hourly pass over recent days digests it instead
         log.exception("could not request the advisor digest of run %s", run_id)

@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from celery import current_app
 from django.conf import settings
 from django.db import DatabaseError, connection
+
+from tokspeed.celery import app as celery_app
 
 from .models import Pulse, Run, RunStatus
 from .pulse import WORKER
@@ -41,7 +42,7 @@ def database() -> Check:
 
 def broker() -> Check:
     try:
-        with current_app.connection_for_write() as conn:
+        with celery_app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1, timeout=BROKER_TIMEOUT_S)
     except Exception:  # any failure to connect is the answer; its text may name the host
         return Check("broker", False, "unreachable")

@@ -10,11 +10,12 @@ from __future__ import annotations
 import gc
 import logging
 
-from celery import shared_task
 from celery.signals import task_postrun, worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import reset_queries
 from django.utils import timezone
+
+from tokspeed.celery import app
 
 from . import dispatch, partitions, pulse, retention, runner
 from .resilience import DISCONNECTS, retry_db
@@ -54,7 +55,7 @@ def _stop_pulse(**_: object) -> None:
         stop.set()
 
 
-@shared_task(name="benchmarks.tasks.tick", ignore_result=True)
+@app.task(name="benchmarks.tasks.tick", ignore_result=True)
 def tick() -> None:
     # Idempotent, so retried across a database outage for up to the lateness budget: a slot
     # whose tick met the outage is queued once the database is back (its run notes how late).
@@ -69,7 +70,7 @@ def tick() -> None:
         )
 
 
-@shared_task(name="benchmarks.tasks.refresh_window_rollups", ignore_result=True)
+@app.task(name="benchmarks.tasks.refresh_window_rollups", ignore_result=True)
 def refresh_window_rollups() -> None:
     """Pre-merge the long windows through yesterday once a UTC day (a no-op once done)."""
     written = windows.refresh()
@@ -77,7 +78,7 @@ def refresh_window_rollups() -> None:
         log.info("window rollups refreshed: %d rows", written)
 
 
-@shared_task(
+@app.task(
     name="benchmarks.tasks.execute_run",
     bind=True,
     acks_late=True,
@@ -103,7 +104,7 @@ def execute_run(self, run_id: int) -> None:
     log.info("run %s: %s", run_id, outcome)
 
 
-@shared_task(name="benchmarks.tasks.expire_samples", ignore_result=True)
+@app.task(name="benchmarks.tasks.expire_samples", ignore_result=True)
 def expire_samples() -> None:
     report = retention.expire_samples(now=timezone.now())
     if report.deleted or report.dropped_partitions:
@@ -116,7 +117,7 @@ def expire_samples() -> None:
         )
 
 
-@shared_task(name="benchmarks.tasks.ensure_sample_partitions", ignore_result=True)
+@app.task(name="benchmarks.tasks.ensure_sample_partitions", ignore_result=True)
 def ensure_sample_partitions() -> None:
     created = partitions.ensure_months(now=timezone.now())
     if created:

@@ -2,18 +2,19 @@
 
 from datetime import timedelta
 
-from celery import shared_task
 from django.utils import timezone
+
+from tokspeed.celery import app
 
 from .exports import jobs
 
 
-@shared_task(name="dashboard.build_export", acks_late=True, ignore_result=True)
+@app.task(name="dashboard.build_export", acks_late=True, ignore_result=True)
 def build_export(export_id: int) -> None:
     jobs.build(export_id)
 
 
-@shared_task(name="dashboard.exports_housekeeping", ignore_result=True)
+@app.task(name="dashboard.exports_housekeeping", ignore_result=True)
 def exports_housekeeping() -> None:
     """Build exports whose message was lost; delete expired ones."""
     for export_id in jobs.pending(older_than=timezone.now() - timedelta(minutes=5)):

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import kombu.pools
-from celery import current_app
 from django.db import connection
 
 from benchmarks.models import Run, Schedule, Vantage, Workload
 from providers.models import Endpoint, Provider
+from tokspeed.celery import app as current_app
 
 REPO = Path(__file__).resolve().parents[1]
 READY_TIMEOUT_S = 60.0

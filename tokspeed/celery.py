@@ -1,9 +1,17 @@
-"""The Celery app. One beat process; workers consume their vantage's queue (`-Q eu-west`)."""
+"""The Celery app. One beat process; workers consume their vantage's queue (`-Q eu-west`).
+
+Made on first use, not when `tokspeed` is imported: a process that never sends a task
+(`speedtest`, `simulate`) never loads Celery. Every module that defines or sends a task imports
+`app` from here (tests/project/test_layout.py checks), so a task never meets Celery's fallback
+app and its default broker.
+"""
 
 import os
 from pathlib import Path
+from typing import Any
 
 from celery import Celery
+from celery.schedules import crontab
 from celery.signals import beat_init
 
 from .state import broker_folders, ensure_folders, settle_secret
@@ -14,6 +22,22 @@ settle_secret()  # DEBUG: the per-install secret every entry point shares
 app = Celery("tokspeed")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+def beat_schedule(entries: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Settings' beat entries with each cron line ("*/5 * * * *") made Celery's crontab."""
+    return {
+        name: {**entry, "schedule": crontab.from_string(entry["schedule"])}
+        if isinstance(entry["schedule"], str)
+        else entry
+        for name, entry in entries.items()
+    }
+
+
+@app.on_after_configure.connect
+def make_beat_schedule(sender: Celery, **kwargs: object) -> None:
+    """Settings describe beat's schedule in plain cron lines (reading them imports no Celery)."""
+    sender.conf.beat_schedule = beat_schedule(sender.conf.beat_schedule)
 
 
 @app.on_after_configure.connect

@@ -5,7 +5,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
-from celery.schedules import crontab
 
 from .env import envbool, envfloat, envint, envlist, read_secret
 from .state import secret_path, var_dir
@@ -260,25 +259,28 @@ CELERY_TASK_ROUTES = {
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Each entry's "schedule" is a cron line (minute hour day-of-month month day-of-week, in
+# CELERY_TIMEZONE): tokspeed/celery.py makes it Celery's crontab when the app is configured, so
+# reading settings (speedtest, the web) never imports Celery.
 CELERY_BEAT_SCHEDULE = {
     # The tick claims due slots; an unconsumed tick is useless a minute later, so it expires.
-    "tick": {"task": "benchmarks.tasks.tick", "schedule": crontab(), "options": {"expires": 55}},
-    "exports": {"task": "dashboard.exports_housekeeping", "schedule": crontab(minute="*/5")},
+    "tick": {"task": "benchmarks.tasks.tick", "schedule": "* * * * *", "options": {"expires": 55}},
+    "exports": {"task": "dashboard.exports_housekeeping", "schedule": "*/5 * * * *"},
     # Off-peak: deletes samples past TOKSPEED_SAMPLE_RETENTION_DAYS in short batches.
     "expire-samples": {
         "task": "benchmarks.tasks.expire_samples",
-        "schedule": crontab(minute=40, hour=4),
+        "schedule": "40 4 * * *",
     },
     # PostgreSQL: the sample partitions of this month and the next three exist before use.
     "sample-partitions": {
         "task": "benchmarks.tasks.ensure_sample_partitions",
-        "schedule": crontab(minute=20, hour=4),
+        "schedule": "20 4 * * *",
     },
     # Long windows are read pre-merged through yesterday; until a day's are written (a few
     # seconds after midnight UTC) boards merge day and month rollups instead, slower.
     "window-rollups": {
         "task": "benchmarks.tasks.refresh_window_rollups",
-        "schedule": crontab(minute="*/10"),
+        "schedule": "*/10 * * * *",
         "options": {"expires": 540},
     },
 }
@@ -509,16 +511,16 @@ CELERY_BEAT_SCHEDULE.update(
         # Safety net: events whose "send now" message was lost are still sent within a minute.
         "alerts-send": {
             "task": "alerts.send_pending",
-            "schedule": crontab(),
+            "schedule": "* * * * *",
             "options": {"expires": 55},
         },
         "alerts-digest": {
             "task": "alerts.send_digest",
-            "schedule": crontab(minute=0, hour=ALERTS_DIGEST_HOUR),
+            "schedule": f"0 {ALERTS_DIGEST_HOUR} * * *",
         },
         "alerts-change-points": {
             "task": "alerts.detect_change_points",
-            "schedule": crontab(minute=30, hour=3),
+            "schedule": "30 3 * * *",
         },
         # The advice moves only when runs finish (3 a day by default): hourly is prompt enough,
         # and "changed" needs two evaluations in a row.
@@ -526,19 +528,19 @@ CELERY_BEAT_SCHEDULE.update(
         # the advice within the hour (each finish asks for its own day at once).
         "advisor-digest": {
             "task": "advisor.digest_recent",
-            "schedule": crontab(minute=5),
+            "schedule": "5 * * * *",
             "options": {"expires": 3000},
         },
         "alerts-advice": {
             "task": "alerts.evaluate_advice",
-            "schedule": crontab(minute=15),
+            "schedule": "15 * * * *",
             "options": {"expires": 3000},
         },
         # The last complete month (in TIME_ZONE) to the monthly report's subscribers, once each:
         # the 2nd is a second chance, and covers a TIME_ZONE still in the old month at 06:00 UTC.
         "alerts-monthly-report": {
             "task": "alerts.monthly_report",
-            "schedule": crontab(minute=0, hour=6, day_of_month="1,2"),
+            "schedule": "0 6 1,2 * *",
         },
     }
 )

@@ -7,12 +7,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from celery import current_app
 
 from alerts.models import Alert, Evaluation, Notification
 from alerts.testing import daily_slots, store_history
 from tests.alerts.test_alert_emails import BASE_URL, T0, make_series, smtp_sink
 from tests.celery_helpers import FILESYSTEM_URL, broker, filesystem_options, wait_for, worker
+from tokspeed.celery import app as current_app
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

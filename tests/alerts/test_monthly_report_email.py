@@ -9,7 +9,6 @@ from io import StringIO
 
 import pytest
 import time_machine
-from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from alerts.delivery import outbox
@@ -19,6 +18,7 @@ from alerts.monthly.send import monthly_email
 from alerts.tasks import monthly_report
 from tests import monthly_data
 from tests.alerts.test_alert_emails import body, smtp_sink
+from tokspeed.celery import app as celery_app
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +62,7 @@ def test_it_emails_the_report_once_per_subscriber_on_the_first(settings):
 
 
 def test_it_is_on_the_beat_on_the_first_and_second_of_each_month():
-    entry = settings.CELERY_BEAT_SCHEDULE["alerts-monthly-report"]
+    entry = celery_app.conf.beat_schedule["alerts-monthly-report"]
     assert entry["task"] == monthly_report.name
     assert entry["schedule"].day_of_month == {1, 2}
 

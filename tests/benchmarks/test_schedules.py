@@ -10,7 +10,6 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from celery import current_app
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import override_settings
@@ -23,6 +22,7 @@ from benchmarks.prompts import CHARS_PER_TOKEN, build_prompt
 from benchmarks.schedules import latest_slot, slots_between
 from providers.models import Endpoint, Provider
 from tests.celery_helpers import FILESYSTEM_URL, broker, filesystem_options, queued_tasks
+from tokspeed.celery import app as current_app
 
 NOW = datetime(2026, 3, 5, 12, 0, 30, tzinfo=UTC)
 LONG_AGO = NOW - timedelta(days=30)

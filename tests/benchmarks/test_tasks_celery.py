@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import redis
-from celery import current_app
 from django.core.management import CommandError, call_command
 
 from benchmarks import dispatch
@@ -33,6 +32,7 @@ from tests.celery_helpers import (
     workers,
 )
 from tests.shared_redis import REDIS_URL, SHARED_REDIS
+from tokspeed.celery import app as current_app
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True), SHARED_REDIS]
 

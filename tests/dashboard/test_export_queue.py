@@ -7,7 +7,6 @@ import time
 
 import psycopg
 import pytest
-from celery import current_app
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
@@ -25,6 +24,7 @@ from tests.celery_helpers import (
     workers,
 )
 from tests.fault_helpers import redis_server
+from tokspeed.celery import app as current_app
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -14,7 +14,6 @@ from unittest import mock
 
 import pytest
 import time_machine
-from celery import current_app
 from django.test import override_settings
 from django.utils import timezone
 
@@ -33,6 +32,7 @@ from tests.celery_helpers import (
     workers,
 )
 from tests.fault_helpers import database_outage, kill_backends, redis_server
+from tokspeed.celery import app as current_app
 
 pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -1,5 +1,5 @@
-"""A plain OpenAI-compatible measurement starts lean: cloud SDKs and number crunching load only
-when a protocol or a task needs them (bench/startup.py measures the CPU and memory saved)."""
+"""A plain OpenAI-compatible measurement starts lean: cloud SDKs, number crunching and Celery load
+only when a protocol or a task needs them (bench/startup.py measures the CPU and memory saved)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,16 @@ from providers.models import Protocol
 from providers.registry import ADAPTERS, get_adapter
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("botocore", "numpy", "scipy", "ruptures", "benchmarks.rollups", "benchmarks.finish")
+HEAVY = (
+    "botocore",
+    "numpy",
+    "scipy",
+    "ruptures",
+    "benchmarks.rollups",
+    "benchmarks.finish",
+    "celery",  # settings and Django's set-up never make the Celery app (tokspeed/celery.py)
+    "kombu",
+)
 
 
 def loaded_after(code: str) -> set[str]:

@@ -192,3 +192,26 @@ def test_it_keeps_the_background_exports_apart_from_the_api_and_the_api_from_the
     )
 
     assert crossing == [], "\n".join(crossing)
+
+
+def test_it_makes_every_task_and_send_use_the_tokspeed_celery_app():
+    # The app is made on first use (tokspeed/__init__.py imports no Celery), so a module that
+    # defines or sends a task imports it: Celery's current_app and shared_task would otherwise
+    # fall back to a default app whose broker is amqp://localhost.
+    allowed = {"celery.exceptions"}  # exception classes touch no app
+    strays = sorted(
+        f"{module_name(path)} imports {sorted(celery)} without tokspeed.celery"
+        for path in app_sources()
+        if module_name(path) != "tokspeed.celery"
+        for imported in [imported_modules(path)]
+        for celery in [{m for m in imported if m.split(".")[0] == "celery"} - allowed]
+        if celery and "tokspeed.celery" not in imported
+    )
+    fallbacks = sorted(
+        f"{module_name(path)} uses {name}"
+        for path in app_sources()
+        for name in ("current_app", "shared_task")
+        if name in path.read_text()
+    )
+
+    assert strays == [] and fallbacks == [], "\n".join(strays + fallbacks)

@@ -1,6 +1,7 @@
 """Settings from the environment: a bad boolean stops start-up naming the variable; reading
 settings creates no file or folder (the launcher and Celery's broker set-up do that)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -56,3 +57,34 @@ def test_it_makes_the_broker_folders_when_celery_sets_up(tmp_path):
         "queue",
     ]
     assert not (tmp_path / "var").exists()
+
+
+def test_it_reads_settings_without_loading_celery(tmp_path):
+    # The beat schedule is cron lines in settings: `speedtest` and the web never load Celery
+    # for them (tests/measure/test_startup.py checks a whole speedtest start-up).
+    probe = "import json, sys, tokspeed.settings; print(json.dumps(sorted(sys.modules)))"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("TOKSPEED_")}
+    clean |= {"TOKSPEED_VAR_DIR": str(tmp_path / "var"), "DJANGO_SETTINGS_MODULE": ""}
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=clean, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    packages = {name.split(".")[0] for name in json.loads(result.stdout)}
+    assert packages.isdisjoint({"celery", "kombu"}), packages & {"celery", "kombu"}
+
+
+def test_it_gives_beat_every_settings_entry_as_a_crontab():
+    from celery.schedules import crontab
+    from django.conf import settings
+
+    from tokspeed.celery import app
+
+    beat = app.conf.beat_schedule
+    assert sorted(beat) == sorted(settings.CELERY_BEAT_SCHEDULE)
+    assert all(isinstance(entry["schedule"], crontab) for entry in beat.values())
+    assert {name: entry["task"] for name, entry in beat.items()} == {
+        name: entry["task"] for name, entry in settings.CELERY_BEAT_SCHEDULE.items()
+    }
+    tick = beat["tick"]["schedule"]
+    assert tick.minute == set(range(60)) and tick.hour == set(range(24))  # every minute
+    assert beat["tick"]["options"] == {"expires": 55}
