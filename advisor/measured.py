@@ -11,25 +11,14 @@ are the median the provider reported for the endpoint's runs (what its cost is p
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
 
 import numpy as np
 
-from .measures import BUCKET, DECODE10, DECODE50, ERRORS, OK, SLOT, TOKENS, TTFT50, TTFT90, USERS
-from .projection import HALF_LIFE_DAYS, Z90, Conditions, Projection, _present
+from .measures import BUCKET, DECODE10, DECODE50, OK, SLOT, TOKENS, TTFT50, TTFT90, USERS
+from .projection import HALF_LIFE_DAYS, Z90, Conditions, Projection, _present, tally
 from .shape import Shape, task_seconds
 
 MISSING_WORKLOAD = "workload"  # no usable run of the custom workload in the window
-
-
-def _tally(result: Projection, rows: np.ndarray) -> None:
-    """Requests, availability and newest run, from every run of the workload."""
-    ok, errors = rows[:, OK], rows[:, ERRORS]
-    attempts = int(ok.sum() + errors.sum())
-    result.samples = attempts
-    result.availability = int(ok.sum()) / attempts if attempts else None
-    if len(rows):
-        result.newest = datetime.fromtimestamp(float(rows[:, SLOT].max()), UTC)
 
 
 def _users_note(runs: np.ndarray, shape: Shape) -> str | None:
@@ -47,7 +36,7 @@ def prepare_measured(
     """advisor.projection.prepare for a custom workload: `rows` are the endpoint's runs of that
     workload only (advisor.measures.load_points(workload=…)); None when it has no usable one."""
     result = Projection(endpoint_id=endpoint_id, runs=len(rows))
-    _tally(result, rows)
+    tally(result, rows)
     runs = rows[(rows[:, OK] != 0) & ~np.isnan(rows[:, TTFT50]) & _present(rows[:, DECODE50])]
     if not len(runs):
         result.missing.append(MISSING_WORKLOAD)

@@ -214,19 +214,24 @@ def check_shape(
         result.missing.append(MISSING_CONCURRENCY)
 
 
-def prepare(
-    endpoint_id: int, rows: np.ndarray, shape: Shape
-) -> tuple[Projection, Conditions | None]:
-    """Everything but the task quantiles, and the conditions they come from (None when the
-    endpoint is not measured for the shape). `rows`: the endpoint's runs (advisor.measures)."""
-    result = Projection(endpoint_id=endpoint_id, runs=len(rows))
+def tally(result: Projection, rows: np.ndarray) -> None:
+    """Requests, availability and newest run, from every run (advisor.measures rows)."""
     ok, errors = rows[:, OK], rows[:, ERRORS]
     attempts = int(ok.sum() + errors.sum())
     result.samples = attempts
     result.availability = int(ok.sum()) / attempts if attempts else None
     if len(rows):
         result.newest = datetime.fromtimestamp(float(rows[:, SLOT].max()), UTC)
-    usable = rows[(ok != 0) & ~np.isnan(rows[:, TTFT50]) & _present(rows[:, DECODE50])]
+
+
+def prepare(
+    endpoint_id: int, rows: np.ndarray, shape: Shape
+) -> tuple[Projection, Conditions | None]:
+    """Everything but the task quantiles, and the conditions they come from (None when the
+    endpoint is not measured for the shape). `rows`: the endpoint's runs (advisor.measures)."""
+    result = Projection(endpoint_id=endpoint_id, runs=len(rows))
+    tally(result, rows)
+    usable = rows[(rows[:, OK] != 0) & ~np.isnan(rows[:, TTFT50]) & _present(rows[:, DECODE50])]
     one_user = usable[:, USERS] == 1
     no_context = usable[:, CONTEXT] == 0
     base = usable[no_context & one_user]
