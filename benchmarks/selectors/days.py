@@ -6,10 +6,12 @@ workload (every concurrency and time-of-day bucket merged; sketched, rollups.ske
 365 points per series instead of 1,095 runs, and no run summary is read.
 """
 
-from datetime import UTC, date, datetime, time
+from datetime import date, datetime
 from typing import Any
 
 import numpy as np
+from django.db import connections
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from ..models import RunRollup, Vantage
@@ -59,74 +61,113 @@ def day_series(
     if vantage is None or not endpoint_ids or not workload_ids:
         return series
     now = now or timezone.now()
-    parts, totals = _day_parts(endpoint_ids, workload_ids, vantage, window_hours, now)
+    first = since(window_hours, now=now).date()
+    parts, totals = _day_parts(endpoint_ids, workload_ids, vantage, (first, now.date()))
     merged = packed.Merged(parts, metrics=POINT_METRICS)
-    tables = {m: merged.table(m, DAY_FRACTIONS) for m in POINT_METRICS}
-    for number, group in enumerate(merged.groups):
+    columns = {m: merged.columns(m, DAY_FRACTIONS) for m in POINT_METRICS}
+    ttft_low, ttft, ttft_high = columns["ttft"]
+    decode_low, decode, decode_high = columns["decode"]
+    rows = zip(
+        merged.groups, ttft, decode, columns["e2e"][1], columns["throughput"][1],
+        ttft_low, ttft_high, decode_low, decode_high, strict=True,
+    )  # fmt: skip
+    for group, *figures in rows:
         endpoint_id, workload_id, day = group
         runs, ok, errors = totals[group]
-        point: dict[str, Any] = {
-            "id": None,
-            "slot": datetime.combine(day, time(), tzinfo=UTC).isoformat(),
-            "day": day.isoformat(),
-            "status": None,
-            "tod_bucket": None,
-            "concurrency": None,
-            "runs": runs,
-            "ok": ok,
-            "errors": errors,
-        }
-        for metric, key in POINT_METRICS.items():
-            point[key] = tables[metric][number][1]
-        point["bands"] = {m: _band(tables[m][number]) for m in ("ttft", "decode")}
-        series[(endpoint_id, workload_id)].append(point)
-    for points in series.values():
-        points.sort(key=lambda p: p["day"])
+        text = day.isoformat()
+        series[(endpoint_id, workload_id)].append(
+            {
+                "id": None,
+                "slot": f"{text}T00:00:00+00:00",
+                "day": text,
+                "status": None,
+                "tod_bucket": None,
+                "concurrency": None,
+                "runs": runs,
+                "ok": ok,
+                "errors": errors,
+                "ttft_ms": figures[0],
+                "decode_tps": figures[1],
+                "e2e_ms": figures[2],
+                "throughput_tps": figures[3],
+                "bands": {"ttft": _band(*figures[4:6]), "decode": _band(*figures[6:8])},
+            }
+        )
     return series
 
 
-def _band(values: list[float | None]) -> dict[str, float] | None:
-    low, _, high = values
+def _band(low: float | None, high: float | None) -> dict[str, float] | None:
     return None if low is None or high is None else {"low": low, "high": high}
 
 
 def _day_parts(
-    endpoint_ids: list[int],
-    workload_ids: list[int],
-    vantage: Vantage,
-    window_hours: int,
-    now: datetime,
-) -> tuple[list[tuple[Any, np.ndarray]], dict[tuple[int, int, date], list[int]]]:
-    """The window's day rollup rows as (group, packed triples) and each group's (runs, ok,
-    errors); a row not packed yet (before migration 0023) is read from its JSON sketches."""
-    first = since(window_hours, now=now).date()
+    endpoint_ids: list[int], workload_ids: list[int], vantage: Vantage, days: tuple[date, date]
+) -> tuple[list[tuple[Any, np.ndarray]], dict[tuple[int, int, date], tuple[int, int, int]]]:
+    """The day rollup rows of the days (first, last) as (group, packed triples) parts, groups
+    in (endpoint, workload, day) order, and each group's (runs, ok, errors); a row not packed
+    yet (before migration 0023) is read from its JSON sketches."""
     rows = RunRollup.objects.filter(
         span="day",
         vantage=vantage,
         endpoint_id__in=endpoint_ids,
         workload_id__in=workload_ids,
-        day__gte=first,
-        day__lte=now.date(),
-    ).values_list(
-        "id", "endpoint_id", "workload_id", "day", "runs", "ok_count", "error_count", "packed"
+        day__gte=days[0],
+        day__lte=days[1],
     )
-    parts: list[tuple[Any, np.ndarray]] = []
-    totals: dict[tuple[int, int, date], list[int]] = {}
-    unpacked: dict[int, tuple] = {}
-    for row_id, endpoint_id, workload_id, day, runs, ok, errors, data in rows:
-        group = (endpoint_id, workload_id, day)
-        total = totals.setdefault(group, [0, 0, 0])
-        total[0] += runs
-        total[1] += ok
-        total[2] += errors
-        if data is None:
-            unpacked[row_id] = group
-        else:
-            parts.append((group, packed.unpack(data)))
-    if unpacked:
-        for row_id, sketches in RunRollup.objects.filter(id__in=unpacked).values_list(
-            "id", "sketches"
-        ):
-            bins = np.array(sketch.triples(sketches), dtype=np.int32).reshape(-1, 3)
-            parts.append((unpacked[row_id], bins))
+    if connections[rows.db].vendor == "postgresql":
+        grouped = _grouped_in_sql(rows)
+    else:
+        grouped = _grouped(rows)
+    totals: dict[tuple[int, int, date], tuple[int, int, int]] = {}
+    blobs = []
+    for endpoint_id, workload_id, day, runs, ok, errors, data, *_ in grouped:
+        totals[(endpoint_id, workload_id, day)] = (runs, ok, errors)
+        blobs.append(bytes(data or b""))
+    # One array for every group (a view each): unpacking each group alone cost more.
+    triples = packed.unpack(b"".join(blobs))
+    ends = np.cumsum([len(blob) // 12 for blob in blobs]).tolist()
+    parts: list[tuple[Any, np.ndarray]] = [
+        (group, triples[end - len(blob) // 12 : end])
+        for group, blob, end in zip(totals, blobs, ends, strict=True)
+    ]
+    if not any(len(row) > 7 and row[7] for row in grouped):
+        return parts, totals
+    unpacked = rows.filter(packed__isnull=True).values_list(
+        "endpoint_id", "workload_id", "day", "sketches"
+    )
+    for endpoint_id, workload_id, day, sketches in unpacked:
+        bins = np.array(sketch.triples(sketches), dtype=np.int32).reshape(-1, 3)
+        parts.append(((endpoint_id, workload_id, day), bins))
     return parts, totals
+
+
+def _grouped_in_sql(rows: QuerySet[RunRollup]) -> list[tuple]:
+    """(endpoint, workload, day, runs, ok, errors, packed bytes, rows not packed) per group,
+    summed and the rows' packed triples concatenated in PostgreSQL (a day's rows come as one)."""
+    inner = rows.values("endpoint_id", "workload_id", "day", "runs", "ok_count", "error_count")
+    sql, params = inner.annotate(bins=F("packed")).query.get_compiler(rows.db).as_sql()
+    # Built from the ORM's own SQL; the values stay in params.
+    outer = (
+        "SELECT q.endpoint_id, q.workload_id, q.day, sum(q.runs), sum(q.ok_count), "  # noqa: S608
+        "sum(q.error_count), string_agg(q.bins, ''::bytea), count(*) - count(q.bins) "
+        f"FROM ({sql}) q GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+    )
+    with connections[rows.db].cursor() as cursor:
+        cursor.execute(outer, params)
+        return [(*row[:3], int(row[3]), int(row[4]), int(row[5]), *row[6:]) for row in cursor]
+
+
+def _grouped(rows: QuerySet[RunRollup]) -> list[tuple]:
+    """_grouped_in_sql on another database: summed and concatenated here (every group is
+    marked as maybe holding a row not packed)."""
+    found: dict[tuple, list] = {}
+    ordered = rows.order_by("endpoint_id", "workload_id", "day").values_list(
+        "endpoint_id", "workload_id", "day", "runs", "ok_count", "error_count", "packed"
+    )
+    for endpoint_id, workload_id, day, runs, ok, errors, data in ordered:
+        group = found.setdefault((endpoint_id, workload_id, day), [0, 0, 0, b""])
+        group[0] += runs
+        group[1] += ok
+        group[2] += errors
+        group[3] += bytes(data or b"")
+    return [(*key, *values, 1) for key, values in found.items()]
