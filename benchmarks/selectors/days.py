@@ -1,6 +1,6 @@
 """History chart points over long windows: one per UTC day, read from the day rollups.
 
-docs/design.md ("History charts over 30 days"): a day's point is the median of its runs'
+docs/design.md ("History charts over 90 days"): a day's point is the median of its runs'
 medians, with their p10–p90 as its band, from the day's rollup rows of that endpoint and
 workload (every concurrency and time-of-day bucket merged; sketched, rollups.sketch). A year is
 365 points per series instead of 1,095 runs, and no run summary is read.
@@ -18,8 +18,8 @@ from ..models import RunRollup, Vantage
 from ..rollups import packed, sketch
 from .scope import since
 
-# Windows longer than this show day points (30 d and shorter: one point per run).
-RUN_POINTS_UP_TO_HOURS = 30 * 24
+# Windows longer than this show day points (90 d and shorter: one point per run).
+RUN_POINTS_UP_TO_HOURS = 90 * 24
 # A day point's band and middle: p10, median and p90 of the day's run medians.
 DAY_FRACTIONS = (0.1, 0.5, 0.9)
 # Chart metric (rollup sketch name) -> the point's key, as run_point names it.

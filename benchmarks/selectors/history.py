@@ -37,7 +37,7 @@ def endpoint_history(
 
     workload/vantage: an instance or a slug; None = the base workload / the default vantage.
     Times in ms, speeds in tokens/s (decode per user; throughput in aggregate), datetimes ISO.
-    Over 30 days the series and the context pairs are one point per UTC day ("points": "day",
+    Over 90 days the series and the context pairs are one point per UTC day ("points": "day",
     selectors.days); the summary, profile and context figures still count every run.
     """
     workloads = Workloads.load()

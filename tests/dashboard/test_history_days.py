@@ -1,5 +1,5 @@
-"""History charts over 30 days show one point per UTC day, read from the day rollups
-(docs/design.md, "History charts over 30 days"); 30 days and shorter keep one point per run,
+"""History charts over 90 days show one point per UTC day, read from the day rollups
+(docs/design.md, "History charts over 90 days"); 90 days and shorter keep one point per run,
 and the summary, time-of-day profile, context figures and roofline still count every run."""
 
 import statistics
@@ -19,7 +19,7 @@ from tests import dashboard_data as data
 pytestmark = pytest.mark.django_db
 
 NOW = datetime(2026, 6, 15, 23, 0, tzinfo=UTC)
-DAYS = 40  # of history: more than the 30-day window, less than 90
+DAYS = 40  # of history: longer than a 30-day window, inside a 90-day one
 HOURS = (1, 9, 13, 21)  # slots of a day, in four time-of-day buckets
 ROOFLINE = {"chips": 8, "chip_bandwidth_tbps": 3.35, "active_params_b": 70, "bytes_per_param": 2}
 
@@ -64,7 +64,7 @@ def _expected_day(ep, workload, day) -> dict:
 def test_a_long_window_shows_each_day_as_its_rollups_say():
     with time_machine.travel(NOW, tick=False):
         eps = _history()
-        history = endpoint_history(eps[0], window_hours=2160)
+        history = endpoint_history(eps[0], window_hours=8760)
         base = data.workload("base")
     assert history["points"] == "day"
     ran_days = sorted({r.slot.date() for r in Run.objects.filter(endpoint=eps[0], workload=base)})
@@ -100,10 +100,10 @@ def test_a_long_window_shows_each_day_as_its_rollups_say():
 def test_a_long_window_still_counts_every_run_in_its_figures(monkeypatch):
     with time_machine.travel(NOW, tick=False):
         eps = _history()
-        by_day = endpoint_history(eps[0], window_hours=2160)
-        long = endpoint_history(eps[0], workload="long-context", window_hours=2160)["runs"]
+        by_day = endpoint_history(eps[0], window_hours=8760)
+        long = endpoint_history(eps[0], workload="long-context", window_hours=8760)["runs"]
         monkeypatch.setattr(days, "RUN_POINTS_UP_TO_HOURS", 10**6)
-        by_run = endpoint_history(eps[0], window_hours=2160)
+        by_run = endpoint_history(eps[0], window_hours=8760)
     assert by_run["points"] == "run" and len(by_run["runs"]) > len(by_day["runs"])
     for part in ("summary", "tod_profile", "concurrency", "errors", "recent_runs", "roofline"):
         assert by_day[part] == by_run[part], part
@@ -121,7 +121,7 @@ def test_a_long_window_still_counts_every_run_in_its_figures(monkeypatch):
 def test_thirty_days_and_shorter_keep_one_point_per_run():
     with time_machine.travel(NOW, tick=False):
         eps = _history()
-        for hours in (72, 168, 720):
+        for hours in (72, 168, 720, 2160):
             history = endpoint_history(eps[0], window_hours=hours)
             runs = Run.objects.filter(
                 endpoint=eps[0],
@@ -132,7 +132,7 @@ def test_thirty_days_and_shorter_keep_one_point_per_run():
             assert history["points"] == "run"
             ids = [p["id"] for p in history["runs"]]
             assert sorted(ids) == sorted(runs.values_list("id", flat=True))
-    assert days.per_day(720) is False and days.per_day(2160) is True
+    assert days.per_day(2160) is False and days.per_day(8760) is True
 
 
 def test_compare_shows_the_same_day_points_and_profiles():
@@ -140,7 +140,7 @@ def test_compare_shows_the_same_day_points_and_profiles():
         eps = _history()
         compared = compare_histories(eps, window_hours=8760)
         alone = [endpoint_history(ep, window_hours=8760) for ep in eps]
-        short = compare_histories(eps, window_hours=720)
+        short = compare_histories(eps, window_hours=2160)
     for each, history in zip(compared, alone, strict=True):
         assert each["points"] == "day"
         assert each["runs"] == [
@@ -155,11 +155,11 @@ def test_the_api_and_the_page_say_the_points_are_per_day(client):
     with time_machine.travel(NOW, tick=False):
         eps = _history()
         client.force_login(User.objects.create_user("ana"))
-        api = client.get(f"/api/v1/endpoints/{eps[0].slug}/history/", {"window": "90d"})
-        short = client.get(f"/api/v1/endpoints/{eps[0].slug}/history/", {"window": "30d"})
+        api = client.get(f"/api/v1/endpoints/{eps[0].slug}/history/", {"window": "365d"})
+        short = client.get(f"/api/v1/endpoints/{eps[0].slug}/history/", {"window": "90d"})
         page = client.get(f"/endpoints/{eps[0].slug}/", {"window": "365d"}).content.decode()
         short_page = client.get(f"/endpoints/{eps[0].slug}/").content.decode()
-        compare = client.get("/compare/", {"e": [ep.slug for ep in eps], "window": "90d"})
+        compare = client.get("/compare/", {"e": [ep.slug for ep in eps], "window": "365d"})
     assert api.status_code == 200 and api.json()["points"] == "day"
     assert len(api.json()["runs"]) == DAYS
     assert short.json()["points"] == "run"
