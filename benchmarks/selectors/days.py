@@ -96,6 +96,26 @@ def day_series(
     return series
 
 
+def day_medians(
+    endpoint_ids: list[int], workload_id: int, *, vantage: Vantage | None, window_hours: int
+) -> dict[int, list[dict[str, Any]]]:
+    """What the compare page charts of day_series: each endpoint's (slot, TTFT, decode) day
+    points of one workload (the same values; no band, count or other metric is merged)."""
+    series: dict[int, list[dict[str, Any]]] = {e: [] for e in endpoint_ids}
+    if vantage is None or not endpoint_ids:
+        return series
+    now = timezone.now()
+    first = since(window_hours, now=now).date()
+    parts, _ = _day_parts(endpoint_ids, [workload_id], vantage, (first, now.date()))
+    merged = packed.Merged(parts, metrics=("ttft", "decode"))
+    (ttft,) = merged.columns("ttft", (0.5,))
+    (decode,) = merged.columns("decode", (0.5,))
+    for (endpoint_id, _, day), ttft_ms, decode_tps in zip(merged.groups, ttft, decode, strict=True):
+        slot = f"{day.isoformat()}T00:00:00+00:00"
+        series[endpoint_id].append({"slot": slot, "ttft_ms": ttft_ms, "decode_tps": decode_tps})
+    return series
+
+
 def _band(low: float | None, high: float | None) -> dict[str, float] | None:
     return None if low is None or high is None else {"low": low, "high": high}
 

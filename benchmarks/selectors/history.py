@@ -10,7 +10,7 @@ from providers.models import Endpoint
 from ..buckets import BUCKETS
 from ..models import Run, Vantage, Workload
 from .aggregates import Percentile, Quartiles, percentile, quartiles
-from .days import day_series, per_day, points_kind
+from .days import day_medians, day_series, per_day, points_kind
 from .runs import (
     RUN_POINT_FIELDS,
     SlotIso,
@@ -212,14 +212,10 @@ def _compare_days(
     if workload is None:
         empty = _tod_profiles_in_db(runs.none(), ())[()]
         return {i: [] for i in ids}, {i: empty for i in ids}
-    series = day_series(ids, [workload.id], vantage=vantage, window_hours=hours)
-    chosen = runs.filter(workload=workload)
-    profiles = _tod_profiles_in_db(chosen, ("endpoint_id",))
+    series = day_medians(ids, workload.id, vantage=vantage, window_hours=hours)
+    profiles = _tod_profiles_in_db(runs.filter(workload=workload), ("endpoint_id",))
     empty = _tod_profiles_in_db(runs.none(), ())[()]
-    return (
-        {i: series[(i, workload.id)] for i in ids},
-        {i: profiles.get((i,), empty) for i in ids},
-    )
+    return series, {i: profiles.get((i,), empty) for i in ids}
 
 
 def _compare_points(
