@@ -583,6 +583,13 @@ class RunRollup(models.Model):
         ]
         indexes = [
             models.Index(fields=["vantage", "span", "workload", "day"], name="rollup_board"),
+            # A long window's history charts: an endpoint's day rows, index-only (selectors.days).
+            models.Index(
+                fields=["endpoint", "workload", "vantage", "day"],
+                include=("runs", "ok_count", "error_count", "packed"),
+                condition=models.Q(span="day"),
+                name="rollup_day_points",
+            ),
         ]
 
     def __str__(self) -> str:

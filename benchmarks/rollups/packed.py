@@ -81,6 +81,23 @@ class Merged:
         cached = self._tables.get((metric, fractions))
         if cached is not None:
             return cached
+        result, empty = self.array(metric, fractions)
+        rows = [
+            [None] * len(fractions) if empty[number] else [float(v) for v in result[number]]
+            for number in range(len(self.groups))
+        ]
+        self._tables[(metric, fractions)] = rows
+        return rows
+
+    def columns(self, metric: str, fractions: tuple[float, ...]) -> list[list]:
+        """table() by fraction: one list per fraction of every group's value (None when the
+        group has no values), without a Python list per group."""
+        result, empty = self.array(metric, fractions)
+        values = np.where(empty[:, None], np.nan, result).T.tolist()
+        return [[None if v != v else v for v in column] for column in values]
+
+    def array(self, metric: str, fractions: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """(groups × fractions quantiles, which groups have no values: their row is junk)."""
         wanted = np.arange(len(self.groups), dtype=np.int64) * 16 + sketch.METRIC_CODES[metric]
         first = np.searchsorted(self._keys, wanted, side="left")
         end = np.searchsorted(self._keys, wanted, side="right")
@@ -97,13 +114,7 @@ class Merged:
         top = max(len(self._ordinals) - 1, 0)
         low = _values(self._ordinals[np.minimum(at_below, top)]) if len(self._ordinals) else below
         high = _values(self._ordinals[np.minimum(at_above, top)]) if len(self._ordinals) else below
-        result = low + (high - low) * (position - below)
-        rows = [
-            [None] * len(fractions) if empty[number] else [float(v) for v in result[number]]
-            for number in range(len(self.groups))
-        ]
-        self._tables[(metric, fractions)] = rows
-        return rows
+        return low + (high - low) * (position - below), empty
 
 
 def _values(ordinals: np.ndarray) -> np.ndarray:

@@ -3,13 +3,14 @@
 from typing import Any
 
 from django.db import connections
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, Sum
 
 from providers.models import Endpoint
 
 from ..buckets import BUCKETS
 from ..models import Run, Vantage, Workload
 from .aggregates import Percentile, Quartiles, percentile, quartiles
+from .days import day_medians, day_series, per_day, points_kind
 from .runs import (
     RUN_POINT_FIELDS,
     SlotIso,
@@ -36,27 +37,133 @@ def endpoint_history(
 
     workload/vantage: an instance or a slug; None = the base workload / the default vantage.
     Times in ms, speeds in tokens/s (decode per user; throughput in aggregate), datetimes ISO.
+    Over 90 days the series and the context pairs are one point per UTC day ("points": "day",
+    selectors.days); the summary, profile and context figures still count every run.
     """
     workloads = Workloads.load()
     workload_obj = workloads.resolve(workload)
     vantage_obj = resolve_vantage(vantage)
     runs = window_runs(vantage=vantage_obj, window_hours=window_hours).filter(endpoint=endpoint)
-    series = point_rows(runs.filter(workload=workload_obj).order_by("slot")) if workload_obj else []
-    points = [run_point(run) for run in series]
+    if per_day(window_hours):
+        charts = _day_charts(endpoint, runs, workload_obj, vantage_obj, window_hours, workloads)
+    else:
+        charts = _run_charts(runs, workload_obj, workloads)
     return {
         "endpoint": _endpoint_info(endpoint),
         "workload": workload_obj.slug if workload_obj else None,
         "vantage": vantage_obj.slug if vantage_obj else None,
         "window_hours": window_hours,
+        "points": points_kind(window_hours),
+        **charts,
+        "concurrency": _concurrency(runs),
+        "errors": errors_by_category(runs),
+        "recent_runs": _recent(endpoint, vantage_obj, window_hours, workloads),
+        "roofline": _roofline(endpoint, charts["summary"]["decode_tps"]["p50"]),
+    }
+
+
+def _run_charts(runs: Any, workload: Workload | None, workloads: Workloads) -> dict[str, Any]:
+    """endpoint_history's summary, series, bands, profile and context, one point per run."""
+    series = point_rows(runs.filter(workload=workload).order_by("slot")) if workload else []
+    points = [run_point(run) for run in series]
+    return {
         "summary": _summary(points),
         "runs": points,
         "bands": {m: [run_band(run, m) for run in series] for m in ("ttft", "decode")},
         "tod_profile": _tod_profile(points),
         "context": _context(runs, workloads),
-        "concurrency": _concurrency(runs),
-        "errors": errors_by_category(runs),
-        "recent_runs": _recent(endpoint, vantage_obj, window_hours, workloads),
-        "roofline": _roofline(endpoint, points),
+    }
+
+
+def _day_charts(
+    endpoint: Endpoint,
+    runs: Any,
+    workload: Workload | None,
+    vantage: Vantage | None,
+    window_hours: int,
+    workloads: Workloads,
+) -> dict[str, Any]:
+    """_run_charts over a long window: the series and context pairs one point per UTC day
+    (day rollups), the summary, profile and context figures aggregated over the runs in SQL."""
+    base, long = workloads.base(), workloads.long()
+    charted = list(dict.fromkeys(w.id for w in (workload, base, long) if w is not None))
+    series = day_series([endpoint.id], charted, vantage=vantage, window_hours=window_hours)
+    points = series[(endpoint.id, workload.id)] if workload else []
+    bands = [p.pop("bands") for p in points]
+    chosen = runs.filter(workload=workload) if workload else runs.none()
+    if base is None or long is None:
+        context = {"context_tokens": None, "pairs": [], "prefill_cost_ms": None}
+    else:
+        pairs = _day_pairs(series[(endpoint.id, base.id)], series[(endpoint.id, long.id)])
+        context = {"pairs": pairs, **_contexts(runs, workloads, [endpoint.id])[endpoint.id]}
+    return {
+        "summary": _summary_in_db(chosen),
+        "runs": points,
+        "bands": {m: [band[m] for band in bands] for m in ("ttft", "decode")},
+        "tod_profile": _tod_profiles_in_db(chosen, ())[()],
+        "context": context,
+    }
+
+
+def _day_pairs(base: list[dict[str, Any]], long: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The base vs long-context chart's points over a long window: each day's two medians."""
+    by_day: dict[str, dict[str, Any]] = {}
+    for key, points in (("base_ttft_ms", base), ("long_ttft_ms", long)):
+        for point in points:
+            pair = by_day.setdefault(
+                point["day"], {"slot": point["slot"], "base_ttft_ms": None, "long_ttft_ms": None}
+            )
+            pair[key] = point["ttft_ms"]
+    return [by_day[day] for day in sorted(by_day)]
+
+
+def _summary_in_db(runs: Any) -> dict[str, Any]:
+    """_summary of the runs' points, aggregated by the database (the same figures)."""
+    row = runs.order_by().aggregate(
+        runs=Count("id"),
+        ok=Sum("ok_count"),
+        errors=Sum("error_count"),
+        ttft=Quartiles("ttft_p50_ms"),
+        decode=Quartiles("decode_tps_p50"),
+        e2e=Quartiles("e2e_p50_ms"),
+    )
+    ok, errors = row["ok"] or 0, row["errors"] or 0
+    return {
+        "runs": row["runs"],
+        "samples": ok + errors,
+        "errors": errors,
+        "error_rate": errors / (ok + errors) if ok + errors else None,
+        "ttft_ms": _named(row["ttft"]),
+        "decode_tps": _named(row["decode"]),
+        "e2e_ms": _named(row["e2e"]),
+    }
+
+
+def _tod_profiles_in_db(runs: Any, by: tuple[str, ...]) -> dict[tuple, list[dict[str, Any]]]:
+    """_tod_profile of the runs' points, per value of the `by` columns (() when `by` is
+    empty: one profile), aggregated by the database; a group without runs has none."""
+    grouped = (
+        runs.order_by()
+        .values(*by, "tod_bucket")
+        .annotate(
+            runs=Count("id"), ttft=Quartiles("ttft_p50_ms"), decode=Quartiles("decode_tps_p50")
+        )
+    )
+    found: dict[tuple, dict[int, dict[str, Any]]] = {(): {}} if not by else {}
+    for g in grouped:
+        found.setdefault(tuple(g[name] for name in by), {})[g["tod_bucket"]] = g
+    return {
+        key: [
+            {
+                "bucket": bucket,
+                "label": label,
+                "runs": buckets[bucket]["runs"] if bucket in buckets else 0,
+                "ttft_ms": _named(buckets[bucket]["ttft"] if bucket in buckets else None),
+                "decode_tps": _named(buckets[bucket]["decode"] if bucket in buckets else None),
+            }
+            for bucket, label in BUCKETS.items()
+        ]
+        for key, buckets in found.items()
     }
 
 
@@ -76,14 +183,11 @@ def compare_histories(
     vantage_obj = resolve_vantage(vantage)
     ids = [endpoint.id for endpoint in endpoints]
     runs = window_runs(vantage=vantage_obj, window_hours=window_hours).filter(endpoint_id__in=ids)
-    points: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
-    if workload_obj:
-        series = runs.filter(workload=workload_obj).order_by("endpoint_id", "slot")
-        for endpoint_id, slot, bucket, ttft, decode in series.values_list(
-            "endpoint_id", SlotIso("slot"), "tod_bucket", "ttft_p50_ms", "decode_tps_p50"
-        ):
-            point = {"slot": slot, "tod_bucket": bucket}
-            points[endpoint_id].append({**point, "ttft_ms": ttft, "decode_tps": decode})
+    if per_day(window_hours):
+        points, profiles = _compare_days(runs, ids, workload_obj, vantage_obj, window_hours)
+    else:
+        points = _compare_points(runs, ids, workload_obj)
+        profiles = {i: _tod_profile(points[i]) for i in ids}
     curves: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
     for (endpoint_id,), curve in _concurrency_rows(runs, ("endpoint_id",)):
         curves[endpoint_id].append(curve)
@@ -91,13 +195,42 @@ def compare_histories(
     return [
         {
             "endpoint": _endpoint_info(endpoint),
+            "points": points_kind(window_hours),
             "runs": [{k: p[k] for k in ("slot", "ttft_ms", "decode_tps")} for p in points[i]],
-            "tod_profile": _tod_profile(points[i]),
+            "tod_profile": profiles[i],
             "context": contexts[i],
             "concurrency": curves[i],
         }
         for endpoint, i in zip(endpoints, ids, strict=True)
     ]
+
+
+def _compare_days(
+    runs: Any, ids: list[int], workload: Workload | None, vantage: Vantage | None, hours: int
+) -> tuple[dict[int, list[dict[str, Any]]], dict[int, list[dict[str, Any]]]]:
+    """compare_histories' day points and (every run's) time-of-day profiles, per endpoint."""
+    if workload is None:
+        empty = _tod_profiles_in_db(runs.none(), ())[()]
+        return {i: [] for i in ids}, {i: empty for i in ids}
+    series = day_medians(ids, workload.id, vantage=vantage, window_hours=hours)
+    profiles = _tod_profiles_in_db(runs.filter(workload=workload), ("endpoint_id",))
+    empty = _tod_profiles_in_db(runs.none(), ())[()]
+    return series, {i: profiles.get((i,), empty) for i in ids}
+
+
+def _compare_points(
+    runs: Any, ids: list[int], workload: Workload | None
+) -> dict[int, list[dict[str, Any]]]:
+    """compare_histories' run points of each endpoint (slot, bucket, TTFT, decode)."""
+    points: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+    if workload:
+        series = runs.filter(workload=workload).order_by("endpoint_id", "slot")
+        for endpoint_id, slot, bucket, ttft, decode in series.values_list(
+            "endpoint_id", SlotIso("slot"), "tod_bucket", "ttft_p50_ms", "decode_tps_p50"
+        ):
+            point = {"slot": slot, "tod_bucket": bucket}
+            points[endpoint_id].append({**point, "ttft_ms": ttft, "decode_tps": decode})
+    return points
 
 
 def _contexts(runs: Any, workloads: Workloads, ids: list[int]) -> dict[int, dict[str, Any]]:
@@ -308,11 +441,11 @@ def _recent(
 _RECENT_FIELDS = (*(f for f in RUN_POINT_FIELDS if f != "summary"), "workload_id")
 
 
-def _roofline(endpoint: Endpoint, points: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _roofline(endpoint: Endpoint, measured: float | None) -> dict[str, Any] | None:
+    """measured: the median decode of the window's runs (the summary's)."""
     ceiling = endpoint.roofline_tps()
     if ceiling is None:
         return None
-    measured = percentile([p["decode_tps"] for p in points if p["decode_tps"] is not None], 0.5)
     return {
         "ceiling_tps": ceiling,
         "measured_tps": measured,

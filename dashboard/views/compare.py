@@ -4,6 +4,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from benchmarks.selectors import agent_loop
+from benchmarks.selectors.days import per_day
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.history import compare_histories
 from benchmarks.selectors.leaderboard import leaderboard
@@ -50,6 +51,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
             rows=ordered,
             missing=missing,
             histories=histories,
+            per_day=per_day(filters.window_hours),
             projections=agent_loop.project(
                 ordered,
                 calls=agent_loop.DEFAULT_CALLS,

@@ -121,9 +121,11 @@ class EndpointViewSet(ArchiveMixin, ModelViewSet):
         responses={200: OpenApiResponse(OpenApiTypes.OBJECT)},
         summary="An endpoint's history",
         description="Per-run medians of one workload over the window (default: the base "
-        "workload, the default vantage, 72 h), the time-of-day profile, base vs long-context "
-        "TTFT, the concurrency curve, errors by category, recent runs and the roofline. The "
-        "same selector feeds the endpoint page. Times in ms, speeds in tokens/s.",
+        "workload, the default vantage, 72 h) — over 90 days one point per UTC day instead "
+        "(`points`: `day`, else `run`): the median of the day's run medians, with their "
+        "p10–p90 as its band, from the day rollups —, the time-of-day profile, base vs "
+        "long-context TTFT, the concurrency curve, errors by category, recent runs and the "
+        "roofline. The same selector feeds the endpoint page. Times in ms, speeds in tokens/s.",
     )
     @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
     def history(self, request: Request, slug: str) -> Response:
