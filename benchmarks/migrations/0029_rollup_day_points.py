@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("benchmarks", "0027_drop_run_series"),
+        ("benchmarks", "0028_workload_reasoning_effort_values"),
         ("providers", "0009_demand_time_zone"),
     ]
 
