@@ -209,6 +209,7 @@ BOARD_COLUMNS = [
     "e2e_p50_ms",
     "throughput_tps",
     "downgraded",
+    "saturated_count",  # the board counts runs whose client was saturated (docs/design.md §4)
 ]
 
 
@@ -559,6 +560,9 @@ class RunRollup(models.Model):
     runs = models.PositiveIntegerField(default=0)
     ok_count = models.PositiveIntegerField(default=0)
     error_count = models.PositiveIntegerField(default=0)
+    # Runs whose client was saturated (saturated_count > 0): counted, kept in the sketches, and
+    # shown beside every figure they feed (docs/design.md §4, "Client saturation").
+    saturated_runs = models.PositiveIntegerField(default=0, db_default=0)
     errors_by_category = models.JSONField(default=dict, blank=True)
     sketches = models.JSONField(default=dict, blank=True, help_text="metric -> sketch bins")
     # The same sketches as int32 triples (rollups.packed), written with them: a board merges
@@ -614,6 +618,7 @@ class WindowRollup(models.Model):
     runs = models.PositiveIntegerField(default=0)
     ok_count = models.PositiveIntegerField(default=0)
     error_count = models.PositiveIntegerField(default=0)
+    saturated_runs = models.PositiveIntegerField(default=0, db_default=0)  # as RunRollup's
     packed = models.BinaryField(default=b"")
     # `packed` cut down to the bins around its quartiles (rollups.packed.near): what a board
     # reads when today adds few values; None on a row written before it (read `packed`).

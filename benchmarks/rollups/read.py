@@ -19,7 +19,10 @@ from . import packed, sketch
 from .windows import days_q
 
 QUARTILES = (0.25, 0.5, 0.75)
-_FIELDS = ("endpoint_id", "workload_id", "concurrency", "runs", "ok_count", "error_count")
+_FIELDS = (
+    "endpoint_id", "workload_id", "concurrency", "runs", "ok_count", "error_count",
+    "saturated_runs",
+)  # fmt: skip
 
 
 def window_q(window_hours: int, *, now: datetime | None = None) -> Q:
@@ -140,11 +143,13 @@ def _totals(rows: Iterable[dict[str, Any]], group_of) -> dict[Any, dict[str, Any
     totals: dict[Any, dict[str, Any]] = {}
     for row in rows:
         total = totals.setdefault(
-            group_of(row), {"runs": 0, "ok": 0, "errors": 0, "concurrencies": set()}
+            group_of(row),
+            {"runs": 0, "ok": 0, "errors": 0, "saturated_runs": 0, "concurrencies": set()},
         )
         total["runs"] += row["runs"]
         total["ok"] += row["ok_count"]
         total["errors"] += row["error_count"]
+        total["saturated_runs"] += row["saturated_runs"]
         total["concurrencies"].add(row["concurrency"])
     return totals
 
@@ -163,6 +168,7 @@ def primary_stats(rows: list[dict[str, Any]], *, shared: bool) -> list[dict[str,
             "runs": total["runs"],
             "ok": total["ok"],
             "errors": total["errors"],
+            "saturated_runs": total["saturated_runs"],
             "input_tokens": merged.quantiles(endpoint_id, "input_tokens", [0.5])[0],
             "output_tokens": merged.quantiles(endpoint_id, "output_tokens", [0.5])[0],
         }
@@ -193,8 +199,10 @@ def concurrency_groups(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "concurrency": concurrency,
             "decode": merged.quantiles(group, "decode", [0.5])[0],
             "throughput": merged.quantiles(group, "throughput", [0.5])[0],
+            "runs": total["runs"],
+            "saturated": total["saturated_runs"],
         }
-        for group in _totals(rows, key)
+        for group, total in _totals(rows, key).items()
         for endpoint_id, workload_id, concurrency in [group]
     ]
 

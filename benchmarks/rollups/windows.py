@@ -79,15 +79,20 @@ def refresh(*, today: date | None = None, force: bool = False) -> int:
 def _merge(rollups) -> dict[tuple, dict[str, Any]]:
     fields = ("endpoint_id", "workload_id", "vantage_id", "concurrency", "tod_bucket")
     merged: dict[tuple, dict[str, Any]] = {}
-    values = rollups.values(*fields, "runs", "ok_count", "error_count", "sketches")
+    values = rollups.values(
+        *fields, "runs", "ok_count", "error_count", "saturated_runs", "sketches"
+    )
     for row in values.order_by().iterator(chunk_size=5_000):
         bins = sketch.triples(row["sketches"])
         for bucket in (row["tod_bucket"], ALL):
             key = (*(row[f] for f in fields[:4]), bucket)
-            total = merged.setdefault(key, {"runs": 0, "ok": 0, "errors": 0, "bins": Counter()})
+            total = merged.setdefault(
+                key, {"runs": 0, "ok": 0, "errors": 0, "saturated": 0, "bins": Counter()}
+            )
             total["runs"] += row["runs"]
             total["ok"] += row["ok_count"]
             total["errors"] += row["error_count"]
+            total["saturated"] += row["saturated_runs"]
             for metric, number, count in bins:
                 total["bins"][(metric, number)] += count
     return merged
@@ -106,12 +111,15 @@ def _objects(rows: dict[tuple, dict[str, Any]], *, days: int, through: date) -> 
             runs=total["runs"],
             ok_count=total["ok"],
             error_count=total["errors"],
+            saturated_runs=total["saturated"],
             packed=(whole := packed.pack((m, n, c) for (m, n), c in total["bins"].items())),
             near=packed.near(whole, packed.margin_of(total["runs"], days)),
         )
 
 
-def add_late(key: tuple, *, runs: int, ok: int, errors: int, bins: list[tuple]) -> None:
+def add_late(
+    key: tuple, *, runs: int, ok: int, errors: int, bins: list[tuple], saturated: int = 0
+) -> None:
     """Add a change to one day's rollup (key as write.key_of, span "day") to the window rows
     already covering that day: only a run finishing for a past day has any."""
     endpoint, workload, vantage, concurrency, _span, day, bucket = key
@@ -132,6 +140,11 @@ def add_late(key: tuple, *, runs: int, ok: int, errors: int, bins: list[tuple]) 
             window.runs += runs
             window.ok_count += ok
             window.error_count += errors
+            window.saturated_runs += saturated
             window.packed = packed.add(window.packed, bins)
             window.near = packed.near(window.packed, packed.margin_of(window.runs, days))
-            window.save(update_fields=["runs", "ok_count", "error_count", "packed", "near"])
+            window.save(
+                update_fields=[
+                    "runs", "ok_count", "error_count", "saturated_runs", "packed", "near",
+                ]
+            )  # fmt: skip

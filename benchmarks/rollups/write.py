@@ -27,7 +27,8 @@ METRICS = {
 }
 _FIELDS = (
     "id", "endpoint_id", "workload_id", "vantage_id", "concurrency", "slot", "tod_bucket",
-    "status", "finished_at", "ok_count", "error_count", "summary", *METRICS.values(),
+    "status", "finished_at", "ok_count", "error_count", "saturated_count", "summary",
+    *METRICS.values(),
 )  # fmt: skip
 
 Key = tuple[int, int, int, int, str, date, int]
@@ -44,7 +45,10 @@ def key_of(run: dict[str, Any], span: str) -> Key:
 
 
 def _blank() -> dict[str, Any]:
-    return {"runs": 0, "ok_count": 0, "error_count": 0, "errors_by_category": {}, "sketches": {}}
+    return {
+        "runs": 0, "ok_count": 0, "error_count": 0, "saturated_runs": 0,
+        "errors_by_category": {}, "sketches": {},
+    }  # fmt: skip
 
 
 def fold(row: dict[str, Any], run: dict[str, Any]) -> None:
@@ -52,6 +56,8 @@ def fold(row: dict[str, Any], run: dict[str, Any]) -> None:
     row["runs"] += 1
     row["ok_count"] += run["ok_count"]
     row["error_count"] += run["error_count"]
+    # A run whose client was saturated stays in the sketches and is counted (docs/design.md §4).
+    row["saturated_runs"] += int(bool(run.get("saturated_count")))
     categories = (run.get("summary") or {}).get("errors_by_category") or {}
     if isinstance(categories, dict):
         for category, number in categories.items():
@@ -129,7 +135,10 @@ def _update(key: Key, change) -> None:
         tod_bucket=bucket,
     )
     row = {name: getattr(rollup, name) for name in _blank()}
-    before = (row["runs"], row["ok_count"], row["error_count"], sketch.triples(row["sketches"]))
+    before = (
+        row["runs"], row["ok_count"], row["error_count"], sketch.triples(row["sketches"]),
+        row["saturated_runs"],
+    )  # fmt: skip
     row["sketches"] = {metric: dict(bins) for metric, bins in row["sketches"].items()}
     change(row)
     for name, value in row.items():
@@ -145,6 +154,7 @@ def _update(key: Key, change) -> None:
             runs=row["runs"] - before[0],
             ok=row["ok_count"] - before[1],
             errors=row["error_count"] - before[2],
+            saturated=row["saturated_runs"] - before[4],
             bins=[(m, n, c) for (m, n), c in bins.items() if c],
         )
 

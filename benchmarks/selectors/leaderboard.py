@@ -29,6 +29,9 @@ from .scope import FINISHED, Workloads, concurrency_q, resolve_vantage, slot_q, 
 
 __all__ = ["BoardFilters", "BoardRow", "leaderboard"]
 
+# A run whose client was saturated (any saturated sample): counted beside its figures.
+SATURATED = Q(saturated_count__gt=0)
+
 
 def _unpack(group: dict[str, Any], *names: str) -> dict[str, Any]:
     """Replace each Quartiles value in a grouped row by name_p25, name_p50 and name_p75."""
@@ -267,6 +270,7 @@ def _primary_stats(primary: QuerySet[Run], *, shared: Workload | None) -> Iterab
             runs=Count("*"),
             ok=Sum("ok_count"),
             errors=Sum("error_count"),
+            saturated_runs=Count("*", filter=SATURATED),
             input_tokens=Percentile("input_tokens", 0.5),
             output_tokens=Percentile("output_tokens_p50", 0.5),
             ttft=Quartiles("ttft_p50_ms"),
@@ -286,6 +290,8 @@ def _concurrency_groups(runs: QuerySet[Run]) -> list[dict[str, Any]]:
         .annotate(
             decode=Percentile("decode_tps_p50", 0.5),
             throughput=Percentile("throughput_tps", 0.5),
+            runs=Count("*"),
+            saturated=Count("*", filter=SATURATED),
         )
     )
 
@@ -320,6 +326,8 @@ def _concurrency_stats(
                     "concurrency": stats["concurrency_min"],
                     "decode": stats["decode_p50"],
                     "throughput": stats["throughput"],
+                    "runs": stats["runs"],
+                    "saturated": stats["saturated_runs"],
                 }
             )
         if mixed:
@@ -329,6 +337,8 @@ def _concurrency_stats(
     result: dict[int, dict[str, Any]] = {}
     for group in groups:
         slot = result.setdefault(group["endpoint_id"], {})
+        slot["curve_runs"] = slot.get("curve_runs", 0) + group["runs"]
+        slot["curve_saturated_runs"] = slot.get("curve_saturated_runs", 0) + group["saturated"]
         if concurrency_of[group["workload_id"]] == 0:
             slot["decode_tps_peak"] = group["decode"]
         elif group["concurrency"] in (1, 10):
@@ -470,6 +480,7 @@ def _row(
         runs=stats.get("runs") or 0,
         samples=samples,
         errors=stats.get("errors") or 0,
+        saturated_runs=stats.get("saturated_runs") or 0,
         error_rate=error_rate,
         price_in_per_mtok=float(price_in) if price_in is not None else None,
         price_out_per_mtok=float(price_out) if price_out is not None else None,

@@ -54,6 +54,11 @@ class BoardRow:
     runs: int = 0
     samples: int = 0
     errors: int = 0
+    # Runs behind the main columns whose client was saturated (any saturated sample; kept in the
+    # medians and marked: docs/design.md §4), and the same for the per-concurrency columns.
+    saturated_runs: int = 0
+    curve_runs: int = 0
+    curve_saturated_runs: int = 0
     error_rate: float | None = None
     ttft_p25_ms: float | None = None
     ttft_p50_ms: float | None = None
@@ -92,6 +97,11 @@ class BoardRow:
         return self.runs > 0
 
     @property
+    def saturated_share(self) -> float | None:
+        """Share of the main columns' runs whose client was saturated (None without runs)."""
+        return self.saturated_runs / self.runs if self.runs else None
+
+    @property
     def blended_price_per_mtok(self) -> float | None:
         """USD per 1M tokens at 3 input : 1 output, the usual single-number price."""
         return usd(blended_price(self.prices))
@@ -117,6 +127,7 @@ class BoardRow:
         data = {name: getattr(self, name) for name in _FIELD_NAMES}
         data["last_run_at"] = self.last_run_at.isoformat() if self.last_run_at else None
         data["roofline_efficiency"] = self.roofline_efficiency
+        data["saturated_share"] = self.saturated_share
         data["blended_price_per_mtok"] = self.blended_price_per_mtok
         data["model_family"] = self.model_family
         return data
