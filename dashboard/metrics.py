@@ -5,7 +5,8 @@ slugs, so cardinality is bounded by what an operator set up; never a run or a sa
 - the latest finished run's TTFT and decode p50 / p90 (its summary),
 - the 72 h medians, error rate and availability (1 − error rate), the leaderboard's own
   definitions (benchmarks.selectors.leaderboard with a 72 h window),
-- the age of the latest run, and the series' open alerts.
+- the age of the latest run, and the series' open alerts,
+- the 72 h runs whose client was saturated, per series and as one label-free share.
 tokspeed's own health: runs queued and running, runs failed in the last hour, beat's last tick,
 the outbox backlog (emails and channel posts) and the workers seen lately (benchmarks.health).
 """
@@ -91,6 +92,12 @@ class Measurements(Collector):
             "tokspeed_availability_72h", "Share of requests that succeeded, 72 h", SERIES
         )
         runs = _gauge("tokspeed_runs_72h", "Finished runs in the last 72 h", SERIES)
+        saturated = _gauge(
+            "tokspeed_saturated_runs_72h",
+            "Finished runs in the last 72 h whose client was saturated (kept in the medians)",
+            SERIES,
+        )
+        all_runs = all_saturated = 0
         pairs = (
             Run.objects.filter(slot__gte=self.now - timedelta(hours=72))
             .order_by()
@@ -111,9 +118,19 @@ class Measurements(Collector):
                 if row.error_rate is not None:
                     availability.add_metric(labels, 1.0 - row.error_rate)
                 runs.add_metric(labels, row.runs)
+                saturated.add_metric(labels, row.saturated_runs)
+                all_runs += row.runs
+                all_saturated += row.saturated_runs
+        share = _gauge(
+            "tokspeed_saturated_share_72h",
+            "Share of the last 72 h's finished runs whose client was saturated (0 without runs)",
+        )
+        share.add_metric([], all_saturated / all_runs if all_runs else 0.0)
         yield from families
         yield availability
         yield runs
+        yield saturated
+        yield share
 
     def _open_alerts(self) -> GaugeMetricFamily:
         family = _gauge(

@@ -319,6 +319,7 @@ def _summary(points: list[dict[str, Any]]) -> dict[str, Any]:
         "runs": len(points),
         "samples": ok + errors,
         "errors": errors,
+        "saturated_runs": sum(1 for p in points if p["saturated"]),
         "error_rate": errors / (ok + errors) if ok + errors else None,
         "ttft_ms": _quartiles([p["ttft_ms"] for p in points]),
         "decode_tps": _quartiles([p["decode_tps"] for p in points]),
@@ -393,6 +394,7 @@ def _concurrency_rows(runs: Any, by: tuple[str, ...]) -> list[tuple[tuple, dict[
         .values(*by, "concurrency")
         .annotate(
             runs=Count("id"),
+            saturated_runs=Count("id", filter=Q(saturated_count__gt=0)),
             decode=Percentile("decode_tps_p50", 0.5),
             throughput=Percentile("throughput_tps", 0.5),
             ttft=Percentile("ttft_p50_ms", 0.5),
@@ -405,6 +407,7 @@ def _concurrency_rows(runs: Any, by: tuple[str, ...]) -> list[tuple[tuple, dict[
             {
                 "concurrency": g["concurrency"],
                 "runs": g["runs"],
+                "saturated_runs": g["saturated_runs"],
                 "decode_tps_per_user": g["decode"],
                 "throughput_tps": g["throughput"],
                 "ttft_ms": g["ttft"],

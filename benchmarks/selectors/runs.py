@@ -22,6 +22,7 @@ RUN_POINT_FIELDS = (
     "decode_tps_p50",
     "e2e_p50_ms",
     "throughput_tps",
+    "saturated_count",
     "summary",
 )
 # Summary metric name for each chart metric.
@@ -70,6 +71,8 @@ def run_point(run: dict[str, Any]) -> dict[str, Any]:
         "decode_tps": run["decode_tps_p50"],
         "e2e_ms": run["e2e_p50_ms"],
         "throughput_tps": run["throughput_tps"],
+        # Samples whose client was saturated (docs/design.md §4): the point is marked, not hidden.
+        "saturated": run["saturated_count"],
     }
 
 

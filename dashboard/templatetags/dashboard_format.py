@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 
 from django import template
 from django.utils import timezone
+from django.utils.html import format_html
 
 register = template.Library()
 DASH = "—"
@@ -129,3 +130,20 @@ def ago(moment: datetime | None) -> str:
 def share(value: float | None) -> str:
     """A fraction with one decimal as a percentage: 0.9949 → 99.5 %."""
     return DASH if value is None else f"{value * 100:.1f} %"
+
+
+SATURATION_TITLE = (
+    "The client read slower than the server wrote in these runs: their ITL tail is withheld and "
+    "their decode may read low. They are kept in the medians (docs/design.md §4)."
+)
+
+
+@register.simple_tag
+def saturation_mark(saturated: int | None, runs: int | None) -> str:
+    """ "client saturated in N of M runs" when any run behind a figure was saturated, else ""."""
+    if not saturated:
+        return ""
+    text = f"client saturated in {saturated} of {runs} run{'' if runs == 1 else 's'}"
+    return format_html(
+        '<span class="spread saturated-note" title="{}">{}</span>', SATURATION_TITLE, text
+    )

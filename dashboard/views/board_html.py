@@ -12,6 +12,8 @@ from django.utils.safestring import SafeString, mark_safe
 
 from benchmarks.selectors.rows import BoardRow
 
+from ..templatetags.dashboard_format import saturation_mark
+
 _TIE_MARK = '<span class="tie-mark" title="Tie: spread overlaps the row above">=</span>'
 _SIMULATED = ' <span class="badge sim">simulated</span>'
 _ESTIMATED = ' title="Input tokens estimated from the prompt (not reported by the provider)"'
@@ -54,12 +56,21 @@ def row_html(
         ("num rank", "Rank", f"{_TIE_MARK if row.tie else ''}{rank}"),
         ("name", None, name),
         ("num c-ttft", "TTFT p50", _spread(c["ttft"], c["ttft_spread"])),
-        ("num strong c-decode", "Decode tok/s", _spread(c["decode"], c["decode_spread"])),
+        (
+            "num strong c-decode",
+            "Decode tok/s",
+            _spread(c["decode"], c["decode_spread"])
+            + saturation_mark(row.saturated_runs, row.runs),
+        ),
         ("num", "E2E p50", _spread(c["e2e"], c["e2e_spread"])),
         ("num", "Prefill cost", _spread(c["prefill"], c["prefill_spread"])),
         ("num", "Decode @1", esc(c["c1"])),
         ("num", "Decode @10", esc(c["c10"])),
-        ("num", "Decode @peak", esc(c["peak"])),
+        (
+            "num",
+            "Decode @peak",
+            esc(c["peak"]) + saturation_mark(row.curve_saturated_runs, row.curve_runs),
+        ),
         ("num", "Aggregate tok/s", _spread(c["throughput"], c["throughput_at"])),
         ("num c-prices", "In / out per 1M", esc(c["prices"])),
         ("num c-blended", "Blended 3:1 per 1M", esc(c["blended"])),
