@@ -243,6 +243,7 @@ def leaderboard_rows(rows: list[dict[str, Any]]) -> tuple[list[str], Iterator[Se
 # The monthly report (alerts.monthly): one line per endpoint, the month and the month before.
 MONTHLY_FIGURES = (
     "runs",
+    "saturated_runs",
     "ttft_p25_ms",
     "ttft_p50_ms",
     "ttft_p75_ms",

@@ -29,6 +29,7 @@ class Figures:
     """One endpoint over one month: the board row's medians, spread and availability."""
 
     runs: int = 0
+    saturated_runs: int = 0  # runs whose client was saturated: kept in the medians, marked
     ttft_p25_ms: float | None = None
     ttft_p50_ms: float | None = None
     ttft_p75_ms: float | None = None
@@ -44,6 +45,7 @@ class Figures:
             return cls()
         return cls(
             runs=row.runs,
+            saturated_runs=row.saturated_runs,
             ttft_p25_ms=row.ttft_p25_ms,
             ttft_p50_ms=row.ttft_p50_ms,
             ttft_p75_ms=row.ttft_p75_ms,

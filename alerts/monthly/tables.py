@@ -56,7 +56,11 @@ def decode(figures: Figures) -> str:
     if figures.decode_tps_p50 is None:
         return "–"
     low, high = figures.decode_tps_p25, figures.decode_tps_p75
-    return f"{tps(figures.decode_tps_p50)} ({low:,.1f}–{high:,.1f})"
+    text = f"{tps(figures.decode_tps_p50)} ({low:,.1f}–{high:,.1f})"
+    if figures.saturated_runs:  # docs/design.md §4: a saturated client is said wherever shown
+        runs = figures.runs
+        text += f" · client saturated in {figures.saturated_runs} of {runs} run{'s' * (runs != 1)}"
+    return text
 
 
 def endpoint_cells(e: EndpointMonth) -> list[str]:

@@ -72,6 +72,9 @@ def project(
                 "simulated": row.simulated,
                 "ttft_ms": ttft,
                 "decode_tps": tps,
+                # Runs behind these medians, and those whose client was saturated (kept, marked).
+                "runs": row.runs,
+                "saturated_runs": row.saturated_runs,
                 "per_call_s": wall / calls,
                 "waiting_s": calls * ttft / 1000,
                 "decoding_s": calls * tokens_per_call / tps,

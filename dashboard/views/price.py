@@ -38,6 +38,8 @@ def price_page(request: HttpRequest) -> HttpResponse:
             "decode_tps_p50": row.decode_tps_p50,
             "ttft_p50_ms": row.ttft_p50_ms,
             "cost": row.cost_per_request_usd,
+            "runs": row.runs,
+            "saturated_runs": row.saturated_runs,
         }
         for row in rows
     ]

@@ -61,7 +61,11 @@ class LeaderboardView(StrictQueryMixin, APIView):
         description="One row per endpoint from run summaries in the window: TTFT, decode "
         "speed per user and e2e medians (p50 of per-run medians, with p25–p75 as the spread), "
         "prefill cost, decode at concurrency 1/10/peak, aggregate throughput (labelled as "
-        "such), prices, cost per request, error rate. Rows whose intervals overlap the row "
+        "such), prices, cost per request, error rate. `saturated_runs` of `runs` (and "
+        "`saturated_share`) counts the runs whose client was saturated (any saturated sample: "
+        "their ITL tail is withheld, decode may read low); they stay in the medians, and "
+        "`curve_saturated_runs` of `curve_runs` does the same for the @1/@10/@peak and aggregate "
+        "columns. Rows whose intervals overlap the row "
         "above are marked `tie` and share its rank. `alerts` lists the endpoint's active "
         "(open or acknowledged) alerts, most severe first: id, kind, metric, severity, status, "
         "shift (worse-oriented fraction), workload, vantage, since; details at "
@@ -99,7 +103,8 @@ class AgentLoopView(StrictQueryMixin, APIView):
         summary="Agent-loop projections",
         description="Projected wall time of `calls` serial calls per endpoint: calls × (TTFT + "
         "tokens_per_call ÷ decode speed) + calls × tool_s, from the leaderboard's medians "
-        "(same filters), fastest first, with a best/worst range from the quartiles. Under 1 s "
+        "(same filters), fastest first, with a best/worst range from the quartiles; "
+        "`saturated_runs` of `runs` were measured with a saturated client. Under 1 s "
         "feels immediate, under 10 s holds attention, beyond that it is a background job.",
     )
     def get(self, request: Request) -> Response:
