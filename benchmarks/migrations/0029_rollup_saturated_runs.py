@@ -39,7 +39,6 @@ class Migration(migrations.Migration):
     dependencies = [
         ('benchmarks', '0028_workload_reasoning_effort_values'),
         ('providers', '0009_demand_time_zone'),
-        migrations.RunPython(count_saturated, migrations.RunPython.noop, elidable=True),
     ]
 
     operations = [

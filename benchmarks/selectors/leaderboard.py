@@ -270,7 +270,7 @@ def _primary_stats(primary: QuerySet[Run], *, shared: Workload | None) -> Iterab
             runs=Count("*"),
             ok=Sum("ok_count"),
             errors=Sum("error_count"),
-            saturated_runs=Count("*", filter=SATURATED),
+            saturated_runs=Count("saturated_count", filter=SATURATED),
             input_tokens=Percentile("input_tokens", 0.5),
             output_tokens=Percentile("output_tokens_p50", 0.5),
             ttft=Quartiles("ttft_p50_ms"),
@@ -291,7 +291,7 @@ def _concurrency_groups(runs: QuerySet[Run]) -> list[dict[str, Any]]:
             decode=Percentile("decode_tps_p50", 0.5),
             throughput=Percentile("throughput_tps", 0.5),
             runs=Count("*"),
-            saturated=Count("*", filter=SATURATED),
+            saturated=Count("saturated_count", filter=SATURATED),
         )
     )
 
