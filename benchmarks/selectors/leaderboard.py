@@ -337,12 +337,16 @@ def _concurrency_stats(
     result: dict[int, dict[str, Any]] = {}
     for group in groups:
         slot = result.setdefault(group["endpoint_id"], {})
-        slot["curve_runs"] = slot.get("curve_runs", 0) + group["runs"]
-        slot["curve_saturated_runs"] = slot.get("curve_saturated_runs", 0) + group["saturated"]
+        column = None
         if concurrency_of[group["workload_id"]] == 0:
-            slot["decode_tps_peak"] = group["decode"]
+            column = "peak"
         elif group["concurrency"] in (1, 10):
-            slot[f"decode_tps_c{group['concurrency']}"] = group["decode"]
+            column = f"c{group['concurrency']}"
+        if column is not None:
+            # Each decode column says how many of its runs had a saturated client.
+            slot[f"decode_tps_{column}"] = group["decode"]
+            slot[f"runs_{column}"] = group["runs"]
+            slot[f"saturated_runs_{column}"] = group["saturated"]
         # Aggregate throughput is most telling at the highest concurrency measured.
         if group["throughput"] is not None and group["concurrency"] >= slot.get("_tc", 0):
             slot["_tc"] = group["concurrency"]

@@ -55,10 +55,8 @@ class BoardRow:
     samples: int = 0
     errors: int = 0
     # Runs behind the main columns whose client was saturated (any saturated sample; kept in the
-    # medians and marked: docs/design.md §4), and the same for the per-concurrency columns.
+    # medians and marked: docs/design.md §4); the same for each decode @1 / @10 / @peak column.
     saturated_runs: int = 0
-    curve_runs: int = 0
-    curve_saturated_runs: int = 0
     error_rate: float | None = None
     ttft_p25_ms: float | None = None
     ttft_p50_ms: float | None = None
@@ -76,6 +74,12 @@ class BoardRow:
     decode_tps_c1: float | None = None
     decode_tps_c10: float | None = None
     decode_tps_peak: float | None = None
+    runs_c1: int = 0
+    saturated_runs_c1: int = 0
+    runs_c10: int = 0
+    saturated_runs_c10: int = 0
+    runs_peak: int = 0
+    saturated_runs_peak: int = 0
     throughput_tps: float | None = None
     throughput_concurrency: int | None = None
     price_in_per_mtok: float | None = None

@@ -139,11 +139,20 @@ SATURATION_TITLE = (
 
 
 @register.simple_tag
-def saturation_mark(saturated: int | None, runs: int | None) -> str:
-    """ "client saturated in N of M runs" when any run behind a figure was saturated, else ""."""
+def saturation_mark(saturated: int | None, runs: int | None, short: bool = False) -> str:
+    """The mark "client saturated in N of M runs" when any run behind a figure was saturated,
+    else ""; short: "sat. N/M" (the whole sentence in its title), for a narrow column."""
     if not saturated:
         return ""
     text = f"client saturated in {saturated} of {runs} run{'' if runs == 1 else 's'}"
+    if short:
+        return format_html(
+            '<span class="spread saturated-note" title="{}: {}">sat. {}/{}</span>',
+            text,
+            SATURATION_TITLE,
+            saturated,
+            runs,
+        )
     return format_html(
         '<span class="spread saturated-note" title="{}">{}</span>', SATURATION_TITLE, text
     )

@@ -64,12 +64,20 @@ def row_html(
         ),
         ("num", "E2E p50", _spread(c["e2e"], c["e2e_spread"])),
         ("num", "Prefill cost", _spread(c["prefill"], c["prefill_spread"])),
-        ("num", "Decode @1", esc(c["c1"])),
-        ("num", "Decode @10", esc(c["c10"])),
+        (
+            "num",
+            "Decode @1",
+            esc(c["c1"]) + saturation_mark(row.saturated_runs_c1, row.runs_c1, short=True),
+        ),
+        (
+            "num",
+            "Decode @10",
+            esc(c["c10"]) + saturation_mark(row.saturated_runs_c10, row.runs_c10, short=True),
+        ),
         (
             "num",
             "Decode @peak",
-            esc(c["peak"]) + saturation_mark(row.curve_saturated_runs, row.curve_runs),
+            esc(c["peak"]) + saturation_mark(row.saturated_runs_peak, row.runs_peak, short=True),
         ),
         ("num", "Aggregate tok/s", _spread(c["throughput"], c["throughput_at"])),
         ("num c-prices", "In / out per 1M", esc(c["prices"])),
