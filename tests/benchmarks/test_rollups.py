@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 import time_machine
 
+from benchmarks.derived import rebuild_all
 from benchmarks.models import Run, RunRollup, WindowRollup
 from benchmarks.rollups import packed, sketch, windows
 from benchmarks.rollups.write import add_run, rebuild
@@ -20,7 +21,10 @@ pytestmark = pytest.mark.django_db
 # 01:00 UTC: a window of whole hours then starts before the day's first slot (02:00), so the
 # exact window and the sketched one (whole UTC days) hold the same runs.
 NOW = datetime(2026, 6, 15, 1, 0, tzinfo=UTC)
-COUNTS = ("runs", "samples", "errors")
+COUNTS = (
+    "runs", "samples", "errors", "saturated_runs", "runs_c1", "saturated_runs_c1", "runs_c10",
+    "saturated_runs_c10", "runs_peak", "saturated_runs_peak",
+)  # fmt: skip
 FIGURES = (
     "ttft_p25_ms", "ttft_p50_ms", "ttft_p75_ms", "decode_tps_p25", "decode_tps_p50",
     "decode_tps_p75", "e2e_p25_ms", "e2e_p50_ms", "e2e_p75_ms", "prefill_cost_ms",
@@ -34,7 +38,15 @@ FIGURES = (
 def year():
     with time_machine.travel(NOW, tick=False):
         seed_history(endpoints=3, days=400, workloads=4, slots=3, samples_per_run=1, now=NOW)
+        saturate_some()
+        rebuild_all(now=NOW, only=["rollups"])
         yield
+
+
+def saturate_some() -> None:
+    """Every seventh run had a saturated client (seeded runs have none)."""
+    ids = list(Run.objects.order_by("id").values_list("id", flat=True)[::7])
+    Run.objects.filter(id__in=ids).update(saturated_count=1)
 
 
 def exact(filters: BoardFilters, monkeypatch) -> list:
@@ -76,6 +88,8 @@ def _compare(filters: BoardFilters, monkeypatch) -> None:
 def test_it_counts_each_finished_run_into_the_same_rollups_a_rebuild_makes(monkeypatch):
     with time_machine.travel(NOW, tick=False):
         seed_history(endpoints=2, days=6, workloads=4, slots=3, samples_per_run=1, now=NOW)
+        saturate_some()
+        rebuild()
     rebuilt = {_key(r): _content(r) for r in RunRollup.objects.all()}
     RunRollup.objects.all().delete()
     for run_id in Run.objects.order_by("slot", "id").values_list("id", flat=True):
@@ -83,6 +97,7 @@ def test_it_counts_each_finished_run_into_the_same_rollups_a_rebuild_makes(monke
     incremental = {_key(r): _content(r) for r in RunRollup.objects.all()}
     assert incremental == rebuilt
     assert any("prefill" in content[-1] for content in rebuilt.values())
+    assert sum(content[3] for content in rebuilt.values()) > 0  # saturated runs were counted
     assert rebuild() == len(rebuilt)
 
 
@@ -112,6 +127,7 @@ def _content(rollup: RunRollup) -> tuple:
         rollup.runs,
         rollup.ok_count,
         rollup.error_count,
+        rollup.saturated_runs,
         rollup.errors_by_category,
         rollup.sketches,
     )
