@@ -1,4 +1,4 @@
-"""Migration benchmarks 0029 counts the saturated runs already in the day and month rollups, and
+"""Migration benchmarks 0030 counts the saturated runs already in the day and month rollups, and
 drops the window rollups for the daily refresh to write them again with the count."""
 
 from datetime import UTC, datetime, timedelta
@@ -11,8 +11,8 @@ from tests.api_factories import make_endpoint, make_provider, make_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-BEFORE = [("benchmarks", "0028_workload_reasoning_effort_values")]
-AFTER = [("benchmarks", "0029_rollup_saturated_runs")]
+BEFORE = [("benchmarks", "0029_rollup_day_points")]
+AFTER = [("benchmarks", "0030_rollup_saturated_runs")]
 SLOT = datetime(2026, 6, 14, 2, 0, tzinfo=UTC)
 
 

@@ -73,10 +73,11 @@ def test_it_gives_the_count_and_share_in_the_board_api(runs, django_user_model, 
     assert (by_slug["clean"]["saturated_runs"], by_slug["clean"]["saturated_share"]) == (0, 0.0)
 
 
-def test_it_marks_the_endpoint_page_of_a_saturated_run_only(runs, client):
+@pytest.mark.parametrize("window", ["72h", "365d"])  # one point per run; one per UTC day
+def test_it_marks_the_endpoint_page_of_a_saturated_run_only(runs, client, window):
     with time_machine.travel(NOW, tick=False):
-        sat = client.get("/endpoints/sat/").content.decode()
-        clean = client.get("/endpoints/clean/").content.decode()
+        sat = client.get("/endpoints/sat/", {"window": window}).content.decode()
+        clean = client.get("/endpoints/clean/", {"window": window}).content.decode()
 
     decode = sat[sat.index("Decode p50 (per user)") :]
     assert f"{MARK} 1 of 1 run" in decode[: decode.index('<div class="stat">')]

@@ -37,7 +37,7 @@ def count_saturated(apps, schema_editor) -> None:
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmarks', '0028_workload_reasoning_effort_values'),
+        ('benchmarks', '0029_rollup_day_points'),
         ('providers', '0009_demand_time_zone'),
     ]
 
