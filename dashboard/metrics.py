@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count
+from django.db import connection
+from django.db.models import Count, OuterRef, Subquery
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
@@ -62,13 +63,7 @@ class Measurements(Collector):
     def _latest(self) -> Iterator[GaugeMetricFamily]:
         families = [_gauge(name, doc, SERIES) for _, _, name, doc in LATEST]
         age = _gauge("tokspeed_last_run_age_seconds", "Seconds since the latest run's slot", SERIES)
-        latest = (
-            Run.objects.filter(status__in=Run.FINISHED)
-            .order_by("endpoint_id", "workload_id", "vantage_id", "-slot", "-id")
-            .distinct("endpoint_id", "workload_id", "vantage_id")
-            .select_related("endpoint__provider", "workload", "vantage")
-        )
-        for run in latest:
+        for run in _latest_runs():
             labels = [
                 run.endpoint.provider.slug,
                 run.endpoint.slug,
@@ -156,6 +151,24 @@ class Measurements(Collector):
                 ["" if v is None else str(v) for k, v in g.items() if k != "n"], g["n"]
             )
         return family
+
+
+def _latest_runs():
+    """Each series' newest finished run: PostgreSQL's DISTINCT ON; elsewhere (SQLite, `make
+    run`'s database, which has no DISTINCT ON) a correlated subquery, fine at its size."""
+    runs = Run.objects.filter(status__in=Run.FINISHED)
+    if connection.vendor == "postgresql":
+        latest = runs.order_by("endpoint_id", "workload_id", "vantage_id", "-slot", "-id").distinct(
+            "endpoint_id", "workload_id", "vantage_id"
+        )
+    else:
+        newest = runs.filter(
+            endpoint_id=OuterRef("endpoint_id"),
+            workload_id=OuterRef("workload_id"),
+            vantage_id=OuterRef("vantage_id"),
+        ).order_by("-slot", "-id")
+        latest = runs.filter(id=Subquery(newest.values("id")[:1]))
+    return latest.select_related("endpoint__provider", "workload", "vantage")
 
 
 class Health(Collector):

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import urllib.parse
 import urllib.request
@@ -204,3 +206,47 @@ def test_it_labels_an_alert_without_a_workload_empty_not_none():
     ]
     assert [s.value for s in opened] == [1]
     assert "None" not in opened[0].labels.values(), opened[0].labels
+
+
+_SQLITE_SCRIPT = """
+import django
+django.setup()
+from django.core.management import call_command
+from django.test import Client
+call_command("migrate", verbosity=0)
+call_command("seed_history", endpoints=2, days=2, workloads=1, slots=3, samples_per_run=3)
+from benchmarks.models import Run
+newest = Run.objects.filter(endpoint__slug="synthetic-001").order_by("-slot", "-id").first()
+print("NEWEST", newest.decode_tps_p50)
+answer = Client().get("/metrics", HTTP_AUTHORIZATION="Bearer %s", HTTP_HOST="localhost")
+print("STATUS", answer.status_code)
+print(answer.content.decode())
+"""
+
+
+@pytest.mark.slow
+def test_it_serves_metrics_on_sqlite_the_make_run_database(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env |= {"TOKSPEED_VAR_DIR": str(tmp_path), "DEBUG": "1", "TOKSPEED_METRICS_TOKEN": TOKEN}
+    env["SECRET_KEY"] = "a-test-secret-" + "x" * 40
+    env["DJANGO_SETTINGS_MODULE"] = "tokspeed.settings"
+    done = subprocess.run(
+        [sys.executable, "-c", _SQLITE_SCRIPT % TOKEN],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "tokspeed.sqlite3").exists(), "the script did not use SQLite"
+    assert "STATUS 200" in done.stdout, done.stdout[-2000:]
+    newest = float(done.stdout.split("NEWEST ")[1].split()[0])
+    families = text_string_to_metric_families(done.stdout.split("STATUS 200", 1)[1])
+    decode = [
+        s.value
+        for family in families
+        for s in family.samples
+        if s.name == "tokspeed_latest_decode_p50_tps" and s.labels["endpoint"] == "synthetic-001"
+    ]
+    assert decode == [pytest.approx(newest)], "the newest run's median decode, as stored"
