@@ -1,11 +1,7 @@
 """The run digest: the advice it gives is the advice the runs give, and it keeps up with runs."""
 
 import json
-import os
-import subprocess
-import sys
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -21,6 +17,7 @@ from benchmarks.finish import finish_run
 from benchmarks.models import Run, RunStatus
 from tests import advisor_data as seed
 from tests.celery_helpers import FILESYSTEM_URL, broker, filesystem_options, queued_tasks
+from tests.sqlite_script import run_on_sqlite
 
 pytestmark = pytest.mark.django_db
 SHAPES = {
@@ -172,19 +169,7 @@ def digest_rows() -> list[list]:
 def test_it_writes_the_same_digest_rows_on_sqlite_as_on_postgresql(tmp_path):
     richer_world()
     on_postgresql = digest_rows()
-    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    env |= {"TOKSPEED_VAR_DIR": str(tmp_path), "DEBUG": "1"}
-    env["DJANGO_SETTINGS_MODULE"] = "tokspeed.settings"
-    done = subprocess.run(
-        [sys.executable, "-c", _SQLITE_SCRIPT],
-        cwd=Path(__file__).resolve().parents[2],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert (tmp_path / "tokspeed.sqlite3").exists(), "the script did not use SQLite"
+    done = run_on_sqlite(_SQLITE_SCRIPT, tmp_path)
     printed = next(line for line in done.stdout.splitlines() if line.startswith("ROWS "))
     on_sqlite = json.loads(printed.removeprefix("ROWS "))
     assert on_postgresql, "the seeded runs made no digest rows on PostgreSQL"

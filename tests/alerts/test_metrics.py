@@ -4,12 +4,10 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request
@@ -27,6 +25,7 @@ from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.leaderboard import leaderboard
 from benchmarks.stats import summarize
 from tests.alerts.test_alert_emails import T0, make_series, regress
+from tests.sqlite_script import run_on_sqlite
 
 TOKEN = "scrape-me-0123456789"  # noqa: S105 (a test's own token)
 NOW = T0 + timedelta(hours=28)
@@ -226,20 +225,10 @@ print(answer.content.decode())
 
 @pytest.mark.slow
 def test_it_serves_metrics_on_sqlite_the_make_run_database(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    env |= {"TOKSPEED_VAR_DIR": str(tmp_path), "DEBUG": "1", "TOKSPEED_METRICS_TOKEN": TOKEN}
-    env["SECRET_KEY"] = "a-test-secret-" + "x" * 40
-    env["DJANGO_SETTINGS_MODULE"] = "tokspeed.settings"
-    done = subprocess.run(
-        [sys.executable, "-c", _SQLITE_SCRIPT % TOKEN],
-        cwd=Path(__file__).resolve().parents[2],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    secret = "a-test-secret-" + "x" * 40  # noqa: S105 (a test's own)
+    done = run_on_sqlite(
+        _SQLITE_SCRIPT % TOKEN, tmp_path, TOKSPEED_METRICS_TOKEN=TOKEN, SECRET_KEY=secret
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert (tmp_path / "tokspeed.sqlite3").exists(), "the script did not use SQLite"
     assert "STATUS 200" in done.stdout, done.stdout[-2000:]
     newest = float(done.stdout.split("NEWEST ")[1].split()[0])
     families = text_string_to_metric_families(done.stdout.split("STATUS 200", 1)[1])
