@@ -7,6 +7,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from tests import dashboard_data as data
 from tests.api_factories import make_endpoint, make_provider, make_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -27,7 +28,10 @@ def test_it_counts_saturated_runs_into_existing_rollups():
     old = migrate(BEFORE)
     try:
         endpoint = make_endpoint(make_provider("acme"))
-        runs = [make_run(endpoint, SLOT + timedelta(hours=hours)) for hours in (0, 8, 16)]
+        # The standard workload and vantage made here: a transactional test before this one
+        # (same xdist worker) flushed the rows migration 0002 seeds
+        made = {"wl": data.workload(), "van": data.vantage()}
+        runs = [make_run(endpoint, SLOT + timedelta(hours=h), **made) for h in (0, 8, 16)]
         type(runs[0]).objects.filter(id__in=[runs[0].id, runs[2].id]).update(saturated_count=2)
         RunRollup = old.get_model("benchmarks", "RunRollup")
         WindowRollup = old.get_model("benchmarks", "WindowRollup")
