@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from benchmarks.finish import finish_run
 from benchmarks.models import Run, RunStatus, WindowRollup
 from benchmarks.rollups import windows
+from tests import dashboard_data as data
 from tests.api_factories import make_endpoint, make_provider, make_run, make_sample, token_client
 
 pytestmark = pytest.mark.django_db
@@ -25,7 +26,13 @@ def finished(slug: str, saturated: int, *, days_ago: int = 2) -> Run:
     """A run of 4 requests finished the way a worker finishes one (its samples summarised,
     counted into the rollups), `saturated` of them read by a client that fell behind."""
     endpoint = make_endpoint(make_provider(slug), slug)
-    run = make_run(endpoint, NOW - timedelta(days=days_ago), status=RunStatus.RUNNING)
+    run = make_run(
+        endpoint,
+        NOW - timedelta(days=days_ago),
+        status=RunStatus.RUNNING,
+        wl=data.workload(),  # made if a transactional test flushed migration 0002's rows
+        van=data.vantage(),
+    )
     for index in range(4):
         flags = {"saturated": True, "itl_p99_ms": None, "itl_max_ms": None}
         make_sample(run, index, **(flags if index < saturated else {}))
