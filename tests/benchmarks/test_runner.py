@@ -257,7 +257,7 @@ def test_it_holds_the_endpoint_while_a_stalled_stream_outlasts_the_lease(simulat
         endpoint=stalled.endpoint,
         workload=stalled.workload,
         vantage=stalled.vantage,
-        slot=timezone.now(),
+        slot=stalled.slot + timedelta(minutes=1),  # the endpoint's next slot
         concurrency=1,
         repetitions=1,
     )
@@ -305,7 +305,7 @@ def test_it_stores_a_value_postgresql_refuses_as_that_samples_malformed_error(si
     # A count past the bounds' reach (they are checked in the recorder; this one came around
     # them): the database refuses it, the sample is kept as an error, the others as they are.
     run = make_run(simulator, "sim-fast", repetitions=2)
-    at = timezone.now()
+    at = run.slot
     absurd = Measurement(started_at=at, t0_ns=0, ttft_ms=5.0, input_tokens=2**40)
     fine = Measurement(started_at=at, t0_ns=0, ttft_ms=5.0, input_tokens=7, output_tokens=3)
     with SampleWriter(run_id=run.id, slot=run.slot, attempt=0, heartbeat_s=30) as writer:

@@ -2,10 +2,11 @@
 without the role, then, once granted, ranked by the workload's own runs with its basis and the
 endpoint it has not run on. Screenshots: advisor-custom-1366.png, advisor-custom-390.png."""
 
+from datetime import datetime
+
 import pytest
 import time_machine
 from django.contrib.auth.models import Permission, User
-from django.utils import timezone
 
 from tests import custom_advice_data as world_data
 from tests import custom_workload_data as text
@@ -19,7 +20,7 @@ NOW = "2026-06-15 10:20:00+00:00"
 @time_machine.travel(NOW, tick=True)
 def test_a_member_sees_the_advice_on_the_teams_workload(logged_in, live_server):
     page = logged_in
-    world_data.world(now=timezone.now())
+    world_data.world(now=datetime.fromisoformat(NOW))
     url = f"{live_server.url}/advisor/support/"
     assert page.goto(url).status == 403
     page.goto(f"{live_server.url}/advisor/")
