@@ -215,3 +215,12 @@ def test_it_makes_every_task_and_send_use_the_tokspeed_celery_app():
     )
 
     assert strays == [] and fallbacks == [], "\n".join(strays + fallbacks)
+
+
+def test_no_bench_script_hides_an_app() -> None:
+    """`python bench/X.py` puts bench/ first on sys.path: a script named like an app (bench/
+    advisor.py did) makes Django import the script instead of the app, and every bench fails."""
+    packages = {path.parent.name for path in ROOT.glob("*/__init__.py")}
+    scripts = {path.stem for path in (ROOT / "bench").glob("*.py")}
+    hidden = sorted(scripts & packages)
+    assert not hidden, f"bench scripts named like a package: {hidden}"

@@ -1,6 +1,6 @@
 """Is the advisor's advice good? A back-test on SYNTHETIC history.
 
-    python bench/advisor.py [--days 90] [--window 14] [--tasks-per-day 48] [--seed 7]
+    python bench/advice_backtest.py [--days 90] [--window 14] [--tasks-per-day 48] [--seed 7]
 
 Eight synthetic endpoints (labelled synthetic; nothing is sent anywhere) with speeds that drift,
 change by time of day and regress, measured like the default schedule does: a base run of 5
