@@ -17,6 +17,10 @@ from ..forms import FilterForm
 from .access import dashboard_view
 
 FIELDS = ("workload", "window", "vantage")
+# What the page's charts read of the history (pages.js, endpoint()): the summary, errors and
+# recent runs are written into the HTML, and a chart point needs only these of a run's keys.
+CHART_PARTS = ("runs", "bands", "tod_profile", "context", "concurrency", "roofline")
+POINT_KEYS = ("slot", "id", "ttft_ms", "decode_tps")
 
 
 @dashboard_view
@@ -39,6 +43,7 @@ def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
             "filters": filters,
             "form": FilterForm(filters, fields=FIELDS),
             "history": history,
+            "chart_data": chart_data(history),
             "params": {k: v for k, v in filters.as_query().items() if k in FIELDS},
             "has_runs": bool(history["runs"] or history["recent_runs"]),
             "ever_ran": bool(history["runs"] or history["recent_runs"])
@@ -63,3 +68,11 @@ def _change_points(endpoint: Endpoint, filters: BoardFilters) -> list[dict]:
         vantage_id=vantage.id,
         since=since(filters.window_hours),
     )
+
+
+def chart_data(history: dict) -> dict:
+    """The part of endpoint_history the page embeds as JSON for its charts (a year of day
+    points with every key was ~200 KB; the API still answers all of it)."""
+    data = {part: history[part] for part in CHART_PARTS}
+    data["runs"] = [{key: point[key] for key in POINT_KEYS} for point in history["runs"]]
+    return data

@@ -3,6 +3,7 @@
 Over 90 days the summary, time-of-day profile, concurrency curve and context figures are
 sketched from the window and day rollups, and errors by category are the rollups' counts."""
 
+import json
 import statistics
 from datetime import UTC, datetime, timedelta
 
@@ -267,3 +268,23 @@ def test_the_api_and_the_page_say_the_points_are_per_day(client):
     assert "TTFT per day" in page and "TTFT per run" not in page
     assert "TTFT per run" in short_page
     assert "TTFT per day" in compare.content.decode()
+
+
+def test_the_page_embeds_only_what_its_charts_draw(client):
+    with time_machine.travel(NOW, tick=False):
+        eps = _history()
+        client.force_login(User.objects.create_user("ana"))
+        api = client.get(f"/api/v1/endpoints/{eps[0].slug}/history/", {"window": "365d"})
+        page = client.get(f"/endpoints/{eps[0].slug}/", {"window": "365d"}).content.decode()
+    embedded = page.split('<script id="history-data" type="application/json">')[1]
+    embedded = embedded.split("</script>")[0]
+    charts, history = json.loads(embedded), api.json()
+    assert charts["runs"] == [
+        {key: point[key] for key in ("slot", "id", "ttft_ms", "decode_tps")}
+        for point in history["runs"]
+    ]
+    assert len(charts["runs"]) == DAYS
+    for part in ("bands", "tod_profile", "context", "concurrency", "roofline"):
+        assert charts[part] == history[part], part
+    assert "recent_runs" not in charts and "summary" not in charts
+    assert len(embedded) < len(api.content) * 0.6
