@@ -5,7 +5,7 @@ from django.shortcuts import get_object_or_404, render
 
 from alerts.pages.selectors import change_points, open_alerts_by_endpoint
 from benchmarks.breaker import open_trips
-from benchmarks.models import Run
+from benchmarks.models import Run, Vantage, Workload
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.history import endpoint_history
 from benchmarks.selectors.scope import resolve_vantage, resolve_workload, since
@@ -28,10 +28,12 @@ POINT_KEYS = ("slot", "id", "ttft_ms", "decode_tps")
 def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
     endpoint = get_object_or_404(Endpoint.objects.select_related("provider"), slug=slug)
     filters = BoardFilters.from_query(request.GET)
+    # Resolved once for the history and the change points (an unknown slug stays a slug).
+    workload, vantage = resolve_workload(filters.workload), resolve_vantage(filters.vantage)
     history = endpoint_history(
         endpoint,
-        workload=filters.workload,
-        vantage=filters.vantage,
+        workload=workload or filters.workload,
+        vantage=vantage or filters.vantage,
         window_hours=filters.window_hours,
     )
     alerts = open_alerts_by_endpoint([endpoint.id]).get(endpoint.id, [])
@@ -50,23 +52,24 @@ def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
             or Run.objects.filter(endpoint=endpoint).exists(),
             "alerts": banner_items(alerts, endpoint.label),
             "alert_level": banner_level(alerts),
-            "change_points": _change_points(endpoint, filters),
+            "change_points": _change_points(endpoint, workload, vantage, filters.window_hours),
             "breaker_trips": open_trips(endpoint),
         },
     )
 
 
-def _change_points(endpoint: Endpoint, filters: BoardFilters) -> list[dict]:
+def _change_points(
+    endpoint: Endpoint, workload: Workload | None, vantage: Vantage | None, window_hours: int
+) -> list[dict]:
     """Change points of the series the history charts show (this workload and vantage, in
     the window), for their annotations."""
-    workload, vantage = resolve_workload(filters.workload), resolve_vantage(filters.vantage)
     if workload is None or vantage is None:
         return []
     return change_points(
         endpoint.id,
         workload_id=workload.id,
         vantage_id=vantage.id,
-        since=since(filters.window_hours),
+        since=since(window_hours),
     )
 
 
