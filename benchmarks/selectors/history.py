@@ -147,7 +147,8 @@ def compare_histories(
         points, figures = _compare_days(ids, workload_obj, vantage_obj, window_hours, workloads)
     else:
         runs = window_runs(vantage=vantage_obj, window_hours=window_hours)
-        points, figures = _compare_runs(runs.filter(endpoint_id__in=ids), ids, workload_obj)
+        runs = runs.filter(endpoint_id__in=ids)
+        points, figures = _compare_runs(runs, ids, workload_obj, workloads)
     return [
         {
             "endpoint": _endpoint_info(endpoint),
@@ -161,14 +162,14 @@ def compare_histories(
 
 
 def _compare_runs(
-    runs: Any, ids: list[int], workload: Workload | None
+    runs: Any, ids: list[int], workload: Workload | None, workloads: Workloads
 ) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]]]:
     """compare_histories' run points and exact figures (profile, context, curve) per endpoint."""
     points = _compare_points(runs, ids, workload)
     curves: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
     for (endpoint_id,), curve in _concurrency_rows(runs, ("endpoint_id",)):
         curves[endpoint_id].append(curve)
-    contexts = _contexts(runs, Workloads.load(), ids)
+    contexts = _contexts(runs, workloads, ids)
     return points, {
         i: {
             "tod_profile": _tod_profile(points[i]),
@@ -180,7 +181,11 @@ def _compare_runs(
 
 
 def _compare_days(
-    ids: list[int], workload: Workload | None, vantage: Vantage | None, hours: int, workloads: Any
+    ids: list[int],
+    workload: Workload | None,
+    vantage: Vantage | None,
+    hours: int,
+    workloads: Workloads,
 ) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]]]:
     """compare_histories' day points and sketched figures (selectors.sketched) per endpoint."""
     if workload is None:
