@@ -25,7 +25,8 @@ NS_PER_MS = 1_000_000
 
 
 # A stream is flagged saturated when more than this share of its text events arrived in network
-# reads shared with other text events: the client read slower than the server wrote.
+# reads shared with other text events (the client read slower than the server wrote), or when
+# bursts leave its median gap unknown.
 SATURATED_SHARE = 0.5
 
 # An ITL figure is reported only when it is known to within this share: when it moves by no
@@ -59,7 +60,9 @@ class Reads:
 
     itl: the gaps' statistics, None when no gap could be attributed (one read). coalesced_events:
     text events that shared their network read with another text event. text_reads: network
-    reads that carried text. saturated: more than SATURATED_SHARE of the events were coalesced.
+    reads that carried text. saturated: more than SATURATED_SHARE of the events were coalesced,
+    or so many that not even the median gap is known (the client read slower than the server
+    wrote).
     """
 
     itl: ItlStats | None
@@ -91,13 +94,14 @@ def read_stats(token_event_ns: Sequence[int]) -> Reads:
             sizes.append(1)
             stamps.append(stamp)
     coalesced = sum(size for size in sizes if size > 1)
-    saturated = n > 1 and coalesced > SATURATED_SHARE * n
     silences = [(stamps[j] - stamps[j - 1]) / NS_PER_MS for j in range(1, len(sizes))]
     spread = sorted(g / k for g, k in zip(silences, sizes[1:], strict=True) for _ in range(k))
     itl = None
     if spread:
         back_to_back = sorted([*silences, *[0.0] * (len(spread) - len(silences))])
         itl = _itl(spread, back_to_back)
+    lost_median = itl is not None and itl.withheld == WITHHELD_ALL
+    saturated = n > 1 and (coalesced > SATURATED_SHARE * n or lost_median)
     return Reads(itl, coalesced, len(sizes), saturated)
 
 
