@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from django.utils.html import strip_tags
 
+from benchmarks.management.commands.run_now import describe
 from benchmarks.management.commands.speedtest import _row
 from benchmarks.measure import Measurement
 from benchmarks.models import Run
@@ -88,3 +89,10 @@ def test_speedtest_rows_say_why_an_itl_figure_is_missing():
 
     assert _row("1", tail).split()[6:8] == ["20.00", "burst"]
     assert _row("2", saturated).split()[6:8] == ["sat.", "sat."]
+
+
+def test_run_now_says_when_the_client_was_saturated(saturated_run):
+    plain = make_run(make_endpoint(make_provider("other"), "other-fast"), SLOT, ok=5)
+
+    assert "client saturated in 3 of 5 requests" in describe(Run.objects.get(id=saturated_run.id))
+    assert "saturated" not in describe(plain)
