@@ -79,8 +79,8 @@ def assert_itl_honest(m: Measurement, truth: dict[str, Any]) -> None:
         if value is not None:  # reported: within 5 % by bench/accuracy.py; 10 % here, loaded
             expected = percentile(gaps, int(name[1:]))
             assert value == pytest.approx(expected, rel=0.10), (name, m.itl_withheld)
-    if m.saturated:
-        assert m.coalesced_events > m.chunks / 2
+    if m.saturated:  # most events in shared reads, or so many the median is unknown
+        assert m.coalesced_events > m.chunks / 2 or m.itl_withheld == "all"
 
 
 def token_events(truth: dict[str, Any], kinds: tuple[str, ...] = ("text", "reasoning")) -> list:
