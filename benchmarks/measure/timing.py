@@ -36,8 +36,8 @@ SATURATED_SHARE = 0.5
 ITL_KNOWN_WITHIN = 0.05
 
 # What a withheld figure says (Measurement.itl_withheld): "" when every figure is reported.
-WITHHELD_ALL = "all"  # p50 unknown: most gaps were spent in the socket buffer (saturated)
-WITHHELD_TAIL = "tail"  # p50 known, but a burst may hide a gap in the tail (p99, max)
+WITHHELD_ALL = "all"  # p50 and above unknown: bursts hide the median (the stream is saturated)
+WITHHELD_TAIL = "tail"  # p50 known, but a burst may hide a long gap (p99 and max, or p90 up)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +45,7 @@ class ItlStats:
     """Inter-token latency in ms (docs/design.md §4): each text event of a network read is given
     the time since the previous text-carrying read, divided by the read's text events. A figure
     that bursts leave unknown (ITL_KNOWN_WITHIN) is None, and `withheld` says which: "all"
-    (p50 and everything above it) or "tail" (p99 and max), "" when none was."""
+    (p50 and everything above it) or "tail" (p99 and max, or p90 and above), "" when none was."""
 
     p50_ms: float | None
     p90_ms: float | None
