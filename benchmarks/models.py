@@ -415,7 +415,8 @@ class Sample(models.Model):
         default="",
         db_default="",
         help_text='Which ITL figures bursts left unknown (null): "all" (the client was saturated: '
-        'p50 and above) or "tail" (p99 and max, or p90 and above); blank = none.',
+        'p50 and above) or "tail" (max, and p99 or p90 and above when they too are unknown); '
+        "blank = none.",
     )
     tokens_per_chunk = models.FloatField(
         null=True, blank=True, help_text="Tokens ÷ network reads that carried text."

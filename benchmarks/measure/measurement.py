@@ -88,7 +88,7 @@ class Measurement:
     coalesced_events: int = 0
     saturated: bool = False  # most text events were coalesced: the client read too slowly
     # Which ITL figures are None because bursts left them unknown (timing.ItlStats.withheld):
-    # "all" (p50 and above), "tail" (p99 and max, or p90 and above), "" none.
+    # "all" (p50 and above), "tail" (max, and p99 or p90 up when unknown too), "" none.
     itl_withheld: str = ""
     tokens_per_chunk: float | None = None  # tokens ÷ network reads that carried text
     finish_reason: str = ""

@@ -37,7 +37,7 @@ ITL_KNOWN_WITHIN = 0.05
 
 # What a withheld figure says (Measurement.itl_withheld): "" when every figure is reported.
 WITHHELD_ALL = "all"  # p50 and above unknown: bursts hide the median (the stream is saturated)
-WITHHELD_TAIL = "tail"  # p50 known, but a burst may hide a long gap (p99 and max, or p90 up)
+WITHHELD_TAIL = "tail"  # p50 known, but a burst may hide a long gap: max (and p99, or p90 up)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +45,8 @@ class ItlStats:
     """Inter-token latency in ms (docs/design.md §4): each text event of a network read is given
     the time since the previous text-carrying read, divided by the read's text events. A figure
     that bursts leave unknown (ITL_KNOWN_WITHIN) is None, and `withheld` says which: "all"
-    (p50 and everything above it) or "tail" (p99 and max, or p90 and above), "" when none was."""
+    (p50 and everything above it) or "tail" (max, and p99 or p90 and above when they too are
+    unknown), "" when none was."""
 
     p50_ms: float | None
     p90_ms: float | None

@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='sample',
             name='itl_withheld',
-            field=models.CharField(blank=True, db_default='', default='', help_text='Which ITL figures bursts left unknown (null): "all" (the client was saturated: p50 and above) or "tail" (p99 and max, or p90 and above); blank = none.', max_length=4),
+            field=models.CharField(blank=True, db_default='', default='', help_text='Which ITL figures bursts left unknown (null): "all" (the client was saturated: p50 and above) or "tail" (max, and p99 or p90 and above when they too are unknown); blank = none.', max_length=4),
         ),
     ]

@@ -167,7 +167,7 @@ class Command(BaseCommand):
 def _line(level: Level) -> str:
     return (
         f"  concurrency {level.concurrency:>5}: saturated {level.saturated} of {level.ok} ok "
-        f"streams, ITL p99 withheld (a burst) in {level.tail_withheld}, "
+        f"streams, ITL tail withheld (a burst) in {level.tail_withheld}, "
         f"{level.coalesced_share * 100:.0f} % of events in shared reads"
         f"{'' if level.kept_up else '  ← fell behind'}"
     )

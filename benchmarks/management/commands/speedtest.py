@@ -329,8 +329,9 @@ class _Report:
         tails = summary["itl_withheld"].get(WITHHELD_TAIL, 0)
         if tails:
             self.console.print(
-                f"ITL p99 withheld in {tails} of {summary['ok']} requests ('burst'): events "
-                "arrived together after a silence, so how long their longest gap was is unknown"
+                f"ITL tail withheld in {tails} of {summary['ok']} requests: events arrived "
+                "together after a silence, so how long their longest gap was is unknown (max, "
+                "and p99 where it shows 'burst')"
             )
 
 
