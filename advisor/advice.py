@@ -114,8 +114,19 @@ def candidates(shape: Shape, profile: WorkloadProfile | None) -> list[Endpoint]:
         explicit = list(profile.endpoints.values_list("id", flat=True))
         if explicit:
             chosen |= Q(id__in=explicit)
-    endpoints = Endpoint.objects.filter(enabled=True).select_related("provider")
+    endpoints = (
+        Endpoint.objects.filter(enabled=True).select_related("provider").only(*_OPTION_FIELDS)
+    )
     return list(endpoints.filter(chosen) if chosen else endpoints)
+
+
+# What _option reads of an endpoint and its provider: a catalogue of hundreds of endpoints is
+# read for every question, and loading every column of both cost more than the ranking.
+_OPTION_FIELDS = (
+    "slug", "model", "display_name", "lane", "enabled", "price_input_per_mtok",
+    "price_output_per_mtok", "price_cached_input_per_mtok", "provider__name", "provider__slug",
+    "provider__protocol", "provider__base_url", "provider__api_key_env", "provider__simulated",
+)  # fmt: skip
 
 
 def _option(endpoint: Endpoint, projection, shape: Shape) -> Option:

@@ -16,6 +16,7 @@ from benchmarks.models import Run, RunStatus, Vantage, Workload
 from providers.models import Endpoint, Provider
 
 from .filters import DayOrTimeField, RunFilter
+from .widgets import QuickSelect
 
 FILTER_NAMES = ("endpoint", "provider", "workload", "vantage", "status", "from", "to")
 TIME_NAMES = ("since", "until")  # the API's spelling, accepted by the pages too
@@ -26,11 +27,14 @@ class DateInput(forms.DateInput):
 
 
 class RunListForm(forms.Form):
-    endpoint = forms.ChoiceField(required=False)
-    provider = forms.ChoiceField(required=False)
-    workload = forms.ChoiceField(required=False)
-    vantage = forms.ChoiceField(required=False)
-    status = forms.ChoiceField(required=False, choices=[("", "Any"), *RunStatus.choices])
+    # Every endpoint and provider: written without a template per option (widgets.py).
+    endpoint = forms.ChoiceField(required=False, widget=QuickSelect)
+    provider = forms.ChoiceField(required=False, widget=QuickSelect)
+    workload = forms.ChoiceField(required=False, widget=QuickSelect)
+    vantage = forms.ChoiceField(required=False, widget=QuickSelect)
+    status = forms.ChoiceField(
+        required=False, choices=[("", "Any"), *RunStatus.choices], widget=QuickSelect
+    )
     since = DayOrTimeField(required=False, widget=forms.HiddenInput)
     until = DayOrTimeField(required=False, widget=forms.HiddenInput)
     # "from" is a Python keyword: the field is declared below under its query name.

@@ -98,6 +98,17 @@ class Provider(models.Model):
         return not self.api_key_env or bool(os.environ.get(self.api_key_env, "").strip())
 
 
+def why_disabled(provider: Provider, *, endpoint_enabled: bool) -> str | None:
+    """Endpoint.why_disabled of an endpoint of `provider` (for a list read as values)."""
+    if not provider.key_configured:
+        return "no_key"  # an enabled provider without its key fails every run at once
+    if not provider.enabled:
+        return "provider"
+    if not endpoint_enabled:
+        return "endpoint"
+    return None
+
+
 _VIA = re.compile(r"\s+via\s+.*$|\s*\([^)]*\)\s*$", re.IGNORECASE)
 
 
@@ -217,13 +228,7 @@ class Endpoint(models.Model):
     def why_disabled(self) -> str | None:
         """Why runs skip this endpoint: "no_key" (the provider's key variable is unset),
         "provider" or "endpoint" (switched off in the admin); None when it is measured."""
-        if not self.provider.key_configured:
-            return "no_key"  # an enabled provider without its key fails every run at once
-        if not self.provider.enabled:
-            return "provider"
-        if not self.enabled:
-            return "endpoint"
-        return None
+        return why_disabled(self.provider, endpoint_enabled=self.enabled)
 
     def roofline_tps(self) -> float | None:
         """Decode ceiling in tokens/s from the memory-bandwidth roofline, when hints are set."""

@@ -63,9 +63,10 @@ def day_series(
         return series
     now = now or timezone.now()
     first = since(window_hours, now=now).date()
-    parts, totals = _day_parts(endpoint_ids, workload_ids, vantage, (first, now.date()))
+    merged, totals = _day_merged(
+        endpoint_ids, workload_ids, vantage, (first, now.date()), metrics=tuple(POINT_METRICS)
+    )
     saturated = _saturated_runs(endpoint_ids, workload_ids, vantage, (first, now.date()))
-    merged = packed.Merged(parts, metrics=POINT_METRICS)
     columns = {m: merged.columns(m, DAY_FRACTIONS) for m in POINT_METRICS}
     ttft_low, ttft, ttft_high = columns["ttft"]
     decode_low, decode, decode_high = columns["decode"]
@@ -109,8 +110,9 @@ def day_medians(
         return series
     now = timezone.now()
     first = since(window_hours, now=now).date()
-    parts, _ = _day_parts(endpoint_ids, [workload_id], vantage, (first, now.date()))
-    merged = packed.Merged(parts, metrics=("ttft", "decode"))
+    merged, _ = _day_merged(
+        endpoint_ids, [workload_id], vantage, (first, now.date()), metrics=("ttft", "decode")
+    )
     (ttft,) = merged.columns("ttft", (0.5,))
     (decode,) = merged.columns("decode", (0.5,))
     for (endpoint_id, _, day), ttft_ms, decode_tps in zip(merged.groups, ttft, decode, strict=True):
@@ -123,12 +125,17 @@ def _band(low: float | None, high: float | None) -> dict[str, float] | None:
     return None if low is None or high is None else {"low": low, "high": high}
 
 
-def _day_parts(
-    endpoint_ids: list[int], workload_ids: list[int], vantage: Vantage, days: tuple[date, date]
-) -> tuple[list[tuple[Any, np.ndarray]], dict[tuple[int, int, date], tuple[int, int, int]]]:
-    """The day rollup rows of the days (first, last) as (group, packed triples) parts, groups
-    in (endpoint, workload, day) order, and each group's (runs, ok, errors); a row not packed
-    yet (before migration 0023) is read from its JSON sketches."""
+def _day_merged(
+    endpoint_ids: list[int],
+    workload_ids: list[int],
+    vantage: Vantage,
+    days: tuple[date, date],
+    *,
+    metrics: tuple[str, ...],
+) -> tuple[packed.Merged, dict[tuple[int, int, date], tuple[int, int, int]]]:
+    """The day rollup rows of the days (first, last) merged per (endpoint, workload, day)
+    group, groups in that order, and each group's (runs, ok, errors); a row not packed yet
+    (before migration 0023) is read from its JSON sketches."""
     rows = RunRollup.objects.filter(
         span="day",
         vantage=vantage,
@@ -148,20 +155,21 @@ def _day_parts(
         blobs.append(bytes(data or b""))
     # One array for every group (a view each): unpacking each group alone cost more.
     triples = packed.unpack(b"".join(blobs))
-    ends = np.cumsum([len(blob) // 12 for blob in blobs]).tolist()
-    parts: list[tuple[Any, np.ndarray]] = [
-        (group, triples[end - len(blob) // 12 : end])
-        for group, blob, end in zip(totals, blobs, ends, strict=True)
-    ]
+    lengths = [len(blob) // 12 for blob in blobs]
     if not any(len(row) > 7 and row[7] for row in grouped):
-        return parts, totals
+        return packed.Merged.of_groups(list(totals), triples, lengths, metrics), totals
+    ends = np.cumsum(lengths).tolist()
+    parts: list[tuple[Any, np.ndarray]] = [
+        (group, triples[end - length : end])
+        for group, length, end in zip(totals, lengths, ends, strict=True)
+    ]
     unpacked = rows.filter(packed__isnull=True).values_list(
         "endpoint_id", "workload_id", "day", "sketches"
     )
     for endpoint_id, workload_id, day, sketches in unpacked:
         bins = np.array(sketch.triples(sketches), dtype=np.int32).reshape(-1, 3)
         parts.append(((endpoint_id, workload_id, day), bins))
-    return parts, totals
+    return packed.Merged(parts, metrics=metrics), totals
 
 
 def _grouped_in_sql(rows: QuerySet[RunRollup]) -> list[tuple]:
@@ -177,7 +185,8 @@ def _grouped_in_sql(rows: QuerySet[RunRollup]) -> list[tuple]:
     )
     with connections[rows.db].cursor() as cursor:
         cursor.execute(outer, params)
-        return [(*row[:3], int(row[3]), int(row[4]), int(row[5]), *row[6:]) for row in cursor]
+        fetched = cursor.fetchall()  # one call: iterating the cursor cost a call per row
+    return [(*row[:3], int(row[3]), int(row[4]), int(row[5]), *row[6:]) for row in fetched]
 
 
 def _grouped(rows: QuerySet[RunRollup]) -> list[tuple]:

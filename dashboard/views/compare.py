@@ -8,10 +8,9 @@ from benchmarks.selectors.days import per_day
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.history import compare_histories
 from benchmarks.selectors.leaderboard import leaderboard
-from providers.archive import LIVE_ENDPOINTS
-from providers.models import Endpoint, families_by_model_id, model_family
 
 from ..caching import revalidated
+from ..compare_picker import picker_groups, picker_html
 from ..forms import COMPARE_MAX, COMPARE_MIN, FilterForm, parse_compare
 from .access import dashboard_view
 
@@ -23,12 +22,14 @@ FIELDS = ("workload", "window", "vantage")
 def compare_page(request: HttpRequest) -> HttpResponse:
     chosen = parse_compare(request.GET)
     filters = BoardFilters.from_query(request.GET)
+    groups = picker_groups()
     context = {
         "filters": filters,
         "form": FilterForm(filters, fields=FIELDS),
         "chosen": chosen,
         "keep_e": [ep.slug for ep in chosen],
-        "all_endpoints": picker_groups(),
+        "all_endpoints": bool(groups),
+        "picker": picker_html(groups, {ep.slug for ep in chosen}),
         "min": COMPARE_MIN,
         "max": COMPARE_MAX,
         "ready": len(chosen) >= COMPARE_MIN,
@@ -65,21 +66,3 @@ def compare_page(request: HttpRequest) -> HttpResponse:
             },
         )
     return render(request, "dashboard/compare.html", context)
-
-
-def picker_groups() -> list[tuple[str, list[Endpoint]]]:
-    """Every endpoint, grouped by model family (the most widely served first), then by provider:
-    the comparison people come for is one model at several providers."""
-    groups: dict[str, list[Endpoint]] = {}
-    named = families_by_model_id()
-    for endpoint in (
-        Endpoint.objects.select_related("provider")
-        .filter(LIVE_ENDPOINTS)
-        .order_by("provider__name", "model")
-    ):
-        if endpoint.display_name:
-            family = model_family(endpoint.display_name)
-        else:
-            family = named.get(endpoint.model, endpoint.model)
-        groups.setdefault(family, []).append(endpoint)
-    return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0].lower()))

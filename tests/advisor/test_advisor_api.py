@@ -6,6 +6,8 @@ import os
 import pytest
 import time_machine
 from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from benchmarks.models import Run, RunStatus
 from tests import advisor_data as seed
@@ -240,3 +242,21 @@ def test_it_says_thin_data_once_under_the_table_and_marks_the_rows(
     marked = index.count('<span class="badge thin"')
     note = f"Thin data in {marked} answer{'s' if marked != 1 else ''} (marked)"
     assert index.count("Thin data") == 1 and note in index, "the warning is not said once"
+
+
+def test_it_answers_in_the_same_number_of_queries_however_many_endpoints(reader, world):
+    """Candidates are read with only the columns an option shows (advice.candidates): any
+    other column read per endpoint would cost a query each."""
+    with CaptureQueriesContext(connection) as few:
+        first = reader.get("/api/v1/advice/", {"input_tokens": 200, "output_tokens": 1000})
+    for index in range(5):
+        data.endpoint(data.provider(f"more-{index}"), f"more-{index}", display_name="More")
+    with CaptureQueriesContext(connection) as many:
+        body = reader.get("/api/v1/advice/", {"input_tokens": 201, "output_tokens": 1000}).json()
+    assert first.status_code == 200
+    assert len(many.captured_queries) == len(few.captured_queries)
+    unmeasured = {row["endpoint"]: row["label"] for row in body["not_measured"]}
+    assert {f"more-{index}": f"More @ More {index}" for index in range(5)}.items() <= (
+        unmeasured.items()
+    )
+    assert body["results"] and all(row["provider"] for row in body["results"])
