@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from io import StringIO
 
 import pytest
 from django.utils.html import strip_tags
+from rich.console import Console
 
 from benchmarks.management.commands.run_now import describe
-from benchmarks.management.commands.speedtest import _row
+from benchmarks.management.commands.speedtest import _Report, _row
 from benchmarks.measure import Measurement
 from benchmarks.models import Run
 from benchmarks.stats import summarize
@@ -96,3 +98,15 @@ def test_run_now_says_when_the_client_was_saturated(saturated_run):
 
     assert "client saturated in 3 of 5 requests" in describe(Run.objects.get(id=saturated_run.id))
     assert "saturated" not in describe(plain)
+
+
+def test_speedtest_says_under_its_table_how_many_tails_were_withheld():
+    out = StringIO()
+    report = _Report(
+        Console(file=out, width=200), label="x", simulated=False, quiet=False, concurrency=2
+    )
+    tail = sample(False, itl_p99_ms=None, itl_withheld="tail", output_tokens=5)
+    report.summary(summarize([tail, sample(False, itl_p99_ms=31.0, output_tokens=5)]))
+
+    assert "ITL tail withheld in 1 of 2 requests" in out.getvalue()
+    assert "client saturated" not in out.getvalue()
