@@ -49,6 +49,7 @@ EXPRESSIONS = (
     "(r.summary -> 'ttft_ms' ->> 'p90')::float8",
     "r.decode_tps_p50",
     "(r.summary -> 'decode_tps' ->> 'p10')::float8",
+    "r.saturated_count::float8",
 )
 assert len(EXPRESSIONS) == len(FIELDS)  # noqa: S101  (a mismatch would misread every record)
 RECORD = " || ".join(f"float8send(coalesce({e}, 'NaN'::float8))" for e in EXPRESSIONS)

@@ -409,6 +409,15 @@ class Sample(models.Model):
     saturated = models.BooleanField(
         default=False, help_text="Most text events were coalesced: the client read too slowly."
     )
+    itl_withheld = models.CharField(
+        max_length=4,
+        blank=True,
+        default="",
+        db_default="",
+        help_text='Which ITL figures bursts left unknown (null): "all" (the client was saturated: '
+        'p50 and above) or "tail" (max, and p99 or p90 and above when they too are unknown); '
+        "blank = none.",
+    )
     tokens_per_chunk = models.FloatField(
         null=True, blank=True, help_text="Tokens ÷ network reads that carried text."
     )
