@@ -125,7 +125,7 @@ def add_run(run_id: int) -> None:
             if pair is not None:
                 long_run, delta = pair
                 _update(key_of(long_run, span), lambda row, d=delta: fold_prefill(row, d))
-        materialized.write_endpoint(run["endpoint_id"], run["vantage_id"])
+        materialized.write_endpoint(run["endpoint_id"], run["vantage_id"], run["tod_bucket"])
 
 
 def _update(key: Key, change) -> None:

@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 ALL = BoardFigures.ALL_BUCKETS
 # Standard concurrencies a board can be filtered by without a workload.
 CONCURRENCIES: tuple[int | str, ...] = (1, 10, PEAK)
+EVERY_BUCKET: tuple[int | None, ...] = (None, *BUCKETS)
 # Endpoints written per transaction by the daily write (their locks are held that long).
 CHUNK = 50
 
@@ -99,13 +100,14 @@ def lock(endpoint_ids: Iterable[int]) -> None:
     )
 
 
-def write_endpoint(endpoint_id: int, vantage_id: int) -> None:
-    """Rewrite one endpoint's rows for today (the caller holds its lock(), in the transaction
-    that changed its rollups). On failure, today's rows of the vantage stop being read."""
+def write_endpoint(endpoint_id: int, vantage_id: int, tod_bucket: int) -> None:
+    """Rewrite one endpoint's rows for today that a run of this time-of-day bucket moves: its
+    bucket's and all day's (the caller holds its lock(), in the transaction that changed its
+    rollups). On failure, today's rows of the vantage stop being read."""
     try:
         with transaction.atomic():
             vantage = Vantage.objects.get(id=vantage_id)
-            _replace(vantage, [endpoint_id])
+            _replace(vantage, [endpoint_id], buckets=(None, tod_bucket))
     except Exception:
         log.exception("board figures of endpoint %s: not written; boards merge", endpoint_id)
         BoardFiguresDay.objects.filter(vantage_id=vantage_id).delete()
@@ -145,22 +147,28 @@ def rebuild(now: Any = None) -> int:
     return refresh(force=True)
 
 
-def _replace(vantage: Vantage, endpoint_ids: list[int]) -> int:
+def _replace(
+    vantage: Vantage, endpoint_ids: list[int], *, buckets: tuple[int | None, ...] = EVERY_BUCKET
+) -> int:
     today = timezone.now().date()
-    objects = list(_figures(vantage, endpoint_ids, today))
-    BoardFigures.objects.filter(vantage=vantage, endpoint_id__in=endpoint_ids).delete()
+    objects = list(_figures(vantage, endpoint_ids, today, buckets))
+    ours = BoardFigures.objects.filter(vantage=vantage, endpoint_id__in=endpoint_ids)
+    ours.filter(day__lt=today).delete()
+    ours.filter(tod_bucket__in=[ALL if b is None else b for b in buckets]).delete()
     if timezone.now().date() != today:
         return 0  # midnight passed while merging: these figures are yesterday's
     BoardFigures.objects.bulk_create(objects, batch_size=1_000)
     return len(objects)
 
 
-def _figures(vantage: Vantage, endpoint_ids: list[int], today: date) -> Iterator[BoardFigures]:
+def _figures(
+    vantage: Vantage, endpoint_ids: list[int], today: date, buckets: tuple[int | None, ...]
+) -> Iterator[BoardFigures]:
     from .leaderboard import sketched_parts  # the leaderboard reads this module
 
     pairs = covered(Workloads.load())
     for hours in sorted(SKETCHED_WINDOW_HOURS):
-        for bucket in (None, *BUCKETS):
+        for bucket in buckets:
             several = [
                 BoardFilters(workload=w, concurrency=c, tod_bucket=bucket, window_hours=hours)
                 for w, c in pairs
