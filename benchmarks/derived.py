@@ -74,9 +74,9 @@ register(
 
 
 def _board(now: datetime) -> int:
-    from .selectors import materialized
+    from .selectors import materialized_write
 
-    return materialized.rebuild(now)
+    return materialized_write.rebuild(now)
 
 
 register(

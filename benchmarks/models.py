@@ -655,7 +655,7 @@ class WindowRollup(models.Model):
 
 class BoardFigures(models.Model):
     """One endpoint's final long-window board figures for one UTC day, vantage, window, time-of-
-    day bucket (ALL_BUCKETS: all day) and filter (selectors.materialized.COVERED): what a board
+    day bucket (ALL_BUCKETS: all day) and filter (selectors.materialized.covered): what a board
     read would merge from the rollups, merged once. Written with each run of the endpoint
     and for every endpoint once a day; read only while the day's BoardFiguresDay exists."""
 

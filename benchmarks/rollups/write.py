@@ -13,7 +13,7 @@ from typing import Any
 from django.db import transaction
 
 from ..models import Run, RunRollup
-from ..selectors import materialized
+from ..selectors import materialized_write as materialized
 from ..selectors.scope import Workloads
 from . import packed, sketch, windows
 

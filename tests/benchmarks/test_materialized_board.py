@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from benchmarks.models import BoardFigures, BoardFiguresDay, Run, RunStatus
 from benchmarks.rollups import windows, write
-from benchmarks.selectors import materialized
+from benchmarks.selectors import materialized_write as materialized
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.leaderboard import leaderboard
 from benchmarks.synthetic import seed_history

@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from benchmarks.models import WindowRollup
 from benchmarks.rollups import packed, sketch, windows
-from benchmarks.selectors import materialized
+from benchmarks.selectors import materialized_write as materialized
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.leaderboard import leaderboard
 from benchmarks.synthetic import seed_history
