@@ -70,6 +70,8 @@ def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None)
 
     endpoints = (
         Endpoint.objects.select_related("provider")
+        # What a request sends, not what a row shows: no JSON to parse per row.
+        .defer("extra_body", "provider__extra_headers")
         .filter(Q(id__in=stats.keys()) | Q(enabled=True, provider__enabled=True))
         .filter(LIVE_ENDPOINTS)  # archived (deleted through the API): history only
         .annotate(
