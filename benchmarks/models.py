@@ -688,6 +688,9 @@ class BoardFiguresDay(models.Model):
 
     vantage = models.ForeignKey(Vantage, on_delete=models.CASCADE, related_name="+")
     day = models.DateField()
+    # The workloads the rows were merged for (selectors.materialized.signature): a workload
+    # added or reshaped since makes them unread until written again.
+    signature = models.CharField(max_length=64, default="")
 
     class Meta:
         constraints = [

@@ -12,13 +12,15 @@ materialized board"):
 - once a UTC day (the window-rollups beat task, after the window rollups) every endpoint's rows
   are written, a chunk of endpoints at a time under the same locks, and then the day's
   BoardFiguresDay row for the vantage, which is what lets a board read them;
-- a board reads them only when its filter is covered (COVERED: the default board, each
+- a board reads them only when its filter is covered (covered(): the default board, each
   standard workload, each standard concurrency; no explicit since/until) and today's
-  BoardFiguresDay exists; otherwise, or when none of the rows exist, it merges the rollups as
-  before. A failed write drops the day's BoardFiguresDay (boards merge again until the next
-  daily write), and a rollup rebuild drops every row.
+  BoardFiguresDay exists for the workloads as they are now (its signature); otherwise, or
+  when none of the rows exist, it merges the rollups as before. A failed write drops the
+  day's BoardFiguresDay (boards merge again until the next daily write), and a rollup rebuild
+  drops every row.
 """
 
+import hashlib
 from typing import Any
 
 from django.db.models import Exists, OuterRef
@@ -50,15 +52,26 @@ def covered(workloads: Workloads) -> list[tuple[str | None, int | str | None]]:
     ]
 
 
+def signature(workloads: Workloads) -> str:
+    """What the rows depend on besides the rollups: every workload's shape (which is the base,
+    the long-context and the base-context ones; which filters are covered)."""
+    shapes = sorted(
+        (w.id, w.slug, w.concurrency, w.context_tokens, w.custom) for w in workloads.items
+    )
+    return hashlib.sha256(repr(shapes).encode()).hexdigest()
+
+
 def read(filters: BoardFilters, *, vantage: Vantage | None, workloads: Workloads) -> Parts | None:
     """(stats, by_concurrency, prefill) as the merge would give them, or None: not covered,
-    not written for today (merge instead)."""
+    not written for today and these workloads (merge instead)."""
     if vantage is None or not filters.sketched:
         return None
     if (filters.workload, filters.concurrency) not in covered(workloads):
         return None
     today = timezone.now().date()
-    day = BoardFiguresDay.objects.filter(vantage=OuterRef("vantage"), day=OuterRef("day"))
+    day = BoardFiguresDay.objects.filter(
+        vantage=OuterRef("vantage"), day=OuterRef("day"), signature=signature(workloads)
+    )
     rows = BoardFigures.objects.filter(
         Exists(day),
         vantage=vantage,

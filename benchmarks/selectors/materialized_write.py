@@ -14,7 +14,7 @@ from providers.models import Endpoint
 from ..models import BoardFigures, BoardFiguresDay, Vantage
 from .filters import SKETCHED_WINDOW_HOURS, BoardFilters
 from .leaderboard import sketched_parts
-from .materialized import ALL, EVERY_BUCKET, covered, filter_key
+from .materialized import ALL, EVERY_BUCKET, covered, filter_key, signature
 from .scope import Workloads
 
 log = logging.getLogger(__name__)
@@ -54,8 +54,10 @@ def refresh(*, force: bool = False) -> int:
     today = timezone.now().date()
     written = 0
     ids = list(Endpoint.objects.order_by("id").values_list("id", flat=True))
+    mark = signature(Workloads.load())
     for vantage in Vantage.objects.order_by("id"):
-        if not force and BoardFiguresDay.objects.filter(vantage=vantage, day=today).exists():
+        done = BoardFiguresDay.objects.filter(vantage=vantage, day=today, signature=mark)
+        if not force and done.exists():
             continue
         for start in range(0, len(ids), CHUNK):
             with transaction.atomic():
@@ -65,7 +67,7 @@ def refresh(*, force: bool = False) -> int:
         with transaction.atomic():
             BoardFiguresDay.objects.filter(vantage=vantage).delete()
             if timezone.now().date() == today:
-                BoardFiguresDay.objects.create(vantage=vantage, day=today)
+                BoardFiguresDay.objects.create(vantage=vantage, day=today, signature=mark)
             BoardFigures.objects.filter(vantage=vantage, day__lt=today).delete()
     return written
 

@@ -9,7 +9,7 @@ import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from benchmarks.models import BoardFigures, BoardFiguresDay, Run, RunStatus
+from benchmarks.models import BoardFigures, BoardFiguresDay, Run, RunStatus, Workload
 from benchmarks.rollups import windows, write
 from benchmarks.selectors import materialized_write as materialized
 from benchmarks.selectors.filters import BoardFilters
@@ -51,7 +51,7 @@ def _board(query: dict[str, str]) -> tuple[list[dict], bool]:
 
 def _merged(query: dict[str, str]) -> list[dict]:
     """The same board merged from the rollups (the materialized rows set aside)."""
-    day = list(BoardFiguresDay.objects.values("vantage_id", "day"))
+    day = list(BoardFiguresDay.objects.values("vantage_id", "day", "signature"))
     BoardFiguresDay.objects.all().delete()
     rows, merged = _board(query)
     assert merged
@@ -145,3 +145,14 @@ def test_a_failed_write_sends_every_board_back_to_the_merge(history, monkeypatch
         downgraded=False,
     )
     assert runs[run.endpoint.slug] == counted.count()  # the landed run is counted
+
+
+def test_a_workload_added_sends_the_board_back_to_the_merge_until_written_again(history):
+    with time_machine.travel(LATE, tick=False):
+        Workload.objects.create(slug="parallel-20", name="20 users", concurrency=20)
+        rows, merged = _board({"window": "30d"})
+        assert merged, "rows merged for the workloads as they were were read"
+        materialized.refresh()  # the beat task's next round
+        again, merged = _board({"window": "30d"})
+        assert not merged
+    assert again == rows
