@@ -21,9 +21,11 @@ materialized board"):
 """
 
 import hashlib
+import json
 from typing import Any
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from ..buckets import BUCKETS
@@ -79,11 +81,16 @@ def read(filters: BoardFilters, *, vantage: Vantage | None, workloads: Workloads
         days=filters.window_hours // 24,
         tod_bucket=ALL if filters.tod_bucket is None else filters.tod_bucket,
         filter_key=filter_key(filters.workload, filters.concurrency),
-    ).values_list("endpoint_id", "figures")
+    )
+    # As text, parsed in one call: 400 rows through the JSON field's converter cost twice as
+    # much as the rest of the read.
+    texts = rows.annotate(text=Cast("figures", TextField())).values_list("endpoint_id", "text")
+    ids, parts = zip(*texts, strict=True) if texts else ((), ())
+    parsed = json.loads(f"[{','.join(parts)}]")
     stats: dict[int, Any] = {}
     by_concurrency: dict[int, Any] = {}
     prefill: dict[int, Any] = {}
-    for endpoint_id, figures in rows:
+    for endpoint_id, figures in zip(ids, parsed, strict=True):
         for part, into in (("stats", stats), ("concurrency", by_concurrency), ("prefill", prefill)):
             if part in figures:
                 into[endpoint_id] = figures[part]
