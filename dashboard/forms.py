@@ -4,8 +4,6 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
-from django.forms.utils import flatatt
-from django.utils.html import format_html, format_html_join
 
 from benchmarks.buckets import BUCKETS
 from benchmarks.models import Vantage, Workload
@@ -13,43 +11,22 @@ from benchmarks.selectors import agent_loop
 from benchmarks.selectors.filters import PEAK, WINDOWS, BoardFilters, window_label
 from providers.models import Endpoint
 
+from .widgets import QuickSelect
+
 COMPARE_MIN, COMPARE_MAX = 2, 4
-
-
-class PlainSelect(forms.Select):
-    """A select whose options are written here rather than by one template each: the board's
-    model list has an option per model family (hundreds at 400 endpoints), and Django's
-    per-option templates cost ~0.1 ms apiece. The same HTML, less the blank lines."""
-
-    def render(self, name, value, attrs=None, renderer=None) -> str:
-        chosen = set(self.format_value(value))
-        options = format_html_join(
-            "\n",
-            '  <option value="{}"{}>{}</option>',
-            (
-                (choice, " selected" if str(choice) in chosen else "", label)
-                for choice, label in self.choices
-            ),
-        )
-        return format_html(
-            '<select name="{}"{}>\n{}\n</select>',
-            name,
-            flatatt(self.build_attrs(self.attrs, attrs)),
-            options,
-        )
 
 
 class FilterForm(forms.Form):
     """Renders the filter bar; parsing and validation are BoardFilters.from_query's job."""
 
-    workload = forms.ChoiceField(required=False, widget=PlainSelect)
-    concurrency = forms.ChoiceField(required=False, widget=PlainSelect)
-    tod = forms.ChoiceField(label="Time of day", required=False, widget=PlainSelect)
-    window = forms.ChoiceField(required=False, widget=PlainSelect)
-    vantage = forms.ChoiceField(required=False, widget=PlainSelect)
+    workload = forms.ChoiceField(required=False, widget=QuickSelect)
+    concurrency = forms.ChoiceField(required=False, widget=QuickSelect)
+    tod = forms.ChoiceField(label="Time of day", required=False, widget=QuickSelect)
+    window = forms.ChoiceField(required=False, widget=QuickSelect)
+    vantage = forms.ChoiceField(required=False, widget=QuickSelect)
     # Leaderboard only (given `models`): one model at every provider, or rows grouped by model.
-    model = forms.ChoiceField(required=False, widget=PlainSelect)
-    group = forms.ChoiceField(label="Group", required=False, widget=PlainSelect)
+    model = forms.ChoiceField(required=False, widget=QuickSelect)
+    group = forms.ChoiceField(label="Group", required=False, widget=QuickSelect)
 
     def __init__(
         self,
