@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmarks', '0030_rollup_saturated_runs'),
+        ('benchmarks', '0031_sample_itl_withheld'),
         ('providers', '0009_demand_time_zone'),
     ]
 
