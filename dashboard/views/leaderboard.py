@@ -3,6 +3,7 @@ model (filter or groups), a TTFT × decode scatter, and the providers not measur
 
 from urllib.parse import urlencode
 
+from django.core.exceptions import ValidationError
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -73,6 +74,21 @@ def _endpoint_query(filters: BoardFilters) -> str:
     return "?" + urlencode(params) if params else ""
 
 
+# The page lists this many rows of a board (sorted over every endpoint) unless asked for all
+# (`rows=all`, one click): at 400 endpoints the rest cost more to render than the board to read.
+PAGE_ROWS = 100
+
+
+def shown_rows(query, rows: list[BoardRow], *, group: str) -> tuple[list[BoardRow], bool]:
+    """(the rows the page lists, whether they are all); 400 for a `rows` other than "all"."""
+    wanted = (query.get("rows") or "").strip()
+    if wanted not in ("", "all"):
+        raise ValidationError({"rows": ["rows: use 'all' or leave it empty"]})
+    if wanted == "all" or group == "model" or len(rows) <= PAGE_ROWS:
+        return rows, True  # grouped by model: every member of each group
+    return rows[:PAGE_ROWS], False
+
+
 # A row without active alerts: an empty cell (its "more" link is written only when more > 0).
 _NO_ALERTS = {"badges": [], "more": 0, "more_url": ""}
 
@@ -89,18 +105,21 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     every_row = leaderboard(filters)
     model, group = parse_model_params(request.GET, every_row)
     rows = only_model(every_row, model)
+    listed, everything = shown_rows(request.GET, rows, group=group)
     extra = {k: v for k, v in (("model", model), ("group", group)) if v}
+    if request.GET.get("rows") == "all":
+        extra["rows"] = "all"
     urls, arrows = sort_links(filters, extra)
     has_data = any(row.has_data for row in rows)
-    # Every row's active alerts in one query, whatever the number of endpoints.
-    alerts = open_alerts_by_endpoint(row.endpoint_id for row in rows)
+    # Every listed row's active alerts in one query, whatever the number of endpoints.
+    alerts = open_alerts_by_endpoint(row.endpoint_id for row in listed)
     # Links to endpoint pages keep the window, workload and vantage (not the sort).
     query, url_of = _endpoint_query(filters), endpoint_url()
     entries = {
         row.slug: row_html(row, cells(row), _alerts_cell(alerts, row), query, url_of)
-        for row in rows
+        for row in listed
     }
-    groups = group_by_model(rows) if group == "model" else [("", rows)]
+    groups = group_by_model(listed) if group == "model" else [("", listed)]
     return render(
         request,
         "dashboard/leaderboard.html",
@@ -110,7 +129,11 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
             "rows": rows,
             "groups": [(name, [entries[row.slug] for row in members]) for name, members in groups],
             "alert_count": sum(len(found) for found in alerts.values()),
-            "chart_rows": chart_rows(rows),
+            "chart_rows": chart_rows(listed),
+            "listed": len(listed),
+            "all_rows_query": None
+            if everything
+            else urlencode({**filters.as_query(), **extra, "rows": "all"}),
             "sort_urls": urls,
             "sort_arrows": arrows,
             "empty": empty_state(has_data=has_data),
