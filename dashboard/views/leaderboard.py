@@ -3,7 +3,6 @@ model (filter or groups), a TTFT × decode scatter, and the providers not measur
 
 from urllib.parse import urlencode
 
-from django.core.exceptions import ValidationError
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -24,6 +23,7 @@ from .access import dashboard_view
 from .board_cells import cells
 from .board_html import endpoint_url, row_html
 from .empty import empty_state
+from .listing import PAGE_ROWS, wants_all
 
 
 def sort_links(filters: BoardFilters, extra: dict[str, str]) -> tuple[dict, dict]:
@@ -74,18 +74,12 @@ def _endpoint_query(filters: BoardFilters) -> str:
     return "?" + urlencode(params) if params else ""
 
 
-# The page lists this many rows of a board (sorted over every endpoint) unless asked for all
-# (`rows=all`, one click): at 400 endpoints the rest cost more to render than the board to read.
-PAGE_ROWS = 100
-
-
 def shown_rows(query, rows: list[BoardRow], *, group: str) -> tuple[list[BoardRow], bool]:
-    """(the rows the page lists, whether they are all); 400 for a `rows` other than "all"."""
-    wanted = (query.get("rows") or "").strip()
-    if wanted not in ("", "all"):
-        raise ValidationError({"rows": ["rows: use 'all' or leave it empty"]})
-    if wanted == "all" or group == "model" or len(rows) <= PAGE_ROWS:
-        return rows, True  # grouped by model: every member of each group
+    """(the rows the page lists, whether they are all): the top PAGE_ROWS of the sort over every
+    endpoint unless asked for all (listing.wants_all: 400 for a bad `rows`); grouped by model,
+    every member of each group."""
+    if wants_all(query) or group == "model" or len(rows) <= PAGE_ROWS:
+        return rows, True
     return rows[:PAGE_ROWS], False
 
 

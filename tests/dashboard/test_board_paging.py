@@ -6,7 +6,7 @@ import re
 import pytest
 from django.contrib.auth.models import User
 
-from dashboard.views.leaderboard import PAGE_ROWS
+from dashboard.views.listing import PAGE_ROWS
 from tests import dashboard_data as data
 
 pytestmark = pytest.mark.django_db
