@@ -277,6 +277,8 @@ def basis(advice: Advice, *, now: datetime) -> tuple[dict[str, Any], list[str]]:
     age_h = (now - newest).total_seconds() / 3600 if newest else None
     data = {
         "runs": sum(o.projection.runs for o in everyone),
+        # Of those, runs whose client was saturated (docs/design.md §4): kept, and marked.
+        "saturated_runs": sum(o.projection.saturated_runs for o in everyone),
         "samples": sum(o.projection.samples for o in everyone),
         "newest_run": newest.isoformat() if newest else None,
         "newest_run_age_h": age_h,

@@ -31,6 +31,7 @@ from .measures import (
     ERRORS,
     FIELDS,
     OK,
+    SATURATED,
     SLOT,
     TTFT50,
     TTFT90,
@@ -165,8 +166,10 @@ def _tally(
     ok_sum = np.bincount(group, rows[:, OK], count).tolist()
     error_sum = np.bincount(group, rows[:, ERRORS], count).tolist()
     newest = group_max(rows[:, SLOT], group, count).tolist()
+    saturated = np.bincount(group, rows[:, SATURATED] > 0, count).tolist()
     for i, endpoint_id in enumerate(ids):
         result = results[endpoint_id]
+        result.saturated_runs = int(saturated[i])
         attempts = int(ok_sum[i] + error_sum[i])
         result.samples = attempts
         result.availability = int(ok_sum[i]) / attempts if attempts else None

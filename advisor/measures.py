@@ -34,10 +34,11 @@ FIELDS = (
     "ttft_p90_ms",
     "decode_tps_p50",
     "decode_tps_p10",
+    "saturated",
 )
-(SLOT, BUCKET, CONTEXT, USERS, TOKENS, OK, ERRORS, TTFT50, TTFT90, DECODE50, DECODE10) = range(
-    len(FIELDS)
-)
+# saturated: the run's saturated_count (its samples whose client fell behind, docs/design.md §4).
+(SLOT, BUCKET, CONTEXT, USERS, TOKENS, OK, ERRORS, TTFT50, TTFT90, DECODE50, DECODE10) = range(11)
+SATURATED = 11
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,7 @@ class RunPoint:
     ttft_p90_ms: float | None
     decode_tps_p50: float | None
     decode_tps_p10: float | None
+    saturated_count: int = 0
 
 
 # A run's columns in RunPoint's order (values_list arguments).
@@ -71,6 +73,7 @@ POINT_COLUMNS = (
     Cast(KT("summary__ttft_ms__p90"), FloatField()),
     "decode_tps_p50",
     Cast(KT("summary__decode_tps__p10"), FloatField()),
+    "saturated_count",
 )
 
 

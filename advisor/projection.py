@@ -39,6 +39,7 @@ from .measures import (
     DECODE50,
     ERRORS,
     OK,
+    SATURATED,
     SLOT,
     TOKENS,
     TTFT50,
@@ -79,6 +80,7 @@ class Projection:
     input_tokens: float | None = None  # per call, measured (advice on a custom workload only)
     conditions: int = 0
     runs: int = 0
+    saturated_runs: int = 0  # runs whose client was saturated (docs/design.md §4): marked
     samples: int = 0
     availability: float | None = None
     newest: datetime | None = None
@@ -220,6 +222,7 @@ def tally(result: Projection, rows: np.ndarray) -> None:
     attempts = int(ok.sum() + errors.sum())
     result.samples = attempts
     result.availability = int(ok.sum()) / attempts if attempts else None
+    result.saturated_runs = int((rows[:, SATURATED] > 0).sum())
     if len(rows):
         result.newest = datetime.fromtimestamp(float(rows[:, SLOT].max()), UTC)
 

@@ -82,6 +82,7 @@ class Option:
             "decode_tps": p.decode_tps,
             "reasoning_s": p.reasoning_s,
             "runs": p.runs,
+            "saturated_runs": p.saturated_runs,
             "samples": p.samples,
             "conditions": p.conditions,
             "newest_run": p.newest.isoformat() if p.newest else None,

@@ -23,9 +23,12 @@ decode error (median) ≤ 1 % at every level. A level is marked OK when it meets
 request failed.
 
 --saturated runs the cases where the client cannot keep up (c = 512 at ~10 ms a token, c = 128 at
-~1.3 ms) and compares each request's ITL p50 and p99 with the same percentiles of the simulator's
-own gaps between text events: within 5 % of that truth, or the figure withheld (a saturated
-stream's p99) and counted as such. It prints the median and worst error over the requests.
+~1.3 ms), then held-out cases at other rates and concurrencies, and compares each request's ITL
+p50 and p99 with the same percentiles of the simulator's own gaps between text events. Per case
+it prints n, how many streams were saturated, the share of events coalesced, and per figure the
+median and worst |error| over the requests that report it and how many withheld it (bursts left
+it unknown: benchmarks/measure/timing.py). A case is OK only when every reported figure is
+within 5 % of its truth.
 
 --proxy also runs every level through a real HTTP proxy on loopback (proxy.py, from PyPI,
 pinned with the simulator): each stream goes through a CONNECT tunnel. Its "TTFT error" then
@@ -85,6 +88,18 @@ TARGET_ITL_PCT = 5.0
 SATURATED_CASES = (
     (512, "tps=1700+ttft=50", "c=512 at ~10 ms a token"),
     (128, "tps=3800+ttft=50", "c=128 at ~1.3 ms a token"),
+)
+# Held out from tuning ITL_KNOWN_WITHIN (benchmarks/measure/timing.py): from a client that keeps
+# up (few bursts) to one that falls far behind, at other rates and concurrencies.
+HELD_OUT_CASES = (
+    (32, "tps=400+ttft=50", "c=32 at ~4.9 ms a token"),
+    (64, "tps=300+ttft=50", "c=64 at ~9.9 ms a token"),
+    (128, "tps=300+ttft=50", "c=128 at ~17 ms a token"),
+    (192, "tps=1300+ttft=50", "c=192 at ~5.4 ms a token"),
+    (256, "tps=400+ttft=50", "c=256 at ~22 ms a token"),
+    (384, "tps=500+ttft=50", "c=384 at ~26 ms a token"),
+    (448, "tps=1500+ttft=50", "c=448 at ~10 ms a token"),
+    (48, "tps=5000+ttft=50", "c=48 at ~0.5 ms a token"),
 )
 
 
@@ -220,47 +235,54 @@ def report(
     return ok
 
 
-def true_itl(truth: dict) -> tuple[float, float] | None:
-    """(p50, p99) in ms of the simulator's gaps between consecutive text-carrying writes."""
+def true_itl(truth: dict) -> dict[str, float] | None:
+    """p50 and p99 in ms of the simulator's gaps between consecutive text-carrying writes."""
     stamps = [e["t_ns"] for e in truth["events"] if e["kind"] == "text" and e["tokens"]]
     gaps = sorted((b - a) / 1e6 for a, b in zip(stamps, stamps[1:], strict=False))
     if not gaps:
         return None
-    return percentile(gaps, 50), percentile(gaps, 99)
+    return {"p50": percentile(gaps, 50), "p99": percentile(gaps, 99)}
+
+
+def itl_errors(sim: SimulatorHandle, samples: list[Measurement]) -> dict[str, list[float | None]]:
+    """Per figure, each ok request's |error| (%) against its truth, None where withheld."""
+    errors: dict[str, list[float | None]] = {"p50": [], "p99": []}
+    for m in samples:
+        truth = true_itl(sim.truth(m.request_id)) if m.ok else None
+        if truth is None:
+            continue
+        for name, value in (("p50", m.itl_p50_ms), ("p99", m.itl_p99_ms)):
+            errors[name].append(
+                None if value is None else abs(value - truth[name]) / truth[name] * 100
+            )
+    return errors
 
 
 def report_itl(sim: SimulatorHandle, label: str, samples: list[Measurement]) -> bool:
-    """ITL p50/p99 against each request's truth; a withheld p99 counts as honest, not as met."""
-    p50_errors: list[float] = []
-    p99_errors: list[float] = []
-    withheld = 0
-    for m in samples:
-        truth = true_itl(sim.truth(m.request_id)) if m.ok else None
-        if truth is None or m.itl_p50_ms is None:
-            continue
-        p50_errors.append(abs(m.itl_p50_ms - truth[0]) / truth[0] * 100)
-        if m.itl_p99_ms is None:
-            withheld += 1
-        else:
-            p99_errors.append(abs(m.itl_p99_ms - truth[1]) / truth[1] * 100)
-    if not p50_errors:
+    """Per figure: median and worst |error| over the requests that report it, and how many
+    withheld it. OK only when every reported figure is within TARGET_ITL_PCT of its truth."""
+    errors = itl_errors(sim, samples)
+    if not errors["p50"]:
         print(f"{label}: no request succeeded", flush=True)
         return False
-    p50_errors.sort()
-    p99_errors.sort()
-    ok = percentile(p50_errors, 50) <= TARGET_ITL_PCT and (
-        not p99_errors or percentile(p99_errors, 50) <= TARGET_ITL_PCT
-    )
-    p99 = (
-        f"median {percentile(p99_errors, 50):5.1f} %  worst {p99_errors[-1]:6.1f} %"
-        if p99_errors
-        else "none reported"
-    )
+    ok = True
+    columns = []
+    for name, values in errors.items():
+        reported = sorted(v for v in values if v is not None)
+        withheld = len(values) - len(reported)
+        if reported:
+            ok &= reported[-1] <= TARGET_ITL_PCT
+            columns.append(
+                f"ITL {name} |error| median {percentile(reported, 50):5.1f} % worst "
+                f"{reported[-1]:6.1f} % (withheld {withheld:<4})"
+            )
+        else:
+            columns.append(f"ITL {name} withheld in all {withheld:<4}{'':22}")
+    coalesced = sum(m.coalesced_events for m in samples) / max(sum(m.chunks for m in samples), 1)
     print(
-        f"{label:<26} n={len(p50_errors):<4} saturated {sum(m.saturated for m in samples):<4}"
-        f" ITL p50 |error| median {percentile(p50_errors, 50):5.1f} %  worst "
-        f"{p50_errors[-1]:6.1f} %   ITL p99 |error| {p99} (withheld {withheld})"
-        f"  {'OK' if ok else 'MISSED'} (target ≤ {TARGET_ITL_PCT:g} % or withheld)",
+        f"{label:<30} n={len(errors['p50']):<4} saturated {sum(m.saturated for m in samples):<4}"
+        f" coalesced {coalesced * 100:5.1f} %  {'   '.join(columns)}"
+        f"  {'OK' if ok else 'MISSED'} (every reported figure ≤ {TARGET_ITL_PCT:g} %)",
         flush=True,
     )
     return ok
@@ -268,11 +290,16 @@ def report_itl(sim: SimulatorHandle, label: str, samples: list[Measurement]) -> 
 
 def run_saturated(sim: SimulatorHandle, tokens: int) -> bool:
     ok = True
-    for concurrency, options, label in SATURATED_CASES:
-        model = f"{PROFILE}+tokens={tokens}+{options}"
-        config = EndpointConfig(base_url=sim.openai_base, protocol="openai_chat", model=model)
-        samples = asyncio.run(burst_of(config, concurrency))
-        ok &= report_itl(sim, label, samples)
+    for cases, heading in (
+        (SATURATED_CASES, "the cases of issue 33 (the rule was tuned on these and others)"),
+        (HELD_OUT_CASES, "held out: rates and concurrencies the rule was not tuned on"),
+    ):
+        print(f"-- {heading}", flush=True)
+        for concurrency, options, label in cases:
+            model = f"{PROFILE}+tokens={tokens}+{options}"
+            config = EndpointConfig(base_url=sim.openai_base, protocol="openai_chat", model=model)
+            samples = asyncio.run(burst_of(config, concurrency))
+            ok &= report_itl(sim, label, samples)
     return ok
 
 

@@ -1,6 +1,6 @@
 """Regression detector bench (issues 5, 9 and 28): false alerts, detection, delays, resolves, time.
 
-Runs the real detector (alerts.detection: detector.assess_series / judge, hysteresis.advance, the
+Runs the real detector (alerts.detection: detector.assess_together / judge, hysteresis.advance, the
 thresholds from settings, the frozen baseline of an open alert) after every run of synthetic
 series pairs (decode and TTFT, evaluated together as one run's series are) from the families in
 bench/detector_generators.py (tune on these) or, with --held, issue 28's held-out families in
@@ -45,7 +45,7 @@ from detector_oracle import lr_oracle  # noqa: E402
 
 from alerts.config import detector_config  # noqa: E402
 from alerts.detection.baseline import Runs  # noqa: E402
-from alerts.detection.detector import assess_series, judge  # noqa: E402
+from alerts.detection.detector import SeriesInput, assess_together, judge  # noqa: E402
 from alerts.detection.hysteresis import Streak, Transition, advance  # noqa: E402
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig  # noqa: E402
 
@@ -85,13 +85,11 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
         if not start_h <= hour <= end_h:
             continue
         began = time.perf_counter()
-        tests = [
-            assess_series(
-                h.between(s, np.inf), now=now, rule=config.rules[m], config=config, frozen=f,
-                opened=o,
-            )
+        items = [
+            SeriesInput(h.between(s, np.inf), config.rules[m], f, o)
             for h, m, f, o, s in zip(histories, METRICS, frozen, opened, segment, strict=True)
-        ]  # fmt: skip
+        ]
+        tests = assess_together(items, now=now, config=config)
         judgements = judge(tests, config)
         timer.seconds += time.perf_counter() - began
         timer.calls += len(tests)
@@ -470,7 +468,8 @@ def main() -> None:
     for item in args.set:
         name, value = item.split("=")
         current = getattr(config, name)
-        config = dataclasses.replace(config, **{name: type(current)(value)})
+        parsed = value not in ("0", "false", "False") if isinstance(current, bool) else value
+        config = dataclasses.replace(config, **{name: type(current)(parsed)})
     families = heldout.HELD if args.held else FAMILIES
     families = [f for f in families if args.half == "both" or f.tune == (args.half == "tune")]
     families = [f for f in families if not args.family or args.family in f.name]

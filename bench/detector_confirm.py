@@ -31,7 +31,7 @@ from alerts.detection.confirmation import (
     informative_gap_hours,
     suspect,
 )
-from alerts.detection.detector import assess_series, judge
+from alerts.detection.detector import SeriesInput, assess_together, judge
 from alerts.detection.hysteresis import Streak, Transition, advance
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig
 
@@ -138,15 +138,13 @@ def simulate(
         else:
             continue
         began = time.perf_counter()
-        tests = [
-            assess_series(
-                h.where(included[r]).between(s, np.inf),
-                now=now, rule=config.rules[m], config=config, frozen=f, opened=o,
-            )
+        items = [
+            SeriesInput(h.where(included[r]).between(s, np.inf), config.rules[m], f, o)
             for h, r, m, f, o, s in zip(
                 histories, rows, METRICS, state.frozen, state.opened, state.segment, strict=True
             )
-        ]  # fmt: skip
+        ]
+        tests = assess_together(items, now=now, config=config)
         judgements = judge(tests, config)
         timer.seconds += time.perf_counter() - began
         timer.calls += len(tests)

@@ -34,7 +34,7 @@ from detector_generators import Family, sample_noise  # noqa: E402
 
 from alerts.config import detector_config  # noqa: E402
 from alerts.detection.baseline import Runs  # noqa: E402
-from alerts.detection.detector import assess_series, judge  # noqa: E402
+from alerts.detection.detector import SeriesInput, assess_together, judge  # noqa: E402
 from alerts.detection.hysteresis import Streak, Transition, advance  # noqa: E402
 from alerts.detection.local_time import utc_offsets  # noqa: E402
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig  # noqa: E402
@@ -92,13 +92,11 @@ def opens(t, values, config: DetectorConfig, *, zone: str | None, guard: bool) -
     streaks, frozen, opened = [Streak(), Streak()], [None, None], [None, None]
     count: list[list] = [[], []]
     for now in t[15:]:
-        tests = [
-            assess_series(
-                h, now=now, rule=config.rules[m], config=config, frozen=f, opened=o,
-                zone=zone, dst_guard=guard,
-            )
+        items = [
+            SeriesInput(h, config.rules[m], f, o, zone, guard)
             for h, m, f, o in zip(hist, metrics, frozen, opened, strict=True)
-        ]  # fmt: skip
+        ]
+        tests = assess_together(items, now=now, config=config)
         for k, judgement in enumerate(judge(tests, config)):
             streaks[k], transition = advance(
                 streaks[k],

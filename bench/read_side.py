@@ -116,6 +116,12 @@ def seed(args: argparse.Namespace, *, fresh: bool) -> None:
             cursor.execute("VACUUM ANALYZE")
     if windows.refresh():  # today's window rollups, as the beat task keeps them
         print("window rollups refreshed", flush=True)
+    from benchmarks.selectors import materialized_write
+
+    board_started = time.perf_counter()
+    if written := materialized_write.refresh(force=grown):  # and then the day's materialized board
+        took = time.perf_counter() - board_started
+        print(f"board figures written: {written:,} rows in {took:.1f} s", flush=True)
     from advisor.models import RunDigest
 
     if fresh or grown or not RunDigest.objects.exists():

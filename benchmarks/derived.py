@@ -71,3 +71,17 @@ register(
     description="the long windows' rollups: per endpoint × workload × concurrency × vantage × "
     "UTC day and month × time-of-day bucket (counts, error tallies, quantile sketches)",
 )
+
+
+def _board(now: datetime) -> int:
+    from .selectors import materialized_write
+
+    return materialized_write.rebuild(now)
+
+
+register(
+    "board",
+    _board,
+    description="the long-window board's final figures per vantage × window × time-of-day "
+    "bucket × filter × endpoint, merged from the rollups (selectors.materialized)",
+)

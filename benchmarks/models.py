@@ -409,6 +409,15 @@ class Sample(models.Model):
     saturated = models.BooleanField(
         default=False, help_text="Most text events were coalesced: the client read too slowly."
     )
+    itl_withheld = models.CharField(
+        max_length=4,
+        blank=True,
+        default="",
+        db_default="",
+        help_text='Which ITL figures bursts left unknown (null): "all" (the client was saturated: '
+        'p50 and above) or "tail" (max, and p99 or p90 and above when they too are unknown); '
+        "blank = none.",
+    )
     tokens_per_chunk = models.FloatField(
         null=True, blank=True, help_text="Tokens ÷ network reads that carried text."
     )
@@ -642,3 +651,51 @@ class WindowRollup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.endpoint_id}/{self.workload_id} {self.days}d to {self.through_day}"
+
+
+class BoardFigures(models.Model):
+    """One endpoint's final long-window board figures for one UTC day, vantage, window, time-of-
+    day bucket (ALL_BUCKETS: all day) and filter (selectors.materialized.covered): what a board
+    read would merge from the rollups, merged once. Written with each run of the endpoint
+    and for every endpoint once a day; read only while the day's BoardFiguresDay exists."""
+
+    ALL_BUCKETS = -1
+
+    vantage = models.ForeignKey(Vantage, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    days = models.PositiveSmallIntegerField()
+    tod_bucket = models.SmallIntegerField()
+    filter_key = models.CharField(max_length=80)
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="+")
+    # {"stats": …, "concurrency": …, "prefill": …}: the leaderboard's three parts of one row.
+    figures = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["vantage", "day", "days", "tod_bucket", "filter_key", "endpoint"],
+                name="board_figures_unique",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint_id} {self.days}d {self.filter_key or 'default'} on {self.day}"
+
+
+class BoardFiguresDay(models.Model):
+    """Every endpoint's BoardFigures of one vantage were written for this UTC day: from then
+    on a run's worker keeps its endpoint's rows current, so a board may read them."""
+
+    vantage = models.ForeignKey(Vantage, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    # The workloads the rows were merged for (selectors.materialized.signature): a workload
+    # added or reshaped since makes them unread until written again.
+    signature = models.CharField(max_length=64, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["vantage", "day"], name="board_figures_day_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"board figures of {self.vantage_id} for {self.day}"

@@ -2,7 +2,7 @@
 
 The summary dict (stored in Run.summary) looks like::
 
-    {"samples": 5, "ok": 4, "errors": 1, "saturated": 0,
+    {"samples": 5, "ok": 4, "errors": 1, "saturated": 0, "itl_withheld": {"tail": 1},
      "errors_by_category": {"rate_limited": 1}, "outcomes": {"truncated": 1},
      "tokens_source": {"usage": 4},
      "ttft_ms": {"p10": 598.1, "p50": 612.0, "p90": 640.2, "p99": 644.8, "n": 4},
@@ -36,6 +36,7 @@ _NOT_METRICS = frozenset(
         "tokens_source",
         "reasoning_mode",
         "saturated",
+        "itl_withheld",
         "finish_reason",
         "outcome",
         "http_status",
@@ -92,6 +93,10 @@ def summarize(samples: Sequence[Any], *, concurrency: int = 1) -> dict[str, Any]
         "throughput_tps": tokens / wall_s if wall_s and measured else None,
         # Samples whose client fell behind the stream: ITL tails withheld, decode may read low.
         "saturated": sum(bool(getattr(s, "saturated", False)) for s in measured),
+        # Samples with an ITL figure withheld (bursts left it unknown): "all", or the "tail" only.
+        "itl_withheld": dict(
+            sorted(Counter(w for s in measured if (w := getattr(s, "itl_withheld", ""))).items())
+        ),
     }
     for name in METRICS:
         described = describe(getattr(s, name, None) for s in measured)

@@ -20,6 +20,7 @@ from tokspeed.celery import app
 from . import dispatch, partitions, pulse, retention, runner
 from .resilience import DISCONNECTS, retry_db
 from .rollups import windows
+from .selectors import materialized_write
 
 log = logging.getLogger(__name__)
 _pulse_stops = []
@@ -76,6 +77,10 @@ def refresh_window_rollups() -> None:
     written = windows.refresh()
     if written:
         log.info("window rollups refreshed: %d rows", written)
+    # Then the day's materialized board, merged from them (a no-op once written).
+    figures = materialized_write.refresh()
+    if figures:
+        log.info("board figures written: %d rows", figures)
 
 
 @app.task(

@@ -11,20 +11,22 @@ from benchmarks.selectors import agent_loop
 from benchmarks.selectors.filters import PEAK, WINDOWS, BoardFilters, window_label
 from providers.models import Endpoint
 
+from .widgets import QuickSelect
+
 COMPARE_MIN, COMPARE_MAX = 2, 4
 
 
 class FilterForm(forms.Form):
     """Renders the filter bar; parsing and validation are BoardFilters.from_query's job."""
 
-    workload = forms.ChoiceField(required=False)
-    concurrency = forms.ChoiceField(required=False)
-    tod = forms.ChoiceField(label="Time of day", required=False)
-    window = forms.ChoiceField(required=False)
-    vantage = forms.ChoiceField(required=False)
+    workload = forms.ChoiceField(required=False, widget=QuickSelect)
+    concurrency = forms.ChoiceField(required=False, widget=QuickSelect)
+    tod = forms.ChoiceField(label="Time of day", required=False, widget=QuickSelect)
+    window = forms.ChoiceField(required=False, widget=QuickSelect)
+    vantage = forms.ChoiceField(required=False, widget=QuickSelect)
     # Leaderboard only (given `models`): one model at every provider, or rows grouped by model.
-    model = forms.ChoiceField(required=False)
-    group = forms.ChoiceField(label="Group", required=False)
+    model = forms.ChoiceField(required=False, widget=QuickSelect)
+    group = forms.ChoiceField(label="Group", required=False, widget=QuickSelect)
 
     def __init__(
         self,

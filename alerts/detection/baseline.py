@@ -22,6 +22,7 @@ against and keeps using it until the series is really back (evaluate.py).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -41,6 +42,9 @@ MIN_SCALE = 0.005  # log units (0.5 %): no series is treated as quieter than thi
 MIN_DECAY = 0.5
 DRIFT_BLOCK_H = 72.0  # the blocks whose means show a drift slower than the lags see
 WINSOR_MADS = 8.0  # where a residual stops counting in full toward levels and scales
+# Two series' lag-1 correlations this many standard errors of their difference apart are read
+# as two noises that really differ (Baseline pooling: shrink)
+AGREE_SDS = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,9 +240,40 @@ class Baseline:
         )
 
 
-def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
+@dataclass(frozen=True, slots=True)
+class Lags:
+    """A baseline's raw residual correlations at 1–4 spacings (before the correction for how
+    little its own mean is pinned down) and the pairs of runs behind each: what the series'
+    own history says of how its noise drifts, to pool with the other series of a provider
+    (pool)."""
+
+    raw: np.ndarray
+    pairs: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A baseline's levels and noise scales before their correlation is known (fit_shape):
+    its residuals on the runs it was fitted on and their raw correlations (None: too few)."""
+
+    model: Baseline
+    resid: np.ndarray
+    lags: Lags | None
+
+
+def fit(
+    runs: Runs, *, min_bucket_runs: int, min_week_runs: int, pool: Lags | None = None
+) -> Baseline:
     """Fit the baseline model on runs (needs ≥ 2 runs): medians, then winsorized means, so one
-    odd run or one outage-slowed afternoon barely moves it."""
+    odd run or one outage-slowed afternoon barely moves it. pool: the raw correlations of the
+    other series evaluated with it (pool), which its own are shrunk toward."""
+    shape = fit_shape(runs, min_bucket_runs=min_bucket_runs, min_week_runs=min_week_runs)
+    return correlate(shape, runs, pool)
+
+
+def fit_shape(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Shape:
+    """The levels, day effects and noise scales of the baseline model, and the raw lag
+    correlations of its residuals."""
     fitted_week = bool(
         runs.weekend.sum() >= min_week_runs and (~runs.weekend).sum() >= min_week_runs
     )
@@ -250,7 +285,24 @@ def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
         resid = runs.log_value - model.expected(runs)
     scale, overall, counts = _scales(resid, runs.bucket, levels=len(model.time_of_day))
     spacing = _spacing_h(runs.t)
-    rho, phi = _autocorrelation(resid, runs.t, spacing)
+    model = replace(
+        model,
+        scale=scale,
+        overall_scale=overall,
+        fitted_week=fitted_week,
+        counts=counts,
+        start=float(runs.t[0]),
+        spacing_h=spacing,
+    )
+    return Shape(model, resid, lag_correlations(resid, runs.t, spacing))
+
+
+def correlate(shape: Shape, runs: Runs, pool: Lags | None = None) -> Baseline:
+    """The fitted baseline: the shape's correlation in hours (its own lags shrunk toward the
+    pool's, shrink), its noise scales grown for a drift, and the drift slower than the lags."""
+    model, resid = shape.model, shape.resid
+    rho, phi = _autocorrelation(shrink(shape.lags, pool), len(runs))
+    scale, overall = model.scale, model.overall_scale
     # A drifting series' residuals about its own levels are closer to them than new runs will
     # be, by the variance of those levels (v of σ²; 1/n for independent runs, which the
     # scales already allow for): the scales grow by 1 / √(1 − v) past that, once the
@@ -261,17 +313,7 @@ def fit(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Baseline:
         grow = math.sqrt((1 - 1 / len(runs)) / (1 - min(v, 0.5)))
         scale = {b: x * grow for b, x in scale.items()}
         overall *= grow
-    model = replace(
-        model,
-        scale=scale,
-        overall_scale=overall,
-        rho=rho,
-        phi=phi,
-        fitted_week=fitted_week,
-        counts=counts,
-        start=float(runs.t[0]),
-        spacing_h=spacing,
-    )
+    model = replace(model, scale=scale, overall_scale=overall, rho=rho, phi=phi)
     return replace(model, drift_var=_drift_var(model, runs, resid))
 
 
@@ -363,17 +405,18 @@ def _scales(
     return scale, overall, counts
 
 
-def _autocorrelation(resid: np.ndarray, t: np.ndarray, spacing: float | None):
-    """The correlation ρ of run residuals one spacing apart and how slowly it decays (φ per
-    spacing), in real time: pairs of runs are binned by the hours between them (k spacings,
-    k = 1..4, ± half a spacing), so a missed run, a confirmation run an hour after another or
-    a schedule changed from 3 to 6 a day do not pass for another lag."""
+def lag_correlations(resid: np.ndarray, t: np.ndarray, spacing: float | None) -> Lags | None:
+    """The raw correlation of run residuals k spacings apart (k = 1..4) and the pairs behind
+    each, in real time: pairs of runs are binned by the hours between them (± half a
+    spacing), so a missed run, a confirmation run an hour after another or a schedule changed
+    from 3 to 6 a day do not pass for another lag. None with too few runs or pairs, or runs
+    within the noise floor (copied runs): no correlation."""
     if len(resid) < 8 or not spacing:
-        return 0.0, 0.0
+        return None
     centred = resid - resid.mean()
     variance = float(centred @ centred) / len(resid)
-    if variance <= MIN_SCALE**2:  # within the noise floor (copied runs): no correlation
-        return 0.0, 0.0
+    if variance <= MIN_SCALE**2:
+        return None
     sums, counts = np.zeros(5), np.zeros(5)
     for offset in range(1, min(len(resid), 16)):
         lag = np.rint((t[offset:] - t[:-offset]) / 3600 / spacing)
@@ -382,15 +425,67 @@ def _autocorrelation(resid: np.ndarray, t: np.ndarray, spacing: float | None):
         np.add.at(sums, lag[inside].astype(int), products[inside])
         np.add.at(counts, lag[inside].astype(int), 1)
     if counts[1] < 4:
+        return None
+    return Lags(sums[1:] / np.maximum(counts[1:], 1) / variance, counts[1:])
+
+
+def pool(lags: Sequence[Lags | None]) -> Lags | None:
+    """The raw correlations of several series (a provider's decode and TTFT, measured by the
+    same runs) pooled, each lag weighted by its pairs: one series' 28 days are few
+    independent stretches of a drift, and read its correlation far too low on some series."""
+    known = [x for x in lags if x is not None]
+    if not known:
+        return None
+    pairs = np.sum([x.pairs for x in known], axis=0)
+    raw = np.sum([x.raw * x.pairs for x in known], axis=0) / np.maximum(pairs, 1)
+    return Lags(raw, pairs)
+
+
+def shrink(own: Lags | None, pooled: Lags | None) -> Lags | None:
+    """A series' raw lag correlations shrunk toward the pool's by how weak its own evidence is
+    (empirical Bayes, as _day_effects): how far the series' lag-1 reading lies from the
+    others' beyond what sampling explains (each reading's variance: _reading_spread / its pairs) is
+    their real difference, τ²; the series keeps τ² / (τ² + its reading's variance) of it. With
+    two or three series, one difference is all the evidence of τ², and two readings of one
+    drift differ by chance more often than not: only the part beyond AGREE_SDS standard errors
+    of the difference counts. Series that drift alike are pooled in full; one that surely
+    drifts beside one that surely does not keeps most of its own reading."""
+    if own is None or pooled is None or pooled.pairs[0] <= own.pairs[0]:
+        return own
+    # The pool holds the series itself and others, whose pairs are pooled.pairs − own.pairs.
+    others = pooled.pairs - own.pairs
+    rest = (pooled.raw * pooled.pairs - own.raw * own.pairs) / np.maximum(others, 1)
+    spread = _reading_spread(pooled.raw)
+    sampling = spread / own.pairs[0] + spread / others[0]
+    tau2 = max(0.0, (own.raw[0] - rest[0]) ** 2 - AGREE_SDS**2 * sampling) / 2
+    keep = tau2 / (tau2 + spread / own.pairs[0])
+    return Lags(keep * own.raw + (1 - keep) * pooled.raw, own.pairs)
+
+
+def _reading_spread(raw: np.ndarray, lags: int = 64) -> float:
+    """n × the variance of a lag-1 correlation read off n runs whose correlations are r_k
+    (Bartlett's formula; r_k = ρ φ^(k−1) from the raw lags): 1 for independent runs, several
+    times that for a drifting series, whose 28 days hold few independent stretches."""
+    rho, phi = _decay(raw, 0.0)
+    r = np.r_[1.0, rho * phi ** np.arange(lags)]
+    full = np.r_[r[:0:-1], r]  # r_−k … r_k
+    after, before = np.r_[full[1:], 0.0], np.r_[0.0, full[:-1]]
+    terms = full**2 + after * before - 4 * rho * full * after + 2 * full**2 * rho**2
+    return max(float(terms.sum()), 1.0)
+
+
+def _autocorrelation(lags: Lags | None, n: int) -> tuple[float, float]:
+    """The correlation ρ of run residuals one spacing apart and how slowly it decays (φ per
+    spacing), from the raw lag correlations of n residuals about their own mean: every sample
+    autocorrelation is low by about the variance of that mean, v = Var(mean) / σ², which a
+    drifting provider makes large (its 28 days are few independent stretches):
+    r = r̂ (1 − v) + v, v from the model itself."""
+    if lags is None:
         return 0.0, 0.0
-    raw = sums[1:] / np.maximum(counts[1:], 1) / variance
-    # Residuals about their own mean: every sample autocorrelation is low by about the
-    # variance of that mean, v = Var(mean) / σ², which a drifting provider makes large (its
-    # 28 days are few independent stretches): r = r̂ (1 − v) + v, v from the model itself.
-    rho, phi = _decay(raw, 1.0 / len(resid))
+    rho, phi = _decay(lags.raw, 1.0 / n)
     for _ in range(2):
-        v = mean_inflation(len(resid), rho, max(phi, MIN_DECAY) if rho > 0 else 0.0)
-        rho, phi = _decay(raw, min(float(v) / len(resid), 0.5))
+        v = mean_inflation(n, rho, max(phi, MIN_DECAY) if rho > 0 else 0.0)
+        rho, phi = _decay(lags.raw, min(float(v) / n, 0.5))
     return rho, phi
 
 

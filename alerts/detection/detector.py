@@ -26,7 +26,15 @@ from alerts.detection.arms import (
 )
 from alerts.detection.arms import arm as make_arm
 from alerts.detection.arms import settled as settled_shift
-from alerts.detection.baseline import Baseline, Runs, fit, median
+from alerts.detection.baseline import (
+    Baseline,
+    Runs,
+    Shape,
+    correlate,
+    fit_shape,
+    median,
+    pool,
+)
 from alerts.detection.local_time import BEFORE_S, dst_hold
 from alerts.detection.rules import DetectorConfig, MetricRule
 from alerts.detection.state_space import STATE_ARM, drift, step_arm
@@ -177,6 +185,20 @@ def _sign(rule: MetricRule) -> float:
     return 1.0 if rule.higher_is_worse else -1.0
 
 
+@dataclass(frozen=True, slots=True)
+class SeriesInput:
+    """One series to test (assess_together): its runs up to `now`, at least back to the
+    baseline window's start; its rule; an open alert's frozen baseline and what it opened on;
+    its demand time zone and whether to hold what a clock change explains."""
+
+    history: Runs
+    rule: MetricRule
+    frozen: Baseline | None = None
+    opened: Opened | None = None
+    zone: str | None = None
+    dst_guard: bool = True
+
+
 def assess_series(
     history: Runs,
     *,
@@ -188,19 +210,51 @@ def assess_series(
     zone: str | None = None,
     dst_guard: bool = True,
 ) -> SeriesTest:
-    """Test whether the series is worse now than its baseline; never raises on thin data.
+    """Test whether the series is worse now than its baseline, alone (no other series to pool
+    its noise with); never raises on thin data. See assess_together."""
+    item = SeriesInput(history, rule, frozen, opened, zone, dst_guard)
+    return assess_together([item], now=now, config=config)[0]
 
-    history: the series' runs up to `now` (Unix s), at least back to the baseline window's
-    start. The baseline is fitted on the `baseline_days` before the long window unless
-    `frozen` (an open alert's baseline, or an accepted level) is given; `opened` is what the
-    open alert opened on (Judgement.opened: what "back to normal" must be told apart from).
-    zone: the demand time zone; dst_guard: hold what a clock change explains (local_time).
-    """
+
+def assess_together(
+    items: Sequence[SeriesInput], *, now: float, config: DetectorConfig
+) -> list[SeriesTest]:
+    """Test series measured by the same runs (a run's decode and TTFT) at `now` (Unix s);
+    never raises on thin data.
+
+    Each baseline is fitted on the `baseline_days` before the long window unless `frozen`
+    (an open alert's baseline, or an accepted level) is given; `opened` is what the open alert
+    opened on (Judgement.opened: what "back to normal" must be told apart from). The fitted
+    baselines' noise correlations are read off their own runs shrunk toward the pool of all
+    of them (baseline.shrink; `config.pool_noise`): one series' 28 days are thin evidence of
+    how a provider drifts, and a reading far too low opens false alerts on the drift."""
+    prepared = [_baseline(i.history, now=now, config=config, frozen=i.frozen) for i in items]
+    lags = [shape.lags for shape, *_ in prepared if isinstance(shape, Shape)]
+    pooled = pool(lags) if config.pool_noise and len(lags) > 1 else None
+    tests = []
+    for item, (shape, window, long_start) in zip(items, prepared, strict=True):
+        baseline = correlate(shape, window, pooled) if isinstance(shape, Shape) else shape
+        tests.append(_assess(item, baseline, window, long_start, now=now, config=config))
+    return tests
+
+
+def _assess(
+    item: SeriesInput,
+    baseline: Baseline | None,
+    window: Runs,
+    long_start: float,
+    *,
+    now: float,
+    config: DetectorConfig,
+) -> SeriesTest:
+    """One series' test against its baseline (None: too little to fit one), fitted on
+    `window`, its long window starting at `long_start`."""
+    history, rule, frozen, opened = item.history, item.rule, item.frozen, item.opened
+    zone, dst_guard = item.zone, item.dst_guard
     day = history.between(now - config.recent_hours * HOUR_S, now)
     # Enough recent runs: `min_recent` in the long window, one of them in the last day (a
     # schedule of one run a day has one run in any day).
     in_long = len(history.between(now - config.long_hours * HOUR_S, now))
-    baseline, window, long_start = _baseline(history, now=now, config=config, frozen=frozen)
     if baseline is None or not len(day) or in_long < config.min_recent:
         n_base = baseline.n if baseline is not None else len(window)
         span = None
@@ -276,19 +330,20 @@ def _dst_hold(
 
 def _baseline(
     history: Runs, *, now: float, config: DetectorConfig, frozen: Baseline | None
-) -> tuple[Baseline | None, Runs, float]:
-    """The baseline to test against (fitted on the `baseline_days` before the long window, or
-    the frozen one), the runs it was fitted on, and where the long window starts."""
+) -> tuple[Shape | Baseline | None, Runs, float]:
+    """What to test against: the shape of a baseline fitted on the `baseline_days` before the
+    long window (its correlation still to be read: assess_together), or the frozen baseline;
+    the runs it was fitted on, and where the long window starts."""
     long_start = _reach(history, now, config.long_hours, config.long_min_runs)
     window = history.between(long_start - config.baseline_days * 86_400.0, long_start)
     if frozen is not None:
         return frozen, window, max(long_start, frozen.end)  # never test the baseline's runs
     if not config.enough_baseline(window.t):
         return None, window, long_start
-    model = fit(
+    shape = fit_shape(
         window, min_bucket_runs=config.min_bucket_baseline, min_week_runs=config.min_week_runs
     )
-    return model, window, long_start
+    return shape, window, long_start
 
 
 @dataclass(frozen=True, slots=True)

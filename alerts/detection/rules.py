@@ -95,6 +95,10 @@ class DetectorConfig:
     # The state-space arm's own bar (state_space.step_arm: runs since an onset against the
     # prediction of the series' own state); 0 leaves the arm out
     step_p_value: float = 0.0005
+    # Series evaluated together (a run's decode and TTFT) read their noise's correlation off
+    # their own baselines shrunk toward the pool of all of them (baseline.shrink); False: each
+    # its own alone
+    pool_noise: bool = True
     fdr_q: float = 0.05  # Benjamini–Hochberg across every arm of the series evaluated together
     effect_gate: float = 0.8  # an arm's estimate must reach this share of the minimum effect
     # The same for an arm of one time-of-day slot: three runs against one slot's level are

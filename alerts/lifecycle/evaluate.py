@@ -28,9 +28,10 @@ from alerts.detection.baseline import Baseline
 from alerts.detection.detector import (
     Judgement,
     Opened,
+    SeriesInput,
     SeriesTest,
     Verdict,
-    assess_series,
+    assess_together,
     describe,
     judge,
 )
@@ -206,18 +207,11 @@ class Round:
             item.judgement = Judgement(Verdict.NO_DATA, None, "minor", reason)
             self.record(item.state, Verdict.NO_DATA, reason)
         items = measured
-        tests = [
-            assess_series(
-                i.data.history,
-                now=self.run.slot.timestamp(),
-                rule=i.rule,
-                config=self.config,
-                frozen=i.frozen,
-                opened=i.opened,
-                zone=i.data.zone,
-            )
-            for i in items
-        ]
+        tests = assess_together(
+            [SeriesInput(i.data.history, i.rule, i.frozen, i.opened, i.data.zone) for i in items],
+            now=self.run.slot.timestamp(),
+            config=self.config,
+        )
         self.family = sum(len(t.arms) for t in tests)
         for item, test, judgement in zip(items, tests, judge(tests, self.config), strict=True):
             item.test, item.judgement = test, judgement

@@ -31,6 +31,7 @@ SAMPLE_FIELDS: tuple[str, ...] = (
     "chunks",
     "coalesced_events",
     "saturated",
+    "itl_withheld",
     "tokens_per_chunk",
     "finish_reason",
     "outcome",
@@ -82,9 +83,13 @@ class Measurement:
     itl_p99_ms: float | None = None
     itl_max_ms: float | None = None
     chunks: int = 0  # events that carried generated text
-    # Text events that arrived in a network read shared with another: no gap measured for them.
+    # Text events that arrived in a network read shared with another: their gaps are shares of
+    # the silence before the read.
     coalesced_events: int = 0
     saturated: bool = False  # most text events were coalesced: the client read too slowly
+    # Which ITL figures are None because bursts left them unknown (timing.ItlStats.withheld):
+    # "all" (p50 and above), "tail" (max, and p99 or p90 up when unknown too), "" none.
+    itl_withheld: str = ""
     tokens_per_chunk: float | None = None  # tokens ÷ network reads that carried text
     finish_reason: str = ""
     outcome: str = ""  # "truncated" / "content_filtered" / "refused"; "" for a clean stop

@@ -358,6 +358,7 @@ class Recorder:
                 itl.p99_ms,
                 itl.max_ms,
             )
+            m.itl_withheld = itl.withheld
         if reads.text_reads:
             m.tokens_per_chunk = tokens / reads.text_reads
 

@@ -25,21 +25,34 @@ NS_PER_MS = 1_000_000
 
 
 # A stream is flagged saturated when more than this share of its text events arrived in network
-# reads shared with other text events: the client read slower than the server wrote.
+# reads shared with other text events (the client read slower than the server wrote), or when
+# bursts leave its median gap unknown.
 SATURATED_SHARE = 0.5
+
+# An ITL figure is reported only when it is known to within this share: when it moves by no
+# more than this whether each burst's silence is spread evenly over its events or given to one
+# gap (its events sent back to back). Between those two attributions lies what the server did;
+# bench/accuracy.py --saturated measured every figure so reported within 5 % of the server's own.
+ITL_KNOWN_WITHIN = 0.05
+
+# What a withheld figure says (Measurement.itl_withheld): "" when every figure is reported.
+WITHHELD_ALL = "all"  # p50 and above unknown: bursts hide the median (the stream is saturated)
+WITHHELD_TAIL = "tail"  # p50 known, but a burst may hide a long gap: max (and p99, or p90 up)
 
 
 @dataclass(frozen=True, slots=True)
 class ItlStats:
     """Inter-token latency in ms (docs/design.md §4): each text event of a network read is given
-    the time since the previous text-carrying read, divided by the read's text events. p99 and max
-    are None for a saturated stream: the tail of its gaps was spent waiting in the socket buffer
-    and cannot be known, so it is withheld rather than guessed."""
+    the time since the previous text-carrying read, divided by the read's text events. A figure
+    that bursts leave unknown (ITL_KNOWN_WITHIN) is None, and `withheld` says which: "all"
+    (p50 and everything above it) or "tail" (max, and p99 or p90 and above when they too are
+    unknown), "" when none was."""
 
-    p50_ms: float
-    p90_ms: float
+    p50_ms: float | None
+    p90_ms: float | None
     p99_ms: float | None
     max_ms: float | None
+    withheld: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +61,9 @@ class Reads:
 
     itl: the gaps' statistics, None when no gap could be attributed (one read). coalesced_events:
     text events that shared their network read with another text event. text_reads: network
-    reads that carried text. saturated: more than SATURATED_SHARE of the events were coalesced.
+    reads that carried text. saturated: more than SATURATED_SHARE of the events were coalesced,
+    or so many that not even the median gap is known (the client read slower than the server
+    wrote).
     """
 
     itl: ItlStats | None
@@ -62,12 +77,13 @@ def read_stats(token_event_ns: Sequence[int]) -> Reads:
 
     Every event decoded from one network read carries that read's stamp, so events sharing a
     stamp arrived in one read. A read of k events that came g ms after the previous text read
-    stands for k gaps of g / k ms: the events waited in the socket buffer while the client was
-    away, so the time since the last read is spread over the tokens it brought (the gaps sum to
-    the stream's span, as decode speed's window does). Taking gaps only between events that
-    arrived alone would keep the short gaps and drop the long ones, which are the ones a burst
-    follows: under load that read p99 20–71 % low (bench/accuracy.py --saturated). The events of
-    the first read have no previous read to share a gap with and give none.
+    stands for k gaps summing to g: the events waited in the socket buffer while the client was
+    away (or the server sent them together), and how g split between them cannot be known. The
+    figures are taken with g spread evenly (k gaps of g / k, so the gaps sum to the stream's
+    span as decode speed's window does) and checked against g given to one gap (one of g and
+    k − 1 of 0): a figure the two put more than ITL_KNOWN_WITHIN apart is withheld (None). Past
+    half the events coalesced that takes the median; a single burst after a long silence can
+    take the tail. The events of the first read have no previous read to share a gap with.
     """
     n = len(token_event_ns)
     sizes: list[int] = []  # text events per read, in order
@@ -79,21 +95,40 @@ def read_stats(token_event_ns: Sequence[int]) -> Reads:
             sizes.append(1)
             stamps.append(stamp)
     coalesced = sum(size for size in sizes if size > 1)
-    saturated = n > 1 and coalesced > SATURATED_SHARE * n
-    gaps = sorted(
-        (stamps[j] - stamps[j - 1]) / NS_PER_MS / sizes[j]
-        for j in range(1, len(sizes))
-        for _ in range(sizes[j])
-    )
+    silences = [(stamps[j] - stamps[j - 1]) / NS_PER_MS for j in range(1, len(sizes))]
+    spread = sorted(g / k for g, k in zip(silences, sizes[1:], strict=True) for _ in range(k))
     itl = None
-    if gaps:
-        itl = ItlStats(
-            p50_ms=percentile(gaps, 50),
-            p90_ms=percentile(gaps, 90),
-            p99_ms=None if saturated else percentile(gaps, 99),
-            max_ms=None if saturated else gaps[-1],
-        )
+    if spread:
+        back_to_back = sorted([*silences, *[0.0] * (len(spread) - len(silences))])
+        itl = _itl(spread, back_to_back)
+    lost_median = itl is not None and itl.withheld == WITHHELD_ALL
+    saturated = n > 1 and (coalesced > SATURATED_SHARE * n or lost_median)
     return Reads(itl, coalesced, len(sizes), saturated)
+
+
+def _itl(spread: list[float], back_to_back: list[float]) -> ItlStats:
+    """The figures of the evenly spread gaps, each withheld unless the back-to-back attribution
+    agrees with it; a withheld figure takes those above it along (an unknown median leaves no
+    known tail)."""
+    figures = {
+        "p50": percentile(spread, 50),
+        "p90": percentile(spread, 90),
+        "p99": percentile(spread, 99),
+        "max": spread[-1],
+    }
+    other = {
+        "p50": percentile(back_to_back, 50),
+        "p90": percentile(back_to_back, 90),
+        "p99": percentile(back_to_back, 99),
+        "max": back_to_back[-1],
+    }
+    known: dict[str, float | None] = {}
+    lost = False
+    for name, value in figures.items():
+        lost = lost or abs(other[name] - value) > ITL_KNOWN_WITHIN * value
+        known[name] = None if lost else value
+    withheld = WITHHELD_ALL if known["p50"] is None else WITHHELD_TAIL if lost else ""
+    return ItlStats(known["p50"], known["p90"], known["p99"], known["max"], withheld)
 
 
 def decode_tps(tokens: int, *, start_ms: float, last_token_ms: float) -> float | None:

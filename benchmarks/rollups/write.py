@@ -13,6 +13,7 @@ from typing import Any
 from django.db import transaction
 
 from ..models import Run, RunRollup
+from ..selectors import materialized_write as materialized
 from ..selectors.scope import Workloads
 from . import packed, sketch, windows
 
@@ -116,11 +117,15 @@ def add_run(run_id: int) -> None:
         return
     pair = _partner_delta(run, Workloads.load())
     with transaction.atomic():
+        # Runs of one endpoint count in turn, so each rewrite of its materialized board
+        # figures sees the rollups of every run counted before it.
+        materialized.lock([run["endpoint_id"]])
         for span in SPANS:
             _update(key_of(run, span), lambda row: fold(row, run))
             if pair is not None:
                 long_run, delta = pair
                 _update(key_of(long_run, span), lambda row, d=delta: fold_prefill(row, d))
+        materialized.write_endpoint(run["endpoint_id"], run["vantage_id"], run["tod_bucket"])
 
 
 def _update(key: Key, change) -> None:
@@ -188,6 +193,7 @@ def rebuild(*, batch: int = 5_000) -> int:
             row = rows.setdefault(key_of(long_run, span), _blank())
             fold_prefill(row, long_run["ttft_p50_ms"] - base_run["ttft_p50_ms"])
     with transaction.atomic():
+        materialized.drop()  # merged from the rows being replaced
         RunRollup.objects.all().delete()
         RunRollup.objects.bulk_create(_objects(rows.items()), batch_size=2_000)
     return len(rows)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 from django.db import connections
-from django.db.models import F, QuerySet
+from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
 
 from ..models import RunRollup, Vantage
@@ -60,7 +60,8 @@ def day_series(
     """Each (endpoint, workload)'s day points over the window's UTC days (the day `window_hours`
     ago to today), oldest first; a day without a finished run has no point. Each point has
     run_point's keys (no id, status, bucket or concurrency: a day has none of one run's) plus
-    "day", "runs" and "bands" ({metric: {"low", "high"} or None} for "ttft" and "decode")."""
+    "day", "runs", "saturated_runs" (of those runs, the ones whose client was saturated:
+    docs/design.md §4) and "bands" ({metric: {"low", "high"} or None} for "ttft" and "decode")."""
     series: dict[Key, list[dict[str, Any]]] = {
         (e, w): [] for e in endpoint_ids for w in workload_ids
     }
@@ -71,6 +72,7 @@ def day_series(
     merged, totals = _day_merged(
         endpoint_ids, workload_ids, vantage, (first, now.date()), metrics=tuple(POINT_METRICS)
     )
+    saturated = _saturated_runs(endpoint_ids, workload_ids, vantage, (first, now.date()))
     columns = {m: merged.columns(m, DAY_FRACTIONS) for m in POINT_METRICS}
     ttft_low, ttft, ttft_high = columns["ttft"]
     decode_low, decode, decode_high = columns["decode"]
@@ -91,6 +93,7 @@ def day_series(
                 "tod_bucket": None,
                 "concurrency": None,
                 "runs": runs,
+                "saturated_runs": saturated.get(group, 0),
                 "ok": ok,
                 "errors": errors,
                 "ttft_ms": figures[0],
@@ -206,3 +209,26 @@ def _grouped(rows: QuerySet[RunRollup]) -> list[tuple]:
         group[2] += errors
         group[3] += bytes(data or b"")
     return [(*key, *values, 1) for key, values in found.items()]
+
+
+def _saturated_runs(
+    endpoint_ids: list[int], workload_ids: list[int], vantage: Vantage, days: tuple[date, date]
+) -> dict[tuple[int, int, date], int]:
+    """Each (endpoint, workload, day)'s runs whose client was saturated, from the day rollups;
+    groups without any are left out."""
+    rows = (
+        RunRollup.objects.filter(
+            span="day",
+            vantage=vantage,
+            endpoint_id__in=endpoint_ids,
+            workload_id__in=workload_ids,
+            day__gte=days[0],
+            day__lte=days[1],
+            saturated_runs__gt=0,
+        )
+        .values("endpoint_id", "workload_id", "day")
+        .annotate(saturated=Sum("saturated_runs"))
+        .order_by()
+        .values_list("endpoint_id", "workload_id", "day", "saturated")
+    )
+    return {(e, w, d): int(n) for e, w, d, n in rows}

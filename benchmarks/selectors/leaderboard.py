@@ -22,6 +22,7 @@ from ..costs import input_tokens_estimate
 from ..models import Run, RunStatus, Vantage, Workload
 from ..money import Prices, request_cost, usd
 from ..rollups import read as rollup_read
+from . import materialized
 from .aggregates import SQLITE_QUARTILES, Percentile, Quartiles, register_sqlite
 from .filters import BoardFilters
 from .rows import BoardRow, mark_ties, sort_rows
@@ -48,7 +49,17 @@ def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None)
     """
     vantage = resolve_vantage(filters.vantage)
     workloads = Workloads.load()
-    if filters.sketched:
+    # A covered long board is read as materialized (one row per endpoint, no merge); the
+    # compare page (endpoint_ids) and anything not covered merge the rollups.
+    stored = (
+        materialized.read(filters, vantage=vantage, workloads=workloads)
+        if endpoint_ids is None
+        else None
+    )
+    if stored is not None:
+        stats, by_concurrency, prefill = stored
+        workload = _primary(filters, workloads)[1]
+    elif filters.sketched:
         stats, by_concurrency, prefill, workload = _sketched(
             filters, vantage=vantage, endpoint_ids=endpoint_ids, workloads=workloads
         )
@@ -59,6 +70,8 @@ def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None)
 
     endpoints = (
         Endpoint.objects.select_related("provider")
+        # What a request sends, not what a row shows: no JSON to parse per row.
+        .defer("extra_body", "provider__extra_headers")
         .filter(Q(id__in=stats.keys()) | Q(enabled=True, provider__enabled=True))
         .filter(LIVE_ENDPOINTS)  # archived (deleted through the API): history only
         .annotate(
@@ -137,23 +150,77 @@ def _sketched(
     workloads: Workloads,
 ) -> tuple[dict, dict, dict, Workload | None]:
     """The same figures from merged rollup sketches (long windows; within 1 % of exact)."""
-    scope = {
-        "vantage": vantage,
-        "window_hours": filters.window_hours,
-        "tod_bucket": filters.tod_bucket,
-        "endpoint_ids": endpoint_ids,
-    }
+    # One read for every part: the main columns', the concurrency figures' and prefill's rows.
+    rows = _sketched_rows(
+        [filters],
+        vantage=vantage,
+        window_hours=filters.window_hours,
+        tod_bucket=filters.tod_bucket,
+        endpoint_ids=endpoint_ids,
+        workloads=workloads,
+    )
+    stats, by_concurrency, prefill = sketched_figures(rows, filters, workloads)
+    return stats, by_concurrency, prefill, _primary(filters, workloads)[1]
+
+
+def _sketched_rows(
+    several: list[BoardFilters],
+    *,
+    vantage: Vantage | None,
+    window_hours: int,
+    tod_bucket: int | None,
+    endpoint_ids: list[int] | None,
+    workloads: Workloads,
+) -> list[dict[str, Any]]:
+    """The rollup rows that sketched_figures needs for each of `several` filters (of one
+    window and bucket)."""
+    needed = {w.id for w in workloads.base_context()}
+    for filters in several:
+        needed.update(_primary_match(filters, workloads)[0])
+    long = workloads.long()
+    if long is not None:
+        needed.add(long.id)
+    return rollup_read.rollup_rows(
+        where=Q(workload_id__in=needed),
+        vantage=vantage,
+        window_hours=window_hours,
+        tod_bucket=tod_bucket,
+        endpoint_ids=endpoint_ids,
+    )
+
+
+def sketched_parts(
+    several: list[BoardFilters],
+    *,
+    vantage: Vantage,
+    window_hours: int,
+    tod_bucket: int | None,
+    endpoint_ids: list[int] | None,
+) -> dict[BoardFilters, tuple[dict, dict, dict]]:
+    """(stats, by_concurrency, prefill) of each of `several` filters (of this window and
+    bucket) from one read of the rollups: what the materialized board stores."""
+    workloads = Workloads.load()
+    rows = _sketched_rows(
+        several,
+        vantage=vantage,
+        window_hours=window_hours,
+        tod_bucket=tod_bucket,
+        endpoint_ids=endpoint_ids,
+        workloads=workloads,
+    )
+    return {filters: sketched_figures(rows, filters, workloads) for filters in several}
+
+
+def sketched_figures(
+    rows: list[dict[str, Any]], filters: BoardFilters, workloads: Workloads
+) -> tuple[dict, dict, dict]:
+    """(stats, by_concurrency, prefill) of `filters` from the window's rollup rows."""
     _, workload = _primary(filters, workloads)
     shared = (
         workload if filters.concurrency is None and workload in workloads.base_context() else None
     )
     long = workloads.long()
-    # One read for every part: the main columns', the concurrency figures' and prefill's rows.
-    primary_ids, matches = _primary_match(filters, workloads)
-    needed = {*primary_ids, *(w.id for w in workloads.base_context())}
-    if long is not None:
-        needed.add(long.id)
-    rows = rollup_read.rollup_rows(where=Q(workload_id__in=needed), **scope)
+    _, matches = _primary_match(filters, workloads)
     stats = {
         row["endpoint_id"]: row
         for row in rollup_read.primary_stats(
@@ -180,7 +247,7 @@ def _sketched(
             }
             for endpoint_id, (low, mid, high) in deltas.items()
         }
-    return stats, by_concurrency, prefill, workload
+    return stats, by_concurrency, prefill
 
 
 def _primary(filters: BoardFilters, workloads: Workloads) -> tuple[Q, Workload | None]:

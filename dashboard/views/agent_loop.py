@@ -11,6 +11,7 @@ from ..caching import revalidated
 from ..forms import AgentLoopForm, FilterForm
 from .access import dashboard_view
 from .empty import empty_state
+from .listing import listed, wants_all
 
 FIELDS = ("workload", "tod", "window", "vantage")
 
@@ -36,11 +37,16 @@ def agent_loop_page(request: HttpRequest) -> HttpResponse:
     projections = agent_loop.project(
         leaderboard(filters), calls=calls, tokens_per_call=tokens, tool_s=tool_s
     )
+    # The fastest PAGE_ROWS in the chart and the table (dashboard.views.listing), ranked over all.
+    shown, all_rows_query = listed(request.GET, projections)
     context.update(
         calls=calls,
         tokens_per_call=tokens,
         tool_s=tool_s,
-        projections=projections,
+        projections=shown,
+        projection_count=len(projections),
+        all_rows_query=all_rows_query,
+        rows_all=wants_all(request.GET),
         empty=empty_state(has_data=bool(projections)),
     )
     return render(request, "dashboard/agent_loop.html", context)

@@ -23,6 +23,7 @@ from .access import dashboard_view
 from .board_cells import cells
 from .board_html import endpoint_url, row_html
 from .empty import empty_state
+from .listing import PAGE_ROWS, wants_all
 
 
 def sort_links(filters: BoardFilters, extra: dict[str, str]) -> tuple[dict, dict]:
@@ -73,6 +74,15 @@ def _endpoint_query(filters: BoardFilters) -> str:
     return "?" + urlencode(params) if params else ""
 
 
+def shown_rows(query, rows: list[BoardRow], *, group: str) -> tuple[list[BoardRow], bool]:
+    """(the rows the page lists, whether they are all): the top PAGE_ROWS of the sort over every
+    endpoint unless asked for all (listing.wants_all: 400 for a bad `rows`); grouped by model,
+    every member of each group."""
+    if wants_all(query) or group == "model" or len(rows) <= PAGE_ROWS:
+        return rows, True
+    return rows[:PAGE_ROWS], False
+
+
 # A row without active alerts: an empty cell (its "more" link is written only when more > 0).
 _NO_ALERTS = {"badges": [], "more": 0, "more_url": ""}
 
@@ -89,18 +99,21 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     every_row = leaderboard(filters)
     model, group = parse_model_params(request.GET, every_row)
     rows = only_model(every_row, model)
+    listed, everything = shown_rows(request.GET, rows, group=group)
     extra = {k: v for k, v in (("model", model), ("group", group)) if v}
+    if request.GET.get("rows") == "all":
+        extra["rows"] = "all"
     urls, arrows = sort_links(filters, extra)
     has_data = any(row.has_data for row in rows)
-    # Every row's active alerts in one query, whatever the number of endpoints.
-    alerts = open_alerts_by_endpoint(row.endpoint_id for row in rows)
+    # Every listed row's active alerts in one query, whatever the number of endpoints.
+    alerts = open_alerts_by_endpoint(row.endpoint_id for row in listed)
     # Links to endpoint pages keep the window, workload and vantage (not the sort).
     query, url_of = _endpoint_query(filters), endpoint_url()
     entries = {
         row.slug: row_html(row, cells(row), _alerts_cell(alerts, row), query, url_of)
-        for row in rows
+        for row in listed
     }
-    groups = group_by_model(rows) if group == "model" else [("", rows)]
+    groups = group_by_model(listed) if group == "model" else [("", listed)]
     return render(
         request,
         "dashboard/leaderboard.html",
@@ -110,7 +123,11 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
             "rows": rows,
             "groups": [(name, [entries[row.slug] for row in members]) for name, members in groups],
             "alert_count": sum(len(found) for found in alerts.values()),
-            "chart_rows": chart_rows(rows),
+            "chart_rows": chart_rows(listed),
+            "listed": len(listed),
+            "all_rows_query": None
+            if everything
+            else urlencode({**filters.as_query(), **extra, "rows": "all"}),
             "sort_urls": urls,
             "sort_arrows": arrows,
             "empty": empty_state(has_data=has_data),

@@ -14,6 +14,7 @@ from ..caching import revalidated
 from ..forms import FilterForm
 from .access import dashboard_view
 from .empty import empty_state
+from .listing import listed, wants_all
 
 AXES = {"decode": ("decode_tps_p50", True), "ttft": ("ttft_p50_ms", False)}
 FIELDS = ("workload", "concurrency", "tod", "window", "vantage")
@@ -51,15 +52,23 @@ def price_page(request: HttpRequest) -> HttpResponse:
         for axis, (attr, higher) in AXES.items()
     }
     unpriced = [p for p in points if p["price_out"] is None]
+    # The table lists the cheapest PAGE_ROWS (dashboard.views.listing); the chart plots them all.
+    by_price = sorted(points, key=lambda p: (p["price_out"] is None, p["price_out"] or 0))
+    table, all_rows_query = listed(request.GET, by_price)
+    keep = {"y": y_axis} if y_axis != "decode" else {}
+    if wants_all(request.GET):
+        keep["rows"] = "all"
     return render(
         request,
         "dashboard/price.html",
         {
             "filters": filters,
             "form": FilterForm(filters, fields=FIELDS),
-            "keep": {"y": y_axis} if y_axis != "decode" else {},
+            "keep": keep,
             "y_axis": y_axis,
-            "points": sorted(points, key=lambda p: (p["price_out"] is None, p["price_out"] or 0)),
+            "points": table,
+            "point_count": len(points),
+            "all_rows_query": all_rows_query,
             "frontier": frontiers[y_axis],
             "chart": {
                 "points": points,
@@ -72,6 +81,6 @@ def price_page(request: HttpRequest) -> HttpResponse:
             },
             "unpriced": unpriced,
             "empty": empty_state(has_data=bool(points)),
-            "params": filters.as_query(),
+            "params": {**filters.as_query(), **({"rows": "all"} if "rows" in keep else {})},
         },
     )

@@ -44,7 +44,9 @@ def test_it_turns_profile_subscribers_into_confirmed_advice_subscriptions():
         }, "one subscription per address, to every profile that listed it, already confirmed"
         back = migrate(BEFORE)
         restored = dict(
-            back.get_model("advisor", "WorkloadProfile").objects.values_list("slug", "subscribers")
+            back.get_model("advisor", "WorkloadProfile")
+            .objects.filter(slug__in=["chat", "rag", "none"])  # not the profiles migrations seed
+            .values_list("slug", "subscribers")
         )
         assert restored == {"chat": "lead@example.com\nops@example.com", "rag": "lead@example.com",
                             "none": ""}  # fmt: skip

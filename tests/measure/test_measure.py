@@ -28,6 +28,7 @@ from benchmarks.measure import (
     measure_burst,
     measure_request,
 )
+from benchmarks.measure.timing import percentile
 from benchmarks.stats import summarize
 from providers.base import EndpointConfig, ErrorCategory
 from providers.simulator.process import SimulatorHandle
@@ -64,6 +65,24 @@ def assert_close_after(client_ms: float | None, truth_ms: float) -> None:
     assert truth_ms - 0.01 <= client_ms <= truth_ms + LATE_MS, (client_ms, truth_ms)
 
 
+def assert_itl_honest(m: Measurement, truth: dict[str, Any]) -> None:
+    """Each ITL figure is close to the simulator's own gaps, or withheld and flagged: on a loaded
+    machine a stream may be read in bursts (coalesced), and that is no failure."""
+    figures = {"p50": m.itl_p50_ms, "p90": m.itl_p90_ms, "p99": m.itl_p99_ms}
+    # "tail": max at least (and p99, p90 with it when they too are unknown); "all": everything.
+    assert (m.itl_max_ms is None) == bool(m.itl_withheld)
+    assert (m.itl_p50_ms is None) == (m.itl_withheld == "all")
+    assert m.itl_withheld or None not in figures.values()
+    stamps = [e["t_ns"] for e in token_events(truth, ("text",))]
+    gaps = sorted((b - a) / 1e6 for a, b in zip(stamps, stamps[1:], strict=False))
+    for name, value in figures.items():
+        if value is not None:  # reported: within 5 % by bench/accuracy.py; 10 % here, loaded
+            expected = percentile(gaps, int(name[1:]))
+            assert value == pytest.approx(expected, rel=0.10), (name, m.itl_withheld)
+    if m.saturated:  # most events in shared reads, or so many the median is unknown
+        assert m.coalesced_events > m.chunks / 2 or m.itl_withheld == "all"
+
+
 def token_events(truth: dict[str, Any], kinds: tuple[str, ...] = ("text", "reasoning")) -> list:
     return [e for e in truth["events"] if e["kind"] in kinds and e["tokens"]]
 
@@ -98,11 +117,7 @@ def test_it_measures_each_protocol_close_to_the_simulators_truth(
     assert m.decode_tps == pytest.approx(true_tps, rel=0.25)
     assert m.decode_tps == pytest.approx(1000 / m.tpot_ms, rel=1e-9)
     assert m.tpot_ms == pytest.approx((m.last_token_ms - m.ttft_ms) / (tokens - 1), rel=1e-9)
-    if m.saturated:  # a loaded machine read slower than the simulator wrote: tail withheld
-        assert m.coalesced_events > m.chunks / 2
-        assert 0 < m.itl_p50_ms <= m.itl_p90_ms and (m.itl_p99_ms, m.itl_max_ms) == (None, None)
-    else:
-        assert 0 < m.itl_p50_ms <= m.itl_p90_ms <= m.itl_p99_ms <= m.itl_max_ms
+    assert_itl_honest(m, truth)
     assert m.output_chars > 0 and len(m.output_sha256) == 64
     assert m.finish_reason and not m.outcome and not m.error_message
 

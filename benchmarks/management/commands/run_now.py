@@ -32,6 +32,8 @@ def describe(run: Run) -> str:
         f" · aggregate {_fmt(run.throughput_tps, 'tok/s', 1)}"
         f" · {run.ok_count} ok / {run.error_count} errors"
     )
+    if run.saturated_count:  # docs/design.md §4: decode may read low, ITL withheld where unknown
+        figures += f" · client saturated in {run.saturated_count} of {run.ok_count} requests"
     reason = f"\n    {run.failure_reason}" if run.failure_reason else ""
     return f"{head}\n    {figures}{reason}"
 

@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from benchmarks.clients import network_for
 from benchmarks.measure import Limits, Measurement, make_client, measure_burst
+from benchmarks.measure.timing import WITHHELD_ALL, WITHHELD_TAIL
 from benchmarks.prompts import build_prompt
 from benchmarks.stats import median, summarize
 from providers.base import EndpointConfig
@@ -325,15 +326,32 @@ class _Report:
             self.console.print(
                 saturation_note(summary["saturated"], summary["ok"], self.concurrency)
             )
+        tails = summary["itl_withheld"].get(WITHHELD_TAIL, 0)
+        if tails:
+            self.console.print(
+                f"ITL tail withheld in {tails} of {summary['ok']} requests: events arrived "
+                "together after a silence, so how long their longest gap was is unknown (max, "
+                "and p99 where it shows 'burst')"
+            )
 
 
 def saturation_note(saturated: int, ok: int, concurrency: int) -> str:
     """One line saying the client, not the provider, set the pace of some requests."""
     return (
         f"client saturated in {saturated} of {ok} requests: this machine read slower than the "
-        f"provider wrote at concurrency {concurrency}, so their ITL p99 is withheld ('sat.') and "
-        "their decode may read low; measure at a lower --concurrency or give the client more CPU"
+        f"provider wrote at concurrency {concurrency}, so their ITL is withheld where it cannot "
+        "be known ('sat.') and their decode may read low; measure at a lower --concurrency or give "
+        "the client more CPU (manage.py speedtest --find-saturation tells where this machine "
+        "falls behind)"
     )
+
+
+def _itl_cell(m: Measurement, value: float | None) -> str:
+    """An ITL figure, or why it is withheld: "sat." (the client fell behind: not even the median
+    is known) or "burst" (a burst may hide the longest gap)."""
+    if value is None and m.itl_withheld:
+        return "sat." if m.itl_withheld == WITHHELD_ALL else "burst"
+    return _fmt(value, 2)
 
 
 def _row(label: str, m: Measurement) -> str:
@@ -344,8 +362,8 @@ def _row(label: str, m: Measurement) -> str:
         _fmt(m.decode_tps),
         _fmt(m.output_tokens),
         m.tokens_source or "-",
-        _fmt(m.itl_p50_ms, 2),
-        "sat." if m.saturated else _fmt(m.itl_p99_ms, 2),
+        _itl_cell(m, m.itl_p50_ms),
+        _itl_cell(m, m.itl_p99_ms),
         _fmt(m.e2e_ms),
     )
     error = f"{m.error_category}: {m.error_message}" if m.error_category else ""

@@ -9,6 +9,7 @@
     muted: "#98a2b3",
     grid: "#eef0f3",
     frontier: "#c92a2a",
+    warn: "#e67700", // --warn: a point whose client was saturated
   };
   // One colour per endpoint on comparison charts.
   const SERIES = ["#3b5bdb", "#e8590c", "#0c8599", "#ae3ec9", "#2b8a3e", "#f08c00", "#c2255c", "#1098ad"];

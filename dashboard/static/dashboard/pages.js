@@ -100,8 +100,16 @@
     });
   }
 
+  // A run (or a day's runs) measured by a saturated client (docs/design.md §4): kept, marked.
+  function saturationNote(r) {
+    if (r.saturated_runs) return `client saturated in ${r.saturated_runs} of ${r.runs} runs`;
+    if (r.id && r.saturated) return `client saturated in ${r.saturated} request${r.saturated === 1 ? "" : "s"}`;
+    return "";
+  }
+
   function historyChart(canvasId, runs, bands, key, color, format, title, markers) {
     const pts = runs.map((r) => ({ x: Date.parse(r.slot), y: r[key], id: r.id }));
+    const notes = runs.map(saturationNote);
     const datasets = [];
     const haveBand = bands && bands.some((b) => b);
     if (haveBand) {
@@ -110,7 +118,8 @@
       datasets.push({ label: "p90", data: runs.map((r, i) => ({ x: Date.parse(r.slot), y: bands[i] ? bands[i].high : null })),
         borderColor: "transparent", backgroundColor: T.alpha(color, 0.15), pointRadius: 0, fill: "-1", spanGaps: true });
     }
-    datasets.push({ label: title, data: pts, borderColor: color, backgroundColor: color, pointRadius: 3, tension: 0.2, spanGaps: true });
+    datasets.push({ label: title, data: pts, borderColor: color, backgroundColor: color, pointRadius: notes.map((n) => (n ? 5 : 3)), tension: 0.2, spanGaps: true,
+      pointStyle: notes.map((n) => (n ? "triangle" : "circle")), pointBackgroundColor: notes.map((n) => (n ? C.warn : color)) });
     return T.make(canvasId, {
       type: "line",
       data: { datasets },
@@ -118,6 +127,7 @@
         plugins: { legend: { display: false }, changePoints: { points: markers }, tooltip: { callbacks: {
           title: (items) => T.when(items[0].parsed.x) + " UTC",
           label: (c) => `${c.dataset.label}: ${format(c.parsed.y)}`,
+          afterLabel: (c) => (c.datasetIndex === datasets.length - 1 ? notes[c.dataIndex] : ""),
         } } },
         scales: { x: T.timeAxis(pts.map((p) => p.x)), y: { beginAtZero: true, ticks: { callback: (v) => format(v) } } },
         onClick: (_e, els) => {
