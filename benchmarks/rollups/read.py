@@ -14,14 +14,15 @@ import numpy as np
 from django.db.models import Q
 from django.utils import timezone
 
+from ..buckets import BUCKETS
 from ..models import RunRollup, Vantage, WindowRollup
 from . import packed, sketch
 from .windows import days_q
 
 QUARTILES = (0.25, 0.5, 0.75)
 _FIELDS = (
-    "endpoint_id", "workload_id", "concurrency", "runs", "ok_count", "error_count",
-    "saturated_runs",
+    "endpoint_id", "workload_id", "concurrency", "tod_bucket", "runs", "ok_count",
+    "error_count", "saturated_runs",
 )  # fmt: skip
 
 
@@ -39,8 +40,11 @@ def rollup_rows(
     endpoint_ids: list[int] | None,
     where: Q,
     now: datetime | None = None,
+    buckets: bool = False,
 ) -> list[dict[str, Any]]:
     """The window's rollups in scope: dicts of _FIELDS and "bins" (packed triples).
+    buckets: each time-of-day bucket's rows instead of the whole day's (tod_bucket None only;
+    a window row then has its bucket, not ALL_BUCKETS).
 
     A window row comes with its near sketch ("window_id" and "margin" set): merge rows only
     after settle(), which reads the whole sketch of any group the near one cannot answer."""
@@ -57,7 +61,7 @@ def rollup_rows(
         scope,
         days=days,
         through_day=today - timedelta(days=1),
-        tod_bucket=WindowRollup.ALL_BUCKETS if tod_bucket is None else tod_bucket,
+        tod_bucket__in=_window_buckets(tod_bucket, buckets=buckets),
     ).values_list(*_FIELDS, "id", "near")
     rows = []
     for values in windows:
@@ -84,6 +88,12 @@ def rollup_rows(
             bins = np.array(sketch.triples(sketches), dtype=np.int32).reshape(-1, 3)
             unpacked[row_id]["bins"] = bins
     return rows
+
+
+def _window_buckets(tod_bucket: int | None, *, buckets: bool) -> list[int]:
+    if tod_bucket is not None:
+        return [tod_bucket]
+    return list(BUCKETS) if buckets else [WindowRollup.ALL_BUCKETS]
 
 
 def settle(rows: list[dict[str, Any]], group_of, metrics: Iterable[str]) -> list[dict[str, Any]]:

@@ -43,6 +43,12 @@ def points_kind(window_hours: int) -> str:
     return "day" if per_day(window_hours) else "run"
 
 
+def figures_kind(window_hours: int) -> str:
+    """The API's "figures" field: "sketched" (summary, profile, concurrency and context from
+    the rollups, selectors.sketched) or "exact" (every run counted)."""
+    return "sketched" if per_day(window_hours) else "exact"
+
+
 def day_series(
     endpoint_ids: list[int],
     workload_ids: list[int],

@@ -1,16 +1,18 @@
-"""An endpoint's history: everything its page and the history API show, from Run rows only."""
+"""An endpoint's history: everything its page and the history API show (Run rows; over 90 days
+the day and window rollups)."""
 
 from typing import Any
 
 from django.db import connections
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Count, Max, Q
 
 from providers.models import Endpoint
 
 from ..buckets import BUCKETS
 from ..models import Run, Vantage, Workload
+from . import sketched
 from .aggregates import Percentile, Quartiles, percentile, quartiles
-from .days import day_medians, day_series, per_day, points_kind
+from .days import day_medians, day_series, figures_kind, per_day, points_kind
 from .runs import (
     RUN_POINT_FIELDS,
     SlotIso,
@@ -38,25 +40,30 @@ def endpoint_history(
     workload/vantage: an instance or a slug; None = the base workload / the default vantage.
     Times in ms, speeds in tokens/s (decode per user; throughput in aggregate), datetimes ISO.
     Over 90 days the series and the context pairs are one point per UTC day ("points": "day",
-    selectors.days); the summary, profile and context figures still count every run.
+    selectors.days) and the summary, profile, concurrency and context figures are sketched
+    ("figures": "sketched", selectors.sketched).
     """
     workloads = Workloads.load()
     workload_obj = workloads.resolve(workload)
     vantage_obj = resolve_vantage(vantage)
     runs = window_runs(vantage=vantage_obj, window_hours=window_hours).filter(endpoint=endpoint)
     if per_day(window_hours):
-        charts = _day_charts(endpoint, runs, workload_obj, vantage_obj, window_hours, workloads)
+        charts = _day_charts(endpoint, workload_obj, vantage_obj, window_hours, workloads)
+        errors = sketched.errors_by_category(
+            endpoint.id, vantage=vantage_obj, window_hours=window_hours
+        )
     else:
         charts = _run_charts(runs, workload_obj, workloads)
+        errors = errors_by_category(runs)
     return {
         "endpoint": _endpoint_info(endpoint),
         "workload": workload_obj.slug if workload_obj else None,
         "vantage": vantage_obj.slug if vantage_obj else None,
         "window_hours": window_hours,
         "points": points_kind(window_hours),
+        "figures": figures_kind(window_hours),
         **charts,
-        "concurrency": _concurrency(runs),
-        "errors": errors_by_category(runs),
+        "errors": errors,
         "recent_runs": _recent(endpoint, vantage_obj, window_hours, workloads),
         "roofline": _roofline(endpoint, charts["summary"]["decode_tps"]["p50"]),
     }
@@ -72,36 +79,40 @@ def _run_charts(runs: Any, workload: Workload | None, workloads: Workloads) -> d
         "bands": {m: [run_band(run, m) for run in series] for m in ("ttft", "decode")},
         "tod_profile": _tod_profile(points),
         "context": _context(runs, workloads),
+        "concurrency": _concurrency(runs),
     }
 
 
 def _day_charts(
     endpoint: Endpoint,
-    runs: Any,
     workload: Workload | None,
     vantage: Vantage | None,
     window_hours: int,
     workloads: Workloads,
 ) -> dict[str, Any]:
     """_run_charts over a long window: the series and context pairs one point per UTC day
-    (day rollups), the summary, profile and context figures aggregated over the runs in SQL."""
+    (day rollups), the summary, profile, context figures and concurrency curve sketched
+    (selectors.sketched: the window rollups)."""
     base, long = workloads.base(), workloads.long()
     charted = list(dict.fromkeys(w.id for w in (workload, base, long) if w is not None))
     series = day_series([endpoint.id], charted, vantage=vantage, window_hours=window_hours)
     points = series[(endpoint.id, workload.id)] if workload else []
     bands = [p.pop("bands") for p in points]
-    chosen = runs.filter(workload=workload) if workload else runs.none()
-    if base is None or long is None:
-        context = {"context_tokens": None, "pairs": [], "prefill_cost_ms": None}
-    else:
-        pairs = _day_pairs(series[(endpoint.id, base.id)], series[(endpoint.id, long.id)])
-        context = {"pairs": pairs, **_contexts(runs, workloads, [endpoint.id])[endpoint.id]}
+    figures = sketched.history_figures(
+        [endpoint.id], workload, workloads, vantage=vantage, window_hours=window_hours
+    )[endpoint.id]
+    context = {"pairs": [], **figures["context"]}
+    if base is not None and long is not None:
+        context["pairs"] = _day_pairs(
+            series[(endpoint.id, base.id)], series[(endpoint.id, long.id)]
+        )
     return {
-        "summary": _summary_in_db(chosen),
+        "summary": figures["summary"],
         "runs": points,
         "bands": {m: [band[m] for band in bands] for m in ("ttft", "decode")},
-        "tod_profile": _tod_profiles_in_db(chosen, ())[()],
+        "tod_profile": figures["tod_profile"],
         "context": context,
+        "concurrency": figures["concurrency"],
     }
 
 
@@ -115,58 +126,6 @@ def _day_pairs(base: list[dict[str, Any]], long: list[dict[str, Any]]) -> list[d
             )
             pair[key] = point["ttft_ms"]
     return [by_day[day] for day in sorted(by_day)]
-
-
-def _summary_in_db(runs: Any) -> dict[str, Any]:
-    """_summary of the runs' points, aggregated by the database (the same figures)."""
-    row = runs.order_by().aggregate(
-        runs=Count("id"),
-        ok=Sum("ok_count"),
-        errors=Sum("error_count"),
-        saturated=Count("saturated_count", filter=Q(saturated_count__gt=0)),
-        ttft=Quartiles("ttft_p50_ms"),
-        decode=Quartiles("decode_tps_p50"),
-        e2e=Quartiles("e2e_p50_ms"),
-    )
-    ok, errors = row["ok"] or 0, row["errors"] or 0
-    return {
-        "runs": row["runs"],
-        "samples": ok + errors,
-        "errors": errors,
-        "saturated_runs": row["saturated"],
-        "error_rate": errors / (ok + errors) if ok + errors else None,
-        "ttft_ms": _named(row["ttft"]),
-        "decode_tps": _named(row["decode"]),
-        "e2e_ms": _named(row["e2e"]),
-    }
-
-
-def _tod_profiles_in_db(runs: Any, by: tuple[str, ...]) -> dict[tuple, list[dict[str, Any]]]:
-    """_tod_profile of the runs' points, per value of the `by` columns (() when `by` is
-    empty: one profile), aggregated by the database; a group without runs has none."""
-    grouped = (
-        runs.order_by()
-        .values(*by, "tod_bucket")
-        .annotate(
-            runs=Count("id"), ttft=Quartiles("ttft_p50_ms"), decode=Quartiles("decode_tps_p50")
-        )
-    )
-    found: dict[tuple, dict[int, dict[str, Any]]] = {(): {}} if not by else {}
-    for g in grouped:
-        found.setdefault(tuple(g[name] for name in by), {})[g["tod_bucket"]] = g
-    return {
-        key: [
-            {
-                "bucket": bucket,
-                "label": label,
-                "runs": buckets[bucket]["runs"] if bucket in buckets else 0,
-                "ttft_ms": _named(buckets[bucket]["ttft"] if bucket in buckets else None),
-                "decode_tps": _named(buckets[bucket]["decode"] if bucket in buckets else None),
-            }
-            for bucket, label in BUCKETS.items()
-        ]
-        for key, buckets in found.items()
-    }
 
 
 def compare_histories(
@@ -184,40 +143,59 @@ def compare_histories(
     workload_obj = workloads.resolve(workload)
     vantage_obj = resolve_vantage(vantage)
     ids = [endpoint.id for endpoint in endpoints]
-    runs = window_runs(vantage=vantage_obj, window_hours=window_hours).filter(endpoint_id__in=ids)
     if per_day(window_hours):
-        points, profiles = _compare_days(runs, ids, workload_obj, vantage_obj, window_hours)
+        points, figures = _compare_days(ids, workload_obj, vantage_obj, window_hours, workloads)
     else:
-        points = _compare_points(runs, ids, workload_obj)
-        profiles = {i: _tod_profile(points[i]) for i in ids}
-    curves: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
-    for (endpoint_id,), curve in _concurrency_rows(runs, ("endpoint_id",)):
-        curves[endpoint_id].append(curve)
-    contexts = _contexts(runs, workloads, ids)
+        runs = window_runs(vantage=vantage_obj, window_hours=window_hours)
+        runs = runs.filter(endpoint_id__in=ids)
+        points, figures = _compare_runs(runs, ids, workload_obj, workloads)
     return [
         {
             "endpoint": _endpoint_info(endpoint),
             "points": points_kind(window_hours),
+            "figures": figures_kind(window_hours),
             "runs": [{k: p[k] for k in ("slot", "ttft_ms", "decode_tps")} for p in points[i]],
-            "tod_profile": profiles[i],
-            "context": contexts[i],
-            "concurrency": curves[i],
+            **figures[i],
         }
         for endpoint, i in zip(endpoints, ids, strict=True)
     ]
 
 
+def _compare_runs(
+    runs: Any, ids: list[int], workload: Workload | None, workloads: Workloads
+) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]]]:
+    """compare_histories' run points and exact figures (profile, context, curve) per endpoint."""
+    points = _compare_points(runs, ids, workload)
+    curves: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+    for (endpoint_id,), curve in _concurrency_rows(runs, ("endpoint_id",)):
+        curves[endpoint_id].append(curve)
+    contexts = _contexts(runs, workloads, ids)
+    return points, {
+        i: {
+            "tod_profile": _tod_profile(points[i]),
+            "context": contexts[i],
+            "concurrency": curves[i],
+        }
+        for i in ids
+    }
+
+
 def _compare_days(
-    runs: Any, ids: list[int], workload: Workload | None, vantage: Vantage | None, hours: int
-) -> tuple[dict[int, list[dict[str, Any]]], dict[int, list[dict[str, Any]]]]:
-    """compare_histories' day points and (every run's) time-of-day profiles, per endpoint."""
+    ids: list[int],
+    workload: Workload | None,
+    vantage: Vantage | None,
+    hours: int,
+    workloads: Workloads,
+) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]]]:
+    """compare_histories' day points and sketched figures (selectors.sketched) per endpoint."""
     if workload is None:
-        empty = _tod_profiles_in_db(runs.none(), ())[()]
-        return {i: [] for i in ids}, {i: empty for i in ids}
-    series = day_medians(ids, workload.id, vantage=vantage, window_hours=hours)
-    profiles = _tod_profiles_in_db(runs.filter(workload=workload), ("endpoint_id",))
-    empty = _tod_profiles_in_db(runs.none(), ())[()]
-    return series, {i: profiles.get((i,), empty) for i in ids}
+        series: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+    else:
+        series = day_medians(ids, workload.id, vantage=vantage, window_hours=hours)
+    found = sketched.history_figures(ids, workload, workloads, vantage=vantage, window_hours=hours)
+    return series, {
+        i: {key: found[i][key] for key in ("tod_profile", "context", "concurrency")} for i in ids
+    }
 
 
 def _compare_points(

@@ -5,7 +5,7 @@ from django.shortcuts import get_object_or_404, render
 
 from alerts.pages.selectors import change_points, open_alerts_by_endpoint
 from benchmarks.breaker import open_trips
-from benchmarks.models import Run
+from benchmarks.models import Run, Vantage, Workload
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.history import endpoint_history
 from benchmarks.selectors.scope import resolve_vantage, resolve_workload, since
@@ -17,6 +17,10 @@ from ..forms import FilterForm
 from .access import dashboard_view
 
 FIELDS = ("workload", "window", "vantage")
+# What the page's charts read of the history (pages.js, endpoint()): the summary, errors and
+# recent runs are written into the HTML, and a chart point needs only these of a run's keys.
+CHART_PARTS = ("runs", "bands", "tod_profile", "context", "concurrency", "roofline")
+POINT_KEYS = ("slot", "id", "ttft_ms", "decode_tps")
 
 
 @dashboard_view
@@ -24,10 +28,12 @@ FIELDS = ("workload", "window", "vantage")
 def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
     endpoint = get_object_or_404(Endpoint.objects.select_related("provider"), slug=slug)
     filters = BoardFilters.from_query(request.GET)
+    # Resolved once for the history and the change points (an unknown slug stays a slug).
+    workload, vantage = resolve_workload(filters.workload), resolve_vantage(filters.vantage)
     history = endpoint_history(
         endpoint,
-        workload=filters.workload,
-        vantage=filters.vantage,
+        workload=workload or filters.workload,
+        vantage=vantage or filters.vantage,
         window_hours=filters.window_hours,
     )
     alerts = open_alerts_by_endpoint([endpoint.id]).get(endpoint.id, [])
@@ -39,27 +45,37 @@ def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
             "filters": filters,
             "form": FilterForm(filters, fields=FIELDS),
             "history": history,
+            "chart_data": chart_data(history),
             "params": {k: v for k, v in filters.as_query().items() if k in FIELDS},
             "has_runs": bool(history["runs"] or history["recent_runs"]),
             "ever_ran": bool(history["runs"] or history["recent_runs"])
             or Run.objects.filter(endpoint=endpoint).exists(),
             "alerts": banner_items(alerts, endpoint.label),
             "alert_level": banner_level(alerts),
-            "change_points": _change_points(endpoint, filters),
+            "change_points": _change_points(endpoint, workload, vantage, filters.window_hours),
             "breaker_trips": open_trips(endpoint),
         },
     )
 
 
-def _change_points(endpoint: Endpoint, filters: BoardFilters) -> list[dict]:
+def _change_points(
+    endpoint: Endpoint, workload: Workload | None, vantage: Vantage | None, window_hours: int
+) -> list[dict]:
     """Change points of the series the history charts show (this workload and vantage, in
     the window), for their annotations."""
-    workload, vantage = resolve_workload(filters.workload), resolve_vantage(filters.vantage)
     if workload is None or vantage is None:
         return []
     return change_points(
         endpoint.id,
         workload_id=workload.id,
         vantage_id=vantage.id,
-        since=since(filters.window_hours),
+        since=since(window_hours),
     )
+
+
+def chart_data(history: dict) -> dict:
+    """The part of endpoint_history the page embeds as JSON for its charts (a year of day
+    points with every key was ~200 KB; the API still answers all of it)."""
+    data = {part: history[part] for part in CHART_PARTS}
+    data["runs"] = [{key: point[key] for key in POINT_KEYS} for point in history["runs"]]
+    return data

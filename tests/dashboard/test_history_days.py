@@ -1,7 +1,9 @@
 """History charts over 90 days show one point per UTC day, read from the day rollups
-(docs/design.md, "History charts over 90 days"); 90 days and shorter keep one point per run,
-and the summary, time-of-day profile, context figures and roofline still count every run."""
+(docs/design.md, "History charts over 90 days"); 90 days and shorter keep one point per run.
+Over 90 days the summary, time-of-day profile, concurrency curve and context figures are
+sketched from the window and day rollups, and errors by category are the rollups' counts."""
 
+import json
 import statistics
 from datetime import UTC, datetime, timedelta
 
@@ -11,7 +13,8 @@ from django.contrib.auth.models import User
 
 from benchmarks.models import Run, RunRollup
 from benchmarks.rollups import sketch
-from benchmarks.rollups.write import rebuild
+from benchmarks.rollups.windows import refresh
+from benchmarks.rollups.write import add_run, rebuild
 from benchmarks.selectors import days
 from benchmarks.selectors.history import compare_histories, endpoint_history
 from tests import dashboard_data as data
@@ -21,6 +24,7 @@ pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 6, 15, 23, 0, tzinfo=UTC)
 DAYS = 40  # of history: longer than a 30-day window, inside a 90-day one
 HOURS = (1, 9, 13, 21)  # slots of a day, in four time-of-day buckets
+_CATEGORIES = {True: "server_error", False: "rate_limited"}
 ROOFLINE = {"chips": 8, "chip_bandwidth_tbps": 3.35, "active_params_b": 70, "bytes_per_param": 2}
 
 
@@ -40,10 +44,11 @@ def _history() -> list:
                     continue
                 ttft = 400.0 + 7 * day + 31 * hour % 50 + 100 * number
                 failed = (day * 7 + hour) % 23 == 0
+                errors = 5 if failed else hour % 2
                 data.run(
                     ep, slot, wl=base, ttft_ms=ttft, decode_tps=80.0 + (day * hour) % 17,
-                    ok=0 if failed else 5, errors=5 if failed else hour % 2,
-                    throughput_tps=150.0 + day,
+                    ok=0 if failed else 5, errors=errors, throughput_tps=150.0 + day,
+                    summary={"errors_by_category": {_CATEGORIES[failed]: errors}},
                 )  # fmt: skip
                 data.run(ep, slot, wl=long, ttft_ms=ttft * 2.5 + hour, decode_tps=70.0)
     rebuild()
@@ -97,25 +102,122 @@ def test_a_long_window_shows_each_day_as_its_rollups_say():
         assert point["ttft_ms"] == pytest.approx(exact, rel=sketch.RELATIVE_ACCURACY)
 
 
-def test_a_long_window_still_counts_every_run_in_its_figures(monkeypatch):
+def _exact_and_sketched(monkeypatch, *, windows: bool) -> tuple[list, dict, dict]:
+    """The first endpoint's year-long history sketched, and counting every run (the same
+    history with the day-point switch moved past a year); windows: window rollups written."""
+    with time_machine.travel(NOW, tick=False):
+        eps = _history()
+        if windows:
+            refresh(today=NOW.date())
+        sketched = endpoint_history(eps[0], window_hours=8760)
+        monkeypatch.setattr(days, "RUN_POINTS_UP_TO_HOURS", 10**6)
+        exact = endpoint_history(eps[0], window_hours=8760)
+        monkeypatch.undo()
+    return eps, sketched, exact
+
+
+def _assert_close(sketched, exact, path=""):
+    """Counts equal; figures (floats) within the sketch's relative accuracy."""
+    if isinstance(exact, dict):
+        assert sketched.keys() == exact.keys(), path
+        for key in exact:
+            _assert_close(sketched[key], exact[key], f"{path}.{key}")
+    elif isinstance(exact, list):
+        assert len(sketched) == len(exact), path
+        for number, (one, other) in enumerate(zip(sketched, exact, strict=True)):
+            _assert_close(one, other, f"{path}[{number}]")
+    elif isinstance(exact, float) and not path.endswith("error_rate"):
+        assert sketched == pytest.approx(exact, rel=sketch.RELATIVE_ACCURACY), path
+    else:
+        assert sketched == exact, path
+
+
+@pytest.mark.parametrize("windows", [False, True], ids=["day-rows", "window-rows"])
+def test_a_long_window_sketches_its_figures_within_the_sketch_error(monkeypatch, windows):
+    eps, sketched, exact = _exact_and_sketched(monkeypatch, windows=windows)
+    assert (sketched["figures"], exact["figures"]) == ("sketched", "exact")
+    assert (
+        exact["summary"]["runs"]
+        == Run.objects.filter(endpoint=eps[0], workload=data.workload("base")).count()
+    )
+    for part in ("summary", "tod_profile", "concurrency", "errors", "roofline"):
+        _assert_close(sketched[part], exact[part], part)
+    _assert_close(
+        {k: v for k, v in sketched["context"].items() if k != "pairs"},
+        {k: v for k, v in exact["context"].items() if k != "pairs"},
+    )
+    assert {e["category"] for e in sketched["errors"]} == set(_CATEGORIES.values())
+    assert sketched["context"]["paired_slots"] > 0
+    assert sketched["recent_runs"] == exact["recent_runs"]
+    # Sketched, not counted run by run: the medians are the rollups' bins, not the runs'.
+    bins = sketch.merged(
+        r.sketches["ttft"]
+        for r in RunRollup.objects.filter(
+            span="day", endpoint=eps[0], workload=data.workload("base")
+        )
+    )
+    assert sketched["summary"]["ttft_ms"]["p50"] == pytest.approx(
+        sketch.quantiles(bins, [0.5])[0], rel=1e-12
+    )
+    assert sketched["summary"]["ttft_ms"]["p50"] != exact["summary"]["ttft_ms"]["p50"]
+
+
+def test_a_long_window_shows_the_days_medians_as_its_context_pairs(monkeypatch):
     with time_machine.travel(NOW, tick=False):
         eps = _history()
         by_day = endpoint_history(eps[0], window_hours=8760)
         long = endpoint_history(eps[0], workload="long-context", window_hours=8760)["runs"]
-        monkeypatch.setattr(days, "RUN_POINTS_UP_TO_HOURS", 10**6)
-        by_run = endpoint_history(eps[0], window_hours=8760)
-    assert by_run["points"] == "run" and len(by_run["runs"]) > len(by_day["runs"])
-    for part in ("summary", "tod_profile", "concurrency", "errors", "recent_runs", "roofline"):
-        assert by_day[part] == by_run[part], part
-    assert by_day["roofline"]["measured_tps"] is not None
-    day_context = {k: v for k, v in by_day["context"].items() if k != "pairs"}
-    run_context = {k: v for k, v in by_run["context"].items() if k != "pairs"}
-    assert day_context == run_context
-    # The context chart: each day's base and long-context medians, as the day points say.
     long_days = {p["day"]: p["ttft_ms"] for p in long}
     pairs = by_day["context"]["pairs"]
     assert [p["base_ttft_ms"] for p in pairs] == [p["ttft_ms"] for p in by_day["runs"]]
     assert [p["long_ttft_ms"] for p in pairs] == [long_days[p["day"]] for p in by_day["runs"]]
+
+
+def test_ninety_days_count_every_run_and_longer_windows_are_sketched():
+    with time_machine.travel(NOW, tick=False):
+        eps = _history()
+        refresh(today=NOW.date())
+        ninety = endpoint_history(eps[0], window_hours=2160)
+        longer = endpoint_history(eps[0], window_hours=2161)
+        compared = compare_histories(eps, window_hours=2160)
+        compared_longer = compare_histories(eps, window_hours=2161)
+    ttfts = Run.objects.filter(endpoint=eps[0], workload=data.workload("base"), ok_count__gt=0)
+    exact = statistics.median(ttfts.values_list("ttft_p50_ms", flat=True))
+    assert (ninety["figures"], longer["figures"]) == ("exact", "sketched")
+    assert ninety["summary"]["ttft_ms"]["p50"] == exact
+    assert longer["summary"]["ttft_ms"]["p50"] != exact
+    assert longer["summary"]["ttft_ms"]["p50"] == pytest.approx(exact, rel=sketch.RELATIVE_ACCURACY)
+    assert [c["figures"] for c in compared] == ["exact", "exact"]
+    assert [c["figures"] for c in compared_longer] == ["sketched", "sketched"]
+    assert compared[0]["context"]["base_ttft_ms"] == ninety["context"]["base_ttft_ms"]
+    assert compared_longer[0]["context"] == {
+        k: v for k, v in longer["context"].items() if k != "pairs"
+    }
+    assert compared_longer[0]["concurrency"] == longer["concurrency"]
+
+
+def test_a_run_that_lands_today_is_counted_over_a_long_window():
+    """The window rollups end yesterday: today's runs come from today's day rows, and one
+    that finishes after the window rows were written is counted at once."""
+    with time_machine.travel(NOW, tick=False):
+        eps = _history()
+        refresh(today=NOW.date())
+        before = endpoint_history(eps[0], window_hours=8760)
+        late = data.run(
+            eps[0], NOW - timedelta(minutes=30), wl=data.workload("base"), ttft_ms=9_000.0,
+            ok=2, errors=3, summary={"errors_by_category": {"timeout": 3}},
+        )  # fmt: skip
+        add_run(late.id)
+        after = endpoint_history(eps[0], window_hours=8760)
+    base_runs = Run.objects.filter(endpoint=eps[0], workload=data.workload("base"))
+    today = base_runs.filter(slot__date=NOW.date()).exclude(id=late.id).count()
+    assert after["figures"] == "sketched"
+    assert today > 0 and before["summary"]["runs"] == base_runs.count() - 1
+    assert after["summary"]["runs"] == before["summary"]["runs"] + 1
+    assert after["summary"]["errors"] == before["summary"]["errors"] + 3
+    assert {"category": "timeout", "count": 3} in after["errors"]
+    late_bucket = after["tod_profile"][late.tod_bucket]
+    assert late_bucket["runs"] == before["tod_profile"][late.tod_bucket]["runs"] + 1
 
 
 def test_thirty_days_and_shorter_keep_one_point_per_run():
@@ -166,3 +268,23 @@ def test_the_api_and_the_page_say_the_points_are_per_day(client):
     assert "TTFT per day" in page and "TTFT per run" not in page
     assert "TTFT per run" in short_page
     assert "TTFT per day" in compare.content.decode()
+
+
+def test_the_page_embeds_only_what_its_charts_draw(client):
+    with time_machine.travel(NOW, tick=False):
+        eps = _history()
+        client.force_login(User.objects.create_user("ana"))
+        api = client.get(f"/api/v1/endpoints/{eps[0].slug}/history/", {"window": "365d"})
+        page = client.get(f"/endpoints/{eps[0].slug}/", {"window": "365d"}).content.decode()
+    embedded = page.split('<script id="history-data" type="application/json">')[1]
+    embedded = embedded.split("</script>")[0]
+    charts, history = json.loads(embedded), api.json()
+    assert charts["runs"] == [
+        {key: point[key] for key in ("slot", "id", "ttft_ms", "decode_tps")}
+        for point in history["runs"]
+    ]
+    assert len(charts["runs"]) == DAYS
+    for part in ("bands", "tod_profile", "context", "concurrency", "roofline"):
+        assert charts[part] == history[part], part
+    assert "recent_runs" not in charts and "summary" not in charts
+    assert len(embedded) < len(api.content) * 0.6
