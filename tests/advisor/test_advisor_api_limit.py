@@ -1,13 +1,16 @@
 """/api/v1/advice/'s `limit`: `results` lists the first N ranked endpoints, `count` all of them,
 and everything else in the answer stands on every ranked endpoint."""
 
+import html
 import json
+import re
 
 import pytest
 import time_machine
 from django.core.cache import cache
 
 from dashboard.api.views import advice as advice_view
+from dashboard.views import listing
 from tests import advisor_data as seed
 
 pytest_plugins = ["tests.api_fixtures"]
@@ -77,3 +80,24 @@ def test_a_bad_limit_is_a_400_naming_it(reader, world, limit):
         response = reader.get("/api/v1/advice/", {"profile": "chat", **query})
         assert response.status_code == 400
         assert "limit" in json.dumps(response.json())
+
+
+def test_the_page_lists_the_first_rows_and_links_to_all_of_them(
+    client, django_user_model, world, monkeypatch
+):
+    monkeypatch.setattr(listing, "PAGE_ROWS", 2)
+    client.force_login(django_user_model.objects.create_user("bob"))
+    page = client.get("/advisor/chat/", {"budget_s": 20}).content.decode()
+    table = page.split('id="advice"', 1)[1].split("</table>", 1)[0]
+    assert re.findall(r'<tr data-slug="([^"]+)"', table) == ["fast", "lonely"]
+    assert "The first 2 of 3 ranked endpoints" in page and "Show all 3 endpoints" in page
+    link = re.search(r'id="advice-more">[^<]*<a href="\?([^"]+)"', page).group(1)
+    every = client.get(f"/advisor/chat/?{html.unescape(link)}").content.decode()
+    table = every.split('id="advice"', 1)[1].split("</table>", 1)[0]
+    assert re.findall(r'<tr data-slug="([^"]+)"', table) == ["fast", "lonely", "cheap"]
+    assert "budget_s=20" in html.unescape(link), "the link dropped the question"
+    assert "Show all" not in every
+    # The page's JSON link asks the API (which refuses `rows`) the same question.
+    api = html.unescape(re.search(r'id="feeds"><a href="([^"]+)"', every).group(1))
+    assert "rows" not in api and client.get(api).status_code == 200
+    assert client.get("/advisor/chat/", {"rows": "some"}).status_code == 400
