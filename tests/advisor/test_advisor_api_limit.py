@@ -74,7 +74,7 @@ def test_router_feeds_list_every_ranked_endpoint_whatever_the_limit(reader, worl
     assert plain.json() == ["fast", "lonely", "cheap"]
 
 
-@pytest.mark.parametrize("limit", ["0", "-1", "1001", "ten", "2.5", "ALL", "1e3"])
+@pytest.mark.parametrize("limit", ["0", "-1", "1001", "ten", "2.5", "ALL", "1e3", "²"])
 def test_a_bad_limit_is_a_400_naming_it(reader, world, limit):
     for query in ({"limit": limit}, {"limit": limit, "format": "list"}):
         response = reader.get("/api/v1/advice/", {"profile": "chat", **query})

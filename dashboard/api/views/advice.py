@@ -45,7 +45,7 @@ def limit_of(query: Any) -> int | None:
         return LIMIT
     if raw == ALL:
         return None
-    if raw.isdigit() and 1 <= int(raw) <= MAX_LIMIT:
+    if raw.isdecimal() and 1 <= int(raw) <= MAX_LIMIT:  # isdigit() would let "²" through
         return int(raw)
     raise ValidationError({"limit": [f"Give a whole number from 1 to {MAX_LIMIT}, or {ALL}."]})
 
