@@ -67,7 +67,11 @@ class Advice:
         """The warnings a table of answers shows per row (thin data is said once under it)."""
         return [w for w in self.warnings if not w.startswith("Thin data")]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, *, limit: int | None = None) -> dict[str, Any]:
+        """The answer; `results` lists the first `limit` ranked endpoints (all when None), and
+        `count` how many are ranked: everything else (the recommendation, savings, winners,
+        lanes, basis, warnings) stands on every ranked endpoint either way."""
+        shown = self.options if limit is None else self.options[:limit]
         return {
             "profile": self.profile.slug if self.profile else None,
             "shape": self.shape.as_dict(),
@@ -75,7 +79,9 @@ class Advice:
             "window_days": self.window_days,
             "recommended": self.recommended.slug if self.recommended else None,
             "reason": self.reason,
-            "results": [o.as_dict() for o in self.options],
+            "count": len(self.options),
+            "limit": limit,
+            "results": [o.as_dict() for o in shown],
             "not_measured": [
                 {"endpoint": o.slug, "label": o.label, "missing": o.projection.missing}
                 for o in self.unmeasured
@@ -85,22 +91,22 @@ class Advice:
             "lanes": [verdict.as_dict() for verdict in self.lanes],
             "basis": self.basis,
             "warnings": self.warnings,
-            **self._workload_dict(),
+            **self._workload_dict(shown),
         }
 
-    def _workload_dict(self) -> dict[str, Any]:
+    def _workload_dict(self, shown: list[Option]) -> dict[str, Any]:
         """A custom workload's name and shape (never its text), and each row's measured input
         tokens; nothing for the standard advice, whose answer is as it always was."""
         if self.workload is None:
             return {}
-        inputs = {o.slug: o.projection.input_tokens for o in self.options}
+        inputs = {o.slug: o.projection.input_tokens for o in shown}
         return {
             "workload": {
                 "slug": self.workload.slug,
                 "name": self.workload.name,
                 "shape": workload_shape(self.workload),
             },
-            "results": [{**o.as_dict(), "input_tokens": inputs[o.slug]} for o in self.options],
+            "results": [{**o.as_dict(), "input_tokens": inputs[o.slug]} for o in shown],
         }
 
 

@@ -21,6 +21,7 @@ from benchmarks.task_time import ATTENTION_S, IMMEDIATE_S
 
 from ..advice_query import FORBIDDEN, parse
 from .access import dashboard_view
+from .listing import listed
 
 
 @dashboard_view
@@ -56,11 +57,16 @@ def advisor_profile(request: HttpRequest, slug: str) -> HttpResponse:
         vantage=question.vantage,
         workload=question.workload,
     )
-    query = request.GET.urlencode()
+    ranked, all_rows_query = listed(request.GET, advice.options)
+    asked = request.GET.copy()
+    asked.pop("rows", None)  # the page's own: the API lists `limit` rows
+    query = asked.urlencode()
     api = f"/api/v1/advice/?profile={slug}" + (f"&{query}" if query else "")
     context = {
         "profile": question.profile,
         "advice": advice,
+        "ranked": ranked,
+        "all_rows_query": all_rows_query,
         "shape": question.shape,
         "missing": missing_runs(advice),
         "feeds": [(name, f"{api}&format={name}") for name in FORMATS],

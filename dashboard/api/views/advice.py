@@ -6,7 +6,7 @@ from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -22,6 +22,12 @@ from ..money import rounded_money
 from ..params import StrictQueryMixin
 
 MAX_AGE_S = 60
+# `results` lists the first LIMIT ranked endpoints unless `limit` says otherwise (`limit=all`:
+# every one). A catalogue of hundreds of endpoints made the whole list most of a cold answer's
+# cost, and a router follows the first few; `count` says how many are ranked.
+LIMIT = 50
+MAX_LIMIT = 1000
+ALL = "all"
 
 
 class JsonOnly(DefaultContentNegotiation):
@@ -31,7 +37,20 @@ class JsonOnly(DefaultContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
-def answer(question: Question) -> Any:
+def limit_of(query: Any) -> int | None:
+    """The `limit` asked for: a whole number 1–MAX_LIMIT, `all` (None: every ranked endpoint),
+    LIMIT when absent; a 400 naming it otherwise."""
+    raw = str(query.get("limit", "")).strip()
+    if not raw:
+        return LIMIT
+    if raw == ALL:
+        return None
+    if raw.isdecimal() and 1 <= int(raw) <= MAX_LIMIT:  # isdigit() would let "²" through
+        return int(raw)
+    raise ValidationError({"limit": [f"Give a whole number from 1 to {MAX_LIMIT}, or {ALL}."]})
+
+
+def answer(question: Question, limit: int | None) -> Any:
     advice = advise(
         question.shape,
         profile=question.profile,
@@ -41,7 +60,7 @@ def answer(question: Question) -> Any:
     )
     if question.format:
         return rounded_money(feeds.render(advice, question.format))
-    return rounded_money(advice.as_dict())
+    return rounded_money(advice.as_dict(limit=limit))
 
 
 def respond(request: Request, payload: Any, etag: str) -> Response:
@@ -73,11 +92,17 @@ PARAMETERS = [
     OpenApiParameter(
         "format", str, enum=["json", *feeds.FORMATS], description="A router feed instead."
     ),
+    OpenApiParameter(
+        "limit",
+        str,
+        description=f"How many ranked endpoints `results` lists, 1–{MAX_LIMIT} or `{ALL}` "
+        f"(default {LIMIT}); `count` is how many are ranked. Router feeds list every one.",
+    ),
 ]
 
 
 class AdviceView(StrictQueryMixin, APIView):
-    query_params_allowed = PARAMS
+    query_params_allowed = (*PARAMS, "limit")
     renderer_classes = [JSONRenderer]
     content_negotiation_class = JsonOnly
 
@@ -88,7 +113,9 @@ class AdviceView(StrictQueryMixin, APIView):
         description="Endpoints the workload accepts, ranked by projected p90 task time (inside "
         "the latency budget and price ceiling first), with p50/p90 task time, cost per task, "
         "availability, ties (overlapping p25–p75 spreads), the recommendation and its reason, "
-        "per-bucket winners, savings against `current`, the data basis and warnings. Each lane "
+        "per-bucket winners, savings against `current`, the data basis and warnings. `results` "
+        f"lists the first {LIMIT} ranked endpoints (`limit`, `limit=all`), `count` how many are "
+        "ranked; everything else stands on every one of them. Each lane "
         "of a model is a candidate of its own (`lane`); `lanes` says whether each fast lane "
         "pays for itself against its standard lane in the workload's budget. "
         "`format=litellm` answers a LiteLLM Router model_list, `openrouter` a provider "
@@ -97,9 +124,13 @@ class AdviceView(StrictQueryMixin, APIView):
     )
     def get(self, request: Request) -> Response:
         question = parse(request.query_params)
+        limit = limit_of(request.query_params)  # checked for a feed too; a feed lists all
+        if question.format:
+            limit = None
         if not question.allowed(request.user):
             raise PermissionDenied(FORBIDDEN)
         payload, etag = cached(
-            {**question.key(), "format": question.format}, lambda: answer(question)
+            {**question.key(), "format": question.format, "limit": limit},
+            lambda: answer(question, limit),
         )
         return respond(request, payload, etag)
