@@ -21,6 +21,8 @@ FIELDS = ("workload", "window", "vantage")
 # recent runs are written into the HTML, and a chart point needs only these of a run's keys.
 CHART_PARTS = ("runs", "bands", "tod_profile", "context", "concurrency", "roofline")
 POINT_KEYS = ("slot", "id", "ttft_ms", "decode_tps")
+# What the charts' saturation mark reads (pages.js saturationNote), sent only for marked points.
+SATURATION_KEYS = ("saturated", "saturated_runs", "runs")
 
 
 @dashboard_view
@@ -77,5 +79,12 @@ def chart_data(history: dict) -> dict:
     """The part of endpoint_history the page embeds as JSON for its charts (a year of day
     points with every key was ~200 KB; the API still answers all of it)."""
     data = {part: history[part] for part in CHART_PARTS}
-    data["runs"] = [{key: point[key] for key in POINT_KEYS} for point in history["runs"]]
+    data["runs"] = [_chart_point(point) for point in history["runs"]]
     return data
+
+
+def _chart_point(point: dict) -> dict:
+    shown = {key: point[key] for key in POINT_KEYS}
+    if point.get("saturated") or point.get("saturated_runs"):
+        shown.update((key, point[key]) for key in SATURATION_KEYS if key in point)
+    return shown
