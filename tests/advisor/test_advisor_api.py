@@ -4,8 +4,6 @@ import json
 import os
 
 import pytest
-import time_machine
-from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -14,20 +12,7 @@ from tests import advisor_data as seed
 from tests import dashboard_data as data
 
 pytest_plugins = ["tests.api_fixtures"]
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def pinned():
-    cache.clear()
-    with time_machine.travel(seed.NOW, tick=False):
-        yield
-    cache.clear()
-
-
-@pytest.fixture
-def world():
-    return seed.world()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("at_seed_now")]
 
 
 def test_it_ranks_the_profiles_endpoints_with_task_times_and_costs(reader, world):

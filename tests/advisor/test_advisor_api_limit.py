@@ -6,28 +6,12 @@ import json
 import re
 
 import pytest
-import time_machine
-from django.core.cache import cache
 
 from dashboard.api.views import advice as advice_view
 from dashboard.views import listing
-from tests import advisor_data as seed
 
 pytest_plugins = ["tests.api_fixtures"]
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def pinned():
-    cache.clear()
-    with time_machine.travel(seed.NOW, tick=False):
-        yield
-    cache.clear()
-
-
-@pytest.fixture
-def world():
-    return seed.world()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("at_seed_now")]
 
 
 def advice(reader, **query) -> dict:

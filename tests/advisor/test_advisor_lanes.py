@@ -5,9 +5,7 @@ ways, in the API and on the page), and a downgraded run kept out of the lane's f
 from datetime import timedelta
 
 import pytest
-import time_machine
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from django.test import Client
 
 from advisor.advice import advise
@@ -19,17 +17,9 @@ from benchmarks.models import Run
 from tests import advisor_data as seed
 
 pytest_plugins = ["tests.api_fixtures"]
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("at_seed_now")]
 MODEL = "llama-3.3-70b"
 HOUR = timedelta(hours=1)
-
-
-@pytest.fixture(autouse=True)
-def pinned():
-    cache.clear()
-    with time_machine.travel(seed.NOW, tick=False):
-        yield
-    cache.clear()
 
 
 def lanes_world():

@@ -3,23 +3,13 @@
 import re
 
 import pytest
-import time_machine
-from django.core.cache import cache
 from django.utils.html import strip_tags
 
 from benchmarks.models import Run
 from tests import advisor_data as seed
 
 pytest_plugins = ["tests.api_fixtures"]
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def pinned():
-    cache.clear()
-    with time_machine.travel(seed.NOW, tick=False):
-        yield
-    cache.clear()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("at_seed_now")]
 
 
 @pytest.fixture
