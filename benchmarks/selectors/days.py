@@ -142,14 +142,7 @@ def _day_merged(
     """The day rollup rows of the days (first, last) merged per (endpoint, workload, day)
     group, groups in that order, and each group's (runs, ok, errors); a row not packed yet
     (before migration 0023) is read from its JSON sketches."""
-    rows = RunRollup.objects.filter(
-        span="day",
-        vantage=vantage,
-        endpoint_id__in=endpoint_ids,
-        workload_id__in=workload_ids,
-        day__gte=days[0],
-        day__lte=days[1],
-    )
+    rows = _day_rows(endpoint_ids, workload_ids, vantage, days)
     if connections[rows.db].vendor == "postgresql":
         grouped = _grouped_in_sql(rows)
     else:
@@ -217,18 +210,25 @@ def _saturated_runs(
     """Each (endpoint, workload, day)'s runs whose client was saturated, from the day rollups;
     groups without any are left out."""
     rows = (
-        RunRollup.objects.filter(
-            span="day",
-            vantage=vantage,
-            endpoint_id__in=endpoint_ids,
-            workload_id__in=workload_ids,
-            day__gte=days[0],
-            day__lte=days[1],
-            saturated_runs__gt=0,
-        )
+        _day_rows(endpoint_ids, workload_ids, vantage, days)
+        .filter(saturated_runs__gt=0)
         .values("endpoint_id", "workload_id", "day")
         .annotate(saturated=Sum("saturated_runs"))
         .order_by()
         .values_list("endpoint_id", "workload_id", "day", "saturated")
     )
     return {(e, w, d): int(n) for e, w, d, n in rows}
+
+
+def _day_rows(
+    endpoint_ids: list[int], workload_ids: list[int], vantage: Vantage, days: tuple[date, date]
+):
+    """The day rollup rows of these endpoints and workloads on the days (first, last)."""
+    return RunRollup.objects.filter(
+        span="day",
+        vantage=vantage,
+        endpoint_id__in=endpoint_ids,
+        workload_id__in=workload_ids,
+        day__gte=days[0],
+        day__lte=days[1],
+    )
