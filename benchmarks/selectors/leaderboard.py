@@ -1,6 +1,8 @@
 """The leaderboard: one row per endpoint from Run summaries in a window (never from samples)."""
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from django.db import connections
@@ -16,7 +18,7 @@ from django.db.models import (
 )
 
 from providers.archive import LIVE_ENDPOINTS
-from providers.models import Endpoint, families_by_model_id
+from providers.models import Endpoint, families_by_model_id, key_configured, roofline_tps
 
 from ..costs import input_tokens_estimate
 from ..models import Run, RunStatus, Vantage, Workload
@@ -485,8 +487,59 @@ def _prefill_stats(
     return result
 
 
-# What a row shows of an endpoint and its provider (not what a request sends: no JSON per row).
-_ENDPOINT_FIELDS = (
+@dataclass(slots=True)
+class _BoardEndpoint:
+    """What a row shows of an endpoint and its provider, read as values: no model instances
+    (two per row) and none of what a request sends."""
+
+    id: int
+    slug: str
+    model: str
+    display_name: str
+    lane: str
+    enabled: bool
+    price_input_per_mtok: Decimal | None
+    price_output_per_mtok: Decimal | None
+    price_cached_input_per_mtok: Decimal | None
+    roofline_tps: float | None
+    provider_name: str
+    provider_simulated: bool
+    provider_enabled: bool
+    key_configured: bool
+
+
+_NO_RUN: tuple[Any, Any] = (None, None)
+
+
+def _endpoints(stats: dict[int, Any], endpoint_ids: list[int] | None) -> list[_BoardEndpoint]:
+    """The board's endpoints in their order: live ones with data in the window, or enabled
+    (with an enabled provider); only `endpoint_ids` when given."""
+    endpoints = Endpoint.objects.filter(LIVE_ENDPOINTS)  # archived: history only
+    if endpoint_ids is not None:
+        endpoints = endpoints.filter(id__in=endpoint_ids)
+    found = []
+    for values in endpoints.values_list(*_ENDPOINT_VALUES):
+        shown, hints = values[:9], values[9:13]
+        name, simulated, provider_enabled, key_env = values[13:]
+        endpoint_id, enabled = shown[0], shown[5]
+        # Chosen here rather than by `id IN (every endpoint with data)` in the SQL: a board of
+        # 400 endpoints would send (and parse) 400 parameters to drop the few disabled ones.
+        if endpoint_id in stats or (enabled and provider_enabled):
+            found.append(
+                _BoardEndpoint(
+                    *shown,
+                    roofline_tps(*hints),
+                    name,
+                    simulated,
+                    provider_enabled,
+                    key_configured(key_env),
+                )
+            )
+    return found
+
+
+_ENDPOINT_VALUES = (
+    "id",
     "slug",
     "model",
     "display_name",
@@ -504,26 +557,6 @@ _ENDPOINT_FIELDS = (
     "provider__enabled",
     "provider__api_key_env",
 )
-_NO_RUN: tuple[Any, Any] = (None, None)
-
-
-def _endpoints(stats: dict[int, Any], endpoint_ids: list[int] | None) -> list[Endpoint]:
-    """The board's endpoints in their order: live ones with data in the window, or enabled
-    (with an enabled provider); only `endpoint_ids` when given."""
-    endpoints = (
-        Endpoint.objects.select_related("provider")
-        .only(*_ENDPOINT_FIELDS)
-        .filter(LIVE_ENDPOINTS)  # archived (deleted through the API): history only
-    )
-    if endpoint_ids is not None:
-        endpoints = endpoints.filter(id__in=endpoint_ids)
-    # Chosen here rather than by `id IN (every endpoint with data)` in the SQL: a board of
-    # 400 endpoints would send (and parse) 400 parameters to drop the few disabled ones.
-    return [
-        endpoint
-        for endpoint in endpoints
-        if endpoint.id in stats or (endpoint.enabled and endpoint.provider.enabled)
-    ]
 
 
 def _last_runs(
@@ -565,10 +598,10 @@ CROSS JOIN LATERAL (
 """  # noqa: S608  (a table name from the model; the values are parameters)
 
 
-def _status(endpoint: Endpoint, last_status: str | None, error_rate: float | None) -> str:
-    if not (endpoint.enabled and endpoint.provider.enabled):
+def _status(endpoint: _BoardEndpoint, last_status: str | None, error_rate: float | None) -> str:
+    if not (endpoint.enabled and endpoint.provider_enabled):
         return "disabled"
-    if not endpoint.provider.key_configured:
+    if not endpoint.key_configured:
         return "no key"
     if last_status is None:
         return "no runs yet"
@@ -587,7 +620,7 @@ def lane_label(name: str, lane: str) -> str:
 
 
 def _row(
-    endpoint: Endpoint,
+    endpoint: _BoardEndpoint,
     stats: dict[str, Any] | None,
     concurrency: dict[str, Any],
     prefill: dict[str, Any] | None,
@@ -608,8 +641,8 @@ def _row(
         label=lane_label(endpoint.display_name or endpoint.model, endpoint.lane),
         model=endpoint.model,
         lane=endpoint.lane,
-        provider=endpoint.provider.name,
-        simulated=endpoint.provider.simulated,
+        provider=endpoint.provider_name,
+        simulated=endpoint.provider_simulated,
         status=_status(endpoint, last_status, error_rate),
         runs=stats.get("runs") or 0,
         samples=samples,
@@ -621,7 +654,7 @@ def _row(
         input_tokens=input_tokens,
         input_tokens_estimated=estimated,
         output_tokens=stats.get("output_tokens"),
-        roofline_tps=endpoint.roofline_tps(),
+        roofline_tps=endpoint.roofline_tps,
         last_run_at=last_slot,
         last_run_status=last_status,
         **{field: stats.get(key) for field, key in _MEDIAN_FIELDS},
