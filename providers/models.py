@@ -95,7 +95,12 @@ class Provider(models.Model):
     def key_configured(self) -> bool:
         """True when no key is needed or its variable holds one (blank counts as unset, as in
         providers.config.read_key)."""
-        return not self.api_key_env or bool(os.environ.get(self.api_key_env, "").strip())
+        return key_configured(self.api_key_env)
+
+
+def key_configured(api_key_env: str) -> bool:
+    """Provider.key_configured of a provider whose key variable is `api_key_env`."""
+    return not api_key_env or bool(os.environ.get(api_key_env, "").strip())
 
 
 def why_disabled(provider: Provider, *, endpoint_enabled: bool) -> str | None:
@@ -232,8 +237,19 @@ class Endpoint(models.Model):
 
     def roofline_tps(self) -> float | None:
         """Decode ceiling in tokens/s from the memory-bandwidth roofline, when hints are set."""
-        hints = (self.active_params_b, self.bytes_per_param, self.chips, self.chip_bandwidth_tbps)
-        if not all(hints):
-            return None
-        bytes_per_token = self.active_params_b * 1e9 * self.bytes_per_param
-        return self.chips * self.chip_bandwidth_tbps * 1e12 / bytes_per_token
+        return roofline_tps(
+            self.active_params_b, self.bytes_per_param, self.chips, self.chip_bandwidth_tbps
+        )
+
+
+def roofline_tps(
+    active_params_b: float | None,
+    bytes_per_param: float | None,
+    chips: int | None,
+    chip_bandwidth_tbps: float | None,
+) -> float | None:
+    """Endpoint.roofline_tps from its four hints (None unless every one is set)."""
+    if not (active_params_b and bytes_per_param and chips and chip_bandwidth_tbps):
+        return None
+    bytes_per_token = active_params_b * 1e9 * bytes_per_param
+    return chips * chip_bandwidth_tbps * 1e12 / bytes_per_token

@@ -1,6 +1,8 @@
 """The leaderboard: one row per endpoint from Run summaries in a window (never from samples)."""
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from django.db import connections
@@ -16,7 +18,7 @@ from django.db.models import (
 )
 
 from providers.archive import LIVE_ENDPOINTS
-from providers.models import Endpoint, families_by_model_id
+from providers.models import Endpoint, families_by_model_id, key_configured, roofline_tps
 
 from ..costs import input_tokens_estimate
 from ..models import Run, RunStatus, Vantage, Workload
@@ -68,20 +70,12 @@ def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None)
             filters, vantage=vantage, endpoint_ids=endpoint_ids, workloads=workloads
         )
 
-    endpoints = (
-        Endpoint.objects.select_related("provider")
-        # What a request sends, not what a row shows: no JSON to parse per row.
-        .defer("extra_body", "provider__extra_headers")
-        .filter(Q(id__in=stats.keys()) | Q(enabled=True, provider__enabled=True))
-        .filter(LIVE_ENDPOINTS)  # archived (deleted through the API): history only
-        .annotate(
-            **_last_run(
-                primary_workloads=_workload_ids(filters, workload, workloads), vantage=vantage
-            )
-        )
+    endpoints = _endpoints(stats, endpoint_ids)
+    last_runs = _last_runs(
+        [endpoint.id for endpoint in endpoints],
+        workload_ids=_workload_ids(filters, workload, workloads),
+        vantage=vantage,
     )
-    if endpoint_ids is not None:
-        endpoints = endpoints.filter(id__in=endpoint_ids)
     rows = [
         _row(
             endpoint,
@@ -89,6 +83,7 @@ def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None)
             by_concurrency.get(endpoint.id, {}),
             prefill.get(endpoint.id),
             workload,
+            last_runs.get(endpoint.id, _NO_RUN),
         )
         for endpoint in endpoints
     ]
@@ -492,30 +487,129 @@ def _prefill_stats(
     return result
 
 
-def _last_run(*, primary_workloads: list[int], vantage: Any) -> dict[str, Subquery]:
-    """The newest run of the board's workloads from this vantage, any age (one index range of
-    run_endpoint_board per endpoint)."""
-    latest = Run.objects.filter(
-        endpoint=OuterRef("pk"), workload_id__in=primary_workloads, vantage=vantage
-    ).order_by("-slot")
-    return {
-        "last_slot": Subquery(latest.values("slot")[:1]),
-        "last_status": Subquery(latest.values("status")[:1]),
-    }
+@dataclass(slots=True)
+class _BoardEndpoint:
+    """What a row shows of an endpoint and its provider, read as values: no model instances
+    (two per row) and none of what a request sends."""
+
+    id: int
+    slug: str
+    model: str
+    display_name: str
+    lane: str
+    enabled: bool
+    price_input_per_mtok: Decimal | None
+    price_output_per_mtok: Decimal | None
+    price_cached_input_per_mtok: Decimal | None
+    roofline_tps: float | None
+    provider_name: str
+    provider_simulated: bool
+    provider_enabled: bool
+    key_configured: bool
 
 
-def _status(endpoint: Endpoint, error_rate: float | None) -> str:
-    if not (endpoint.enabled and endpoint.provider.enabled):
+_NO_RUN: tuple[Any, Any] = (None, None)
+
+
+def _endpoints(stats: dict[int, Any], endpoint_ids: list[int] | None) -> list[_BoardEndpoint]:
+    """The board's endpoints in their order: live ones with data in the window, or enabled
+    (with an enabled provider); only `endpoint_ids` when given."""
+    endpoints = Endpoint.objects.filter(LIVE_ENDPOINTS)  # archived: history only
+    if endpoint_ids is not None:
+        endpoints = endpoints.filter(id__in=endpoint_ids)
+    found = []
+    for values in endpoints.values_list(*_ENDPOINT_VALUES):
+        shown, hints = values[:9], values[9:13]
+        name, simulated, provider_enabled, key_env = values[13:]
+        endpoint_id, enabled = shown[0], shown[5]
+        # Chosen here rather than by `id IN (every endpoint with data)` in the SQL: a board of
+        # 400 endpoints would send (and parse) 400 parameters to drop the few disabled ones.
+        if endpoint_id in stats or (enabled and provider_enabled):
+            found.append(
+                _BoardEndpoint(
+                    *shown,
+                    roofline_tps(*hints),
+                    name,
+                    simulated,
+                    provider_enabled,
+                    key_configured(key_env),
+                )
+            )
+    return found
+
+
+_ENDPOINT_VALUES = (
+    "id",
+    "slug",
+    "model",
+    "display_name",
+    "lane",
+    "enabled",
+    "price_input_per_mtok",
+    "price_output_per_mtok",
+    "price_cached_input_per_mtok",
+    "active_params_b",
+    "bytes_per_param",
+    "chips",
+    "chip_bandwidth_tbps",
+    "provider__name",
+    "provider__simulated",
+    "provider__enabled",
+    "provider__api_key_env",
+)
+
+
+def _last_runs(
+    endpoint_ids: list[int], *, workload_ids: list[int], vantage: Vantage | None
+) -> dict[int, tuple[Any, Any]]:
+    """(slot, status) of each endpoint's newest run of the board's workloads from this
+    vantage, any age: one index probe of run_endpoint_board per endpoint."""
+    if not endpoint_ids or vantage is None:
+        return {}
+    connection = connections[Run.objects.db]
+    if connection.vendor != "postgresql":
+        latest = Run.objects.filter(
+            endpoint=OuterRef("pk"), workload_id__in=workload_ids, vantage=vantage
+        ).order_by("-slot")
+        found = (
+            Endpoint.objects.filter(id__in=endpoint_ids)
+            .annotate(
+                last_slot=Subquery(latest.values("slot")[:1]),
+                last_status=Subquery(latest.values("status")[:1]),
+            )
+            .values_list("id", "last_slot", "last_status")
+        )
+        return {endpoint_id: (slot, status) for endpoint_id, slot, status in found if slot}
+    # Two arrays as two parameters; one lateral probe per endpoint instead of a subquery
+    # each for the slot and the status.
+    with connection.cursor() as cursor:
+        cursor.execute(_LAST_RUNS_SQL, [endpoint_ids, workload_ids, vantage.id])
+        return {endpoint_id: (slot, status) for endpoint_id, slot, status in cursor.fetchall()}
+
+
+_LAST_RUNS_SQL = f"""
+SELECT e.id, r.slot, r.status
+FROM unnest(%s::bigint[]) AS e(id)
+CROSS JOIN LATERAL (
+    SELECT slot, status FROM {Run._meta.db_table}
+    WHERE endpoint_id = e.id AND workload_id = ANY(%s::bigint[]) AND vantage_id = %s
+    ORDER BY slot DESC LIMIT 1
+) AS r
+"""  # noqa: S608  (a table name from the model; the values are parameters)
+
+
+def _status(endpoint: _BoardEndpoint, last_status: str | None, error_rate: float | None) -> str:
+    if not (endpoint.enabled and endpoint.provider_enabled):
         return "disabled"
-    if not endpoint.provider.key_configured:
+    if not endpoint.key_configured:
         return "no key"
-    if endpoint.last_status is None:
+    if last_status is None:
         return "no runs yet"
-    if endpoint.last_status == RunStatus.FAILED:
+    if last_status == RunStatus.FAILED:
         return "failing"
-    if endpoint.last_status in ("queued", "running"):
+    if last_status in ("queued", "running"):
         return "running"
-    if endpoint.last_status == RunStatus.PARTIAL or (error_rate or 0) >= 0.2:
+    if last_status == RunStatus.PARTIAL or (error_rate or 0) >= 0.2:
         return "errors"
     return "ok"
 
@@ -526,13 +620,15 @@ def lane_label(name: str, lane: str) -> str:
 
 
 def _row(
-    endpoint: Endpoint,
+    endpoint: _BoardEndpoint,
     stats: dict[str, Any] | None,
     concurrency: dict[str, Any],
     prefill: dict[str, Any] | None,
     workload: Workload | None,
+    last_run: tuple[Any, Any],
 ) -> BoardRow:
     stats = stats or {}
+    last_slot, last_status = last_run
     samples = (stats.get("ok") or 0) + (stats.get("errors") or 0)
     error_rate = (stats.get("errors") or 0) / samples if samples else None
     price_in, price_out = endpoint.price_input_per_mtok, endpoint.price_output_per_mtok
@@ -545,9 +641,9 @@ def _row(
         label=lane_label(endpoint.display_name or endpoint.model, endpoint.lane),
         model=endpoint.model,
         lane=endpoint.lane,
-        provider=endpoint.provider.name,
-        simulated=endpoint.provider.simulated,
-        status=_status(endpoint, error_rate),
+        provider=endpoint.provider_name,
+        simulated=endpoint.provider_simulated,
+        status=_status(endpoint, last_status, error_rate),
         runs=stats.get("runs") or 0,
         samples=samples,
         errors=stats.get("errors") or 0,
@@ -558,10 +654,10 @@ def _row(
         input_tokens=input_tokens,
         input_tokens_estimated=estimated,
         output_tokens=stats.get("output_tokens"),
-        roofline_tps=endpoint.roofline_tps(),
-        last_run_at=endpoint.last_slot,
-        last_run_status=endpoint.last_status,
-        **{f"{m}_{q}{u}": stats.get(f"{s}_{q}") for m, s, u in _MEDIANS for q in _QS},
+        roofline_tps=endpoint.roofline_tps,
+        last_run_at=last_slot,
+        last_run_status=last_status,
+        **{field: stats.get(key) for field, key in _MEDIAN_FIELDS},
         **(prefill or {}),
         **concurrency,
     )
@@ -574,3 +670,5 @@ def _row(
 
 _MEDIANS = (("ttft", "ttft", "_ms"), ("decode_tps", "decode", ""), ("e2e", "e2e", "_ms"))
 _QS = ("p25", "p50", "p75")
+# (BoardRow field, stats key) of each median column, e.g. ("ttft_p50_ms", "ttft_p50").
+_MEDIAN_FIELDS = tuple((f"{m}_{q}{u}", f"{s}_{q}") for m, s, u in _MEDIANS for q in _QS)

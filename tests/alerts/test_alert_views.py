@@ -245,6 +245,30 @@ def test_it_gives_other_pages_the_open_alerts_of_their_endpoints(regression, ser
     assert open_alerts_by_endpoint([series["endpoint"].id]) == {}
 
 
+def test_it_gives_a_whole_board_only_the_open_alerts_of_its_endpoints(regression, series) -> None:
+    # A board of many endpoints (read without an id list) and one endpoint it does not show.
+    provider = series["endpoint"].provider
+    shown = [series["endpoint"]] + [
+        Endpoint.objects.create(provider=provider, slug=f"e{index}", model=f"e{index}")
+        for index in range(30)
+    ]
+    hidden = Endpoint.objects.create(provider=provider, slug="hidden", model="hidden")
+    Alert.objects.create(
+        **{
+            field: getattr(regression, field)
+            for field in ("kind", "metric", "workload", "vantage", "status", "severity")
+        },
+        endpoint=hidden,
+        shift=regression.shift,
+        baseline_median=regression.baseline_median,
+        recent_median=regression.recent_median,
+        first_bad_at=regression.first_bad_at,
+    )
+    badges = open_alerts_by_endpoint(endpoint.id for endpoint in shown)
+    assert badges == {series["endpoint"].id: [regression]}
+    assert list(open_alerts_by_endpoint([hidden.id])) == [hidden.id]
+
+
 def test_it_shows_alerts_and_their_emails_in_the_admin(client, admin_user, regression) -> None:
     client.force_login(admin_user)
     for url in (

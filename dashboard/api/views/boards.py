@@ -12,12 +12,12 @@ from rest_framework.views import APIView
 from alerts.pages.selectors import open_alerts_by_endpoint
 from benchmarks.selectors import agent_loop
 from benchmarks.selectors.filters import BoardFilters
-from benchmarks.selectors.leaderboard import leaderboard
+from benchmarks.selectors.leaderboard import BoardRow, leaderboard
 
 from ...alert_badges import api_alerts
 from ...board_models import only_model, parse_model_params
 from ..export import CSVRenderer, leaderboard_csv
-from ..money import rounded_money
+from ..money import MONEY_KEYS, money, rounded_money
 from ..params import StrictQueryMixin, float_param, int_param
 from .docs import (
     AGENT_LOOP_PARAMETERS,
@@ -46,9 +46,29 @@ def board_rows(request: Request) -> tuple[BoardFilters, list[dict[str, Any]]]:
     rows = only_model(rows, model)
     alerts = open_alerts_by_endpoint(row.endpoint_id for row in rows)  # one query
     return filters, [
-        {**rounded_money(row.as_dict()), "alerts": api_alerts(alerts.get(row.endpoint_id, []))}
+        {**_rounded_row(row.as_dict()), "alerts": api_alerts(alerts.get(row.endpoint_id, []))}
         for row in rows
     ]
+
+
+def _rounded_row(data: dict[str, Any]) -> dict[str, Any]:
+    """rounded_money of a row's flat dict (every value a scalar): only its money keys are
+    visited, not each of its ~60 values."""
+    for key in _ROW_MONEY_KEYS:
+        value = data[key]
+        if isinstance(value, float):
+            data[key] = money(value)
+    return data
+
+
+# The money keys of BoardRow.as_dict() (those of a blank row: every row has the same keys).
+_ROW_MONEY_KEYS = tuple(
+    key
+    for key in BoardRow(
+        endpoint_id=0, slug="", label="", model="", provider="", simulated=False, status=""
+    ).as_dict()
+    if key in MONEY_KEYS
+)
 
 
 class LeaderboardView(StrictQueryMixin, APIView):
