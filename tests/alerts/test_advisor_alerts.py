@@ -4,6 +4,7 @@ through the one outbox."""
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.core import mail
 
 from advisor.models import WorkloadProfile
@@ -92,7 +93,9 @@ def test_it_posts_the_advice_change_to_channels_and_pushes_the_feed_to_a_router(
 
     profile, fast, cheap, lonely = seed.world()
     WorkloadProfile.objects.exclude(id=profile.id).delete()
-    with receivers(monkeypatch, tmp_path) as rx:
+    # The router's feed is the advice as it stands when it is sent: sent just after the change.
+    sent_at = time_machine.travel(seed.NOW + timedelta(hours=4, minutes=5))
+    with receivers(monkeypatch, tmp_path) as rx, sent_at:
         made = {}
         for service, path in ((Service.WEBHOOK, "/hook"), (Service.ROUTER, "/router")):
             made[service] = Channel(name=service, service=service, topics=[Topic.ADVICE])
