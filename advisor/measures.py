@@ -93,10 +93,13 @@ def load_columns(
     those with start ≤ slot ≤ now."""
     slot = records[:, SLOT]
     keep = (slot >= start.timestamp()) & (slot <= now.timestamp())
-    owner, records = owner[keep], records[keep]
-    ids, first = np.unique(owner, return_index=True)
+    if not keep.all():
+        owner, records = owner[keep], records[keep]
+    # Where each endpoint's rows begin: they are contiguous, so no sort is needed to find them.
+    first = np.flatnonzero(np.append(True, owner[1:] != owner[:-1])) if len(owner) else owner
     bounds = [*first.tolist(), len(owner)]
-    return {int(e): records[bounds[i] : bounds[i + 1]] for i, e in enumerate(ids.tolist())}
+    ids = owner[first].tolist()
+    return {int(e): records[bounds[i] : bounds[i + 1]] for i, e in enumerate(ids)}
 
 
 def load_points(
