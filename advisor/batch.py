@@ -194,9 +194,9 @@ def _slot_keys(slots: np.ndarray, group: np.ndarray) -> np.ndarray:
 def _kinds(rows: np.ndarray, group: np.ndarray) -> _Kinds:
     """The usable runs (ok, with a TTFT and a decode speed) split by kind."""
     usable = (rows[:, OK] != 0) & ~np.isnan(rows[:, TTFT50]) & _present(rows[:, DECODE50])
-    rows, group = rows[usable], group[usable]
-    key = _slot_keys(rows[:, SLOT], group)
-    one_user, no_context = rows[:, USERS] == 1, rows[:, CONTEXT] == 0
+    key = _slot_keys(rows[:, SLOT], group)  # of every run: only their order and equality count
+    one_user = usable & (rows[:, USERS] == 1)
+    no_context = usable & (rows[:, CONTEXT] == 0)
     is_base = no_context & one_user
     is_long = (rows[:, CONTEXT] > 0) & one_user
     is_parallel = no_context & (rows[:, USERS] > 1)
