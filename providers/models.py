@@ -146,7 +146,7 @@ def endpoint_label(
     *, display_name: str, model: str, lane: str, provider: str, simulated: bool
 ) -> str:
     """An endpoint's label (Endpoint.label) from its columns and its provider's, for readers of
-    many endpoints that do not load them as models (advisor.advice.candidates)."""
+    many endpoints that do not load them as models (advisor.candidates)."""
     name = display_name or model
     # "(simulated)" once: simulated profiles and providers often say it in their names.
     mark = simulated and "simulated" not in f"{name} {provider}".lower()
