@@ -9,7 +9,6 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from django.db.models import Q
 from django.utils import timezone
 
 from benchmarks.buckets import BUCKETS
@@ -20,6 +19,7 @@ from benchmarks.selectors.scope import resolve_vantage
 from providers.models import Endpoint
 
 from .batch import project_batch
+from .candidates import Candidate, candidates
 from .digest import load_digest
 from .lanes import LaneVerdict, lane_verdicts
 from .measured import prepare_measured
@@ -110,32 +110,7 @@ class Advice:
         }
 
 
-def candidates(shape: Shape, profile: WorkloadProfile | None) -> list[Endpoint]:
-    """Enabled endpoints the workload accepts: the profile's endpoints plus any whose model id
-    or name contains one of the accepted model names (ignoring case); neither = all."""
-    chosen = Q()
-    for name in shape.models:
-        chosen |= Q(model__icontains=name) | Q(display_name__icontains=name)
-    if profile is not None:
-        explicit = list(profile.endpoints.values_list("id", flat=True))
-        if explicit:
-            chosen |= Q(id__in=explicit)
-    endpoints = (
-        Endpoint.objects.filter(enabled=True).select_related("provider").only(*_OPTION_FIELDS)
-    )
-    return list(endpoints.filter(chosen) if chosen else endpoints)
-
-
-# What _option reads of an endpoint and its provider: a catalogue of hundreds of endpoints is
-# read for every question, and loading every column of both cost more than the ranking.
-_OPTION_FIELDS = (
-    "slug", "model", "display_name", "lane", "enabled", "price_input_per_mtok",
-    "price_output_per_mtok", "price_cached_input_per_mtok", "provider__name", "provider__slug",
-    "provider__protocol", "provider__base_url", "provider__api_key_env", "provider__simulated",
-)  # fmt: skip
-
-
-def _option(endpoint: Endpoint, projection, shape: Shape) -> Option:
+def _option(endpoint: Candidate, projection, shape: Shape) -> Option:
     def price(value) -> float | None:
         return None if value is None else float(value)
 
@@ -153,12 +128,12 @@ def _option(endpoint: Endpoint, projection, shape: Shape) -> Option:
         display_name=endpoint.display_name,
         lane=endpoint.lane,
         model=endpoint.model,
-        provider=endpoint.provider.name,
-        provider_slug=endpoint.provider.slug,
-        protocol=endpoint.provider.protocol,
-        base_url=endpoint.provider.base_url,
-        api_key_env=endpoint.provider.api_key_env,
-        simulated=endpoint.provider.simulated,
+        provider=endpoint.provider_name,
+        provider_slug=endpoint.provider_slug,
+        protocol=endpoint.protocol,
+        base_url=endpoint.base_url,
+        api_key_env=endpoint.api_key_env,
+        simulated=endpoint.simulated,
         projection=projection,
         cost_per_task=usd(priced.cost(Prices.of(endpoint))),
         **prices,

@@ -213,6 +213,8 @@ def load_digest(
         return {}
     rows.sort(key=lambda row: (row[0], row[1]))  # by endpoint, then day: oldest first
     owners, _, counts, blobs = zip(*rows, strict=True)
-    records = np.frombuffer(b"".join(blobs), dtype=">f8").astype(float).reshape(-1, len(FIELDS))
+    # One copy of the bytes, turned to native floats where they lie.
+    records = np.frombuffer(bytearray().join(blobs), dtype=">f8").byteswap(inplace=True)
+    records = records.view(float).reshape(-1, len(FIELDS))
     owner = np.repeat(np.asarray(owners), counts)
     return load_columns(owner, records, start=start, now=now)

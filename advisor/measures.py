@@ -90,13 +90,20 @@ def load_columns(
     owner: np.ndarray, records: np.ndarray, *, start: datetime, now: datetime
 ) -> dict[int, np.ndarray]:
     """Split rows (grouped by endpoint, oldest first within each) by their endpoint, keeping
-    those with start ≤ slot ≤ now."""
+    those with start ≤ slot ≤ now: each endpoint's kept rows are one run of its rows, so each
+    comes out as a view of `records` (no copy, no sort)."""
+    if not len(owner):
+        return {}
     slot = records[:, SLOT]
-    keep = (slot >= start.timestamp()) & (slot <= now.timestamp())
-    owner, records = owner[keep], records[keep]
-    ids, first = np.unique(owner, return_index=True)
-    bounds = [*first.tolist(), len(owner)]
-    return {int(e): records[bounds[i] : bounds[i + 1]] for i, e in enumerate(ids.tolist())}
+    first = np.flatnonzero(np.append(True, owner[1:] != owner[:-1]))
+    early = np.add.reduceat(slot < start.timestamp(), first)
+    kept = np.add.reduceat((slot >= start.timestamp()) & (slot <= now.timestamp()), first)
+    lows = (first + early).tolist()
+    return {
+        int(e): records[low : low + n]
+        for e, low, n in zip(owner[first].tolist(), lows, kept.tolist(), strict=True)
+        if n
+    }
 
 
 def load_points(

@@ -99,25 +99,34 @@ def solve_quantiles(
     t = np.clip(np.add.reduceat(w * (m + s * z), starts), low, high)
     spread = s > 0
     w_density = np.where(spread, w / np.where(spread, s, 1.0), 0.0) / math.sqrt(2 * math.pi)
-    safe = np.where(spread, s, 1.0)
     moves = [high - low, high - low]  # each question's step before last, and last
-    # Questions still open, and their components (question-major, as `starts` lays them out).
-    open_q = np.arange(len(starts))
-    rows, local_starts, local_q = np.arange(len(m)), starts, question
+    # Questions still open, and their components' figures (question-major, as `starts` lays
+    # them out): narrowed when some close, not gathered again at every step. Where every
+    # component has a spread (the advice's), the point-mass branch is not evaluated.
+    open_q, f_open = np.arange(len(starts)), f
+    local_starts, local_q = starts, question
+    m_open, safe_open, w_open, density_open = m, np.where(spread, s, 1.0), w, w_density
+    mass_open = None if spread.all() else spread
     for _ in range(MAX_STEPS):
-        gap = t[open_q][local_q] - m[rows]
-        scaled = gap / safe[rows]
-        below = np.where(spread[rows], ndtr(scaled), gap >= 0)
-        excess = np.add.reduceat(below * w[rows], local_starts) - f[open_q]
-        density = np.add.reduceat(w_density[rows] * np.exp(-0.5 * scaled * scaled), local_starts)
+        t_open = t[open_q]
+        gap = t_open[local_q] - m_open
+        scaled = gap / safe_open
+        below = ndtr(scaled) if mass_open is None else np.where(mass_open, ndtr(scaled), gap >= 0)
+        below *= w_open
+        excess = np.add.reduceat(below, local_starts) - f_open
+        kernel = -0.5 * scaled  # the normal density's exp(-scaled²/2), in place
+        kernel *= scaled
+        np.exp(kernel, out=kernel)
+        kernel *= density_open
+        density = np.add.reduceat(kernel, local_starts)
         reached = excess >= 0
-        high[open_q] = np.where(reached, t[open_q], high[open_q])
-        low[open_q] = np.where(reached, low[open_q], t[open_q])
+        high[open_q] = np.where(reached, t_open, high[open_q])
+        low[open_q] = np.where(reached, low[open_q], t_open)
         lo, hi = low[open_q], high[open_q]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            step = t[open_q] - excess / density
+            step = t_open - excess / density
         enough = RELATIVE_TOLERANCE * np.abs(hi) + ABSOLUTE_TOLERANCE
-        arrived = np.abs(step - t[open_q]) <= enough  # (False where the step is not finite)
+        arrived = np.abs(step - t_open) <= enough  # (False where the step is not finite)
         # Newton's step is taken only if it stays inside and shrinks faster than bisection
         # would have two steps ago (Numerical Recipes' rtsafe): no cycling across a flat part.
         quick = np.abs(2 * excess) <= np.abs(moves[0][open_q] * density)
@@ -125,14 +134,16 @@ def solve_quantiles(
         following = np.where(inside, step, (lo + hi) / 2)
         done = arrived | (hi - lo <= enough)
         moves[0][open_q] = moves[1][open_q]
-        moves[1][open_q] = following - t[open_q]
+        moves[1][open_q] = following - t_open
         t[open_q] = following
         if done.all():
             break
         if done.any():
-            open_q = open_q[~done]
+            open_q, f_open = open_q[~done], f_open[~done]
             keep = ~done[local_q]
-            rows = rows[keep]
+            m_open, safe_open = m_open[keep], safe_open[keep]
+            w_open, density_open = w_open[keep], density_open[keep]
+            mass_open = None if mass_open is None else mass_open[keep]
             local_sizes = sizes[open_q]
             local_starts = np.cumsum(local_sizes) - local_sizes
             local_q = np.repeat(np.arange(len(open_q)), local_sizes)

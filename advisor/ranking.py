@@ -8,7 +8,7 @@ the fastest inside the budget: when the measurements cannot tell them apart, pri
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.task_time import verdict
@@ -43,7 +43,6 @@ class Option:
     rank: int | None = None
     tie: bool = False
     recommended: bool = False
-    flags: list[str] = field(default_factory=list)
     display_name: str = ""
     lane: str = "standard"  # providers.lanes: each lane of a model is a candidate of its own
 

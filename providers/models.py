@@ -142,6 +142,18 @@ def families_by_model_id() -> dict[str, str]:
     return families
 
 
+def endpoint_label(
+    *, display_name: str, model: str, lane: str, provider: str, simulated: bool
+) -> str:
+    """An endpoint's label (Endpoint.label) from its columns and its provider's, for readers of
+    many endpoints that do not load them as models (advisor.candidates)."""
+    name = display_name or model
+    # "(simulated)" once: simulated profiles and providers often say it in their names.
+    mark = simulated and "simulated" not in f"{name} {provider}".lower()
+    lane_mark = f" [{lane}]" if lane != lanes.STANDARD else ""
+    return f"{name}{lane_mark} @ {provider}{' (simulated)' if mark else ''}"
+
+
 class Endpoint(models.Model):
     provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="endpoints")
     slug = models.SlugField(max_length=120, unique=True)
@@ -223,11 +235,13 @@ class Endpoint(models.Model):
 
     @property
     def label(self) -> str:
-        name = self.display_name or self.model
-        # "(simulated)" once: simulated profiles and providers often say it in their names.
-        mark = self.provider.simulated and "simulated" not in f"{name} {self.provider.name}".lower()
-        lane = f" [{self.lane}]" if self.lane != lanes.STANDARD else ""
-        return f"{name}{lane} @ {self.provider.name}{' (simulated)' if mark else ''}"
+        return endpoint_label(
+            display_name=self.display_name,
+            model=self.model,
+            lane=self.lane,
+            provider=self.provider.name,
+            simulated=self.provider.simulated,
+        )
 
     @property
     def why_disabled(self) -> str | None:

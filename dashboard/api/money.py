@@ -46,3 +46,15 @@ def rounded_money(data: Any) -> Any:
     if isinstance(data, list):
         return [rounded_money(item) for item in data]
     return data
+
+
+def rounded_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """rounded_money of flat rows with the same keys (a selector's rows, every value a scalar),
+    in place: only their money keys are visited, not each of their values."""
+    keys = [key for key in rows[0] if key in MONEY_KEYS] if rows else []
+    for row in rows:
+        for key in keys:
+            value = row[key]
+            if isinstance(value, float):
+                row[key] = money(value)
+    return rows

@@ -64,10 +64,16 @@ def assert_same(reference: Projection, fast: Projection) -> None:
             assert got == want or (math.isnan(want) and math.isnan(got)), name
 
 
+@pytest.mark.parametrize("whole", [False, True], ids=["some slots off the second", "whole"])
 @pytest.mark.parametrize("seed", range(6))
-def test_it_projects_every_endpoint_as_the_one_at_a_time_reference_does(seed):
+def test_it_projects_every_endpoint_as_the_one_at_a_time_reference_does(seed, whole):
+    """Runs start on whole seconds (batch keys them by their seconds, no sort); a slot off the
+    second takes the other way (ranks of the distinct slots). Both pair runs as the reference."""
     rng = np.random.default_rng(seed)
     points = history(rng, int(rng.integers(1, 30)))
+    if whole:
+        for rows in points.values():
+            rows[:, 0] = np.floor(rows[:, 0])
     measured = 0
     for shape in SHAPES:
         reference, fast = project_all(points, shape), project_batch(points, shape)

@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from advisor import tasks
 from advisor.advice import advise
 from advisor.digest import READ, digest_recent, load_digest, rebuild_days
-from advisor.measures import load_points
+from advisor.measures import FIELDS, OK, SLOT, load_columns, load_points
 from advisor.models import RunDigest
 from advisor.projection import project_all
 from advisor.shape import Shape
@@ -204,3 +204,25 @@ def test_it_writes_the_same_digest_rows_on_sqlite_as_on_postgresql(tmp_path):
     assert on_postgresql, "the seeded runs made no digest rows on PostgreSQL"
     assert len(on_sqlite) == len(on_postgresql), (len(on_sqlite), len(on_postgresql))
     assert on_sqlite == on_postgresql, "SQLite's digest rows differ from PostgreSQL's"
+
+
+def test_it_keeps_each_endpoints_runs_inside_the_window_and_drops_an_endpoint_outside_it():
+    """load_columns (both reads split by it): rows grouped by endpoint, oldest first; each
+    endpoint keeps exactly its runs with start ≤ slot ≤ now, one left with none is absent."""
+    start, now = seed.NOW - timedelta(days=14), seed.NOW
+    day = 86_400
+    slots = {
+        1: [start.timestamp() - day, start.timestamp(), now.timestamp() - 1, now.timestamp()],
+        2: [start.timestamp() - 2 * day, start.timestamp() - 1],  # all before the window
+        3: [start.timestamp() + day, now.timestamp() + 1, now.timestamp() + day],
+        4: [now.timestamp() + 5],  # all after it
+    }
+    owner = np.repeat(list(slots), [len(s) for s in slots.values()])
+    records = np.zeros((len(owner), len(FIELDS)))
+    records[:, SLOT] = np.concatenate([s for s in slots.values()])
+    records[:, OK] = np.arange(len(owner))  # which row is which
+    split = load_columns(owner, records, start=start, now=now)
+    assert list(split) == [1, 3]
+    assert split[1][:, OK].tolist() == [1, 2, 3]
+    assert split[3][:, OK].tolist() == [6]
+    assert load_columns(np.empty(0, int), np.empty((0, len(FIELDS))), start=start, now=now) == {}

@@ -17,7 +17,7 @@ from benchmarks.selectors.leaderboard import BoardRow, leaderboard
 from ...alert_badges import api_alerts
 from ...board_models import only_model, parse_model_params
 from ..export import CSVRenderer, leaderboard_csv
-from ..money import MONEY_KEYS, money, rounded_money
+from ..money import MONEY_KEYS, money, rounded_rows
 from ..params import StrictQueryMixin, float_param, int_param
 from .docs import (
     AGENT_LOOP_PARAMETERS,
@@ -161,6 +161,6 @@ class AgentLoopView(StrictQueryMixin, APIView):
                 "tokens_per_call": tokens,
                 "tool_s": tool_s,
                 "thresholds_s": agent_loop.THRESHOLDS,
-                "projections": rounded_money(projections),
+                "projections": rounded_rows(projections),
             }
         )
