@@ -341,12 +341,12 @@ def _primary_stats(primary: QuerySet[Run], *, shared: Workload | None) -> Iterab
             **extra,
         )
     )
-    return (_unpack(group, "ttft", "decode", "e2e") for group in grouped)
+    return (_unpack(group, "ttft", "decode", "e2e") for group in _dicts(grouped))
 
 
 def _concurrency_groups(runs: QuerySet[Run]) -> list[dict[str, Any]]:
     """Median decode and throughput per (endpoint, workload, concurrency)."""
-    return list(
+    return _dicts(
         runs.order_by()
         .values("endpoint_id", "workload_id", "concurrency")
         .annotate(
@@ -356,6 +356,22 @@ def _concurrency_groups(runs: QuerySet[Run]) -> list[dict[str, Any]]:
             saturated=Count("saturated_count", filter=SATURATED),
         )
     )
+
+
+def _dicts(grouped: QuerySet[Run]) -> list[dict[str, Any]]:
+    """The rows of a `.values(...).annotate(...)` query as dicts. On PostgreSQL read through a
+    cursor: every column here (ids, counts, sums of integers, percentile_cont's doubles and
+    arrays) comes back from the driver as the ORM would give it, and its per-value converters
+    (float() of a float, int() of an int: ~7,000 calls for a 7-day board of 400 endpoints)
+    are skipped."""
+    connection = connections[grouped.db]
+    if connection.vendor != "postgresql":
+        return list(grouped)
+    sql, params = grouped.query.get_compiler(grouped.db).as_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        names = [column.name for column in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def _concurrency_stats(
