@@ -3,6 +3,7 @@
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
+from sys import intern
 from typing import Any
 
 from django.db import connections
@@ -341,12 +342,12 @@ def _primary_stats(primary: QuerySet[Run], *, shared: Workload | None) -> Iterab
             **extra,
         )
     )
-    return (_unpack(group, "ttft", "decode", "e2e") for group in grouped)
+    return (_unpack(group, "ttft", "decode", "e2e") for group in _dicts(grouped))
 
 
 def _concurrency_groups(runs: QuerySet[Run]) -> list[dict[str, Any]]:
     """Median decode and throughput per (endpoint, workload, concurrency)."""
-    return list(
+    return _dicts(
         runs.order_by()
         .values("endpoint_id", "workload_id", "concurrency")
         .annotate(
@@ -356,6 +357,22 @@ def _concurrency_groups(runs: QuerySet[Run]) -> list[dict[str, Any]]:
             saturated=Count("saturated_count", filter=SATURATED),
         )
     )
+
+
+def _dicts(grouped: QuerySet[Run]) -> list[dict[str, Any]]:
+    """The rows of a `.values(...).annotate(...)` query as dicts. On PostgreSQL read through a
+    cursor: every column here (ids, counts, sums of integers, percentile_cont's doubles and
+    arrays) comes back from the driver as the ORM would give it, and its per-value converters
+    (float() of a float, int() of an int: ~7,000 calls for a 7-day board of 400 endpoints)
+    are skipped."""
+    connection = connections[grouped.db]
+    if connection.vendor != "postgresql":
+        return list(grouped)
+    sql, params = grouped.query.get_compiler(grouped.db).as_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        names = [column.name for column in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def _concurrency_stats(
@@ -658,8 +675,8 @@ def _row(
         last_run_at=last_slot,
         last_run_status=last_status,
         **{field: stats.get(key) for field, key in _MEDIAN_FIELDS},
-        **(prefill or {}),
-        **concurrency,
+        **_keywords(prefill or {}),
+        **_keywords(concurrency),
     )
     cost = request_cost(
         Prices.of(endpoint), input_tokens=row.input_tokens, output_tokens=row.output_tokens
@@ -668,7 +685,16 @@ def _row(
     return row
 
 
+def _keywords(values: dict[str, Any]) -> dict[str, Any]:
+    """`values` under the interned spelling of their keys. A call matches a keyword that is
+    the parameter's own (interned) string at once, and any other equal string only by
+    comparing it with each of BoardRow's ~60 parameter names in turn: keys parsed from JSON
+    or built by f-strings made BoardRow(...) 7× slower (400 rows: 4.7 ms instead of 0.7)."""
+    return {intern(key): value for key, value in values.items()}
+
+
 _MEDIANS = (("ttft", "ttft", "_ms"), ("decode_tps", "decode", ""), ("e2e", "e2e", "_ms"))
 _QS = ("p25", "p50", "p75")
-# (BoardRow field, stats key) of each median column, e.g. ("ttft_p50_ms", "ttft_p50").
-_MEDIAN_FIELDS = tuple((f"{m}_{q}{u}", f"{s}_{q}") for m, s, u in _MEDIANS for q in _QS)
+# (BoardRow field, stats key) of each median column, e.g. ("ttft_p50_ms", "ttft_p50"); the
+# field interned (see _keywords).
+_MEDIAN_FIELDS = tuple((intern(f"{m}_{q}{u}"), f"{s}_{q}") for m, s, u in _MEDIANS for q in _QS)
