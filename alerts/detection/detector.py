@@ -41,6 +41,12 @@ from alerts.detection.state_space import STATE_ARM, drift, step_arm
 from benchmarks.buckets import BUCKETS
 
 HOUR_S = 3600.0
+# Runs whose residuals correlate by more than this (by the noise model in hours) are one piece
+# of evidence that a series is back, not two (_independent_suffixes; docs/alerts.md)
+RECOVERY_DECORRELATED = 0.5
+# Runs closer together than this are one episode of the provider's, one run's evidence that it
+# is back (_one_per_episode; as a confirmation run's least spacing, docs/alerts.md)
+RECOVERY_EPISODE_H = 3.0
 DAY_ARM, LONG_ARM, TREND_ARM, SLOT_ARM = "24h", "72h", "trend", "slot"
 LAST_ARM = "last 2 runs"
 SINCE_ARM = "since the change"
@@ -506,9 +512,13 @@ def _recovery(
     # The last k runs of `mine` for every k ≥ 2, a spike among them left out (so the last
     # two, one of them a spike, are one run's evidence).
     chosen = mine & usable
+    chosen[chosen] = _one_per_episode(long.t[chosen])
     shortest = 2 - int((mine & ~usable)[np.flatnonzero(mine)[-2:]].any())
     shifts, sds = suffix_means(long.where(chosen), resid[chosen], baseline)
-    recovered = bool(np.any((shifts + margin * sds**2 < effect / 2)[shortest - 1 :]))
+    back = (shifts + margin * sds**2 < effect / 2) & _independent_suffixes(
+        long.t[chosen], baseline, config
+    )
+    recovered = bool(np.any(back[shortest - 1 :]))
     if recovered and (opened is None or opened.bucket is None):
         since = long.t >= (opened.at if opened is not None and opened.at is not None else 0.0)
         for bucket in np.unique(long.bucket[since]):
@@ -516,6 +526,33 @@ def _recovery(
             if resid[newest] >= effect:
                 return False, effect
     return recovered, effect
+
+
+def _one_per_episode(t: np.ndarray) -> np.ndarray:
+    """Mask of the runs at times t (Unix s, sorted) that "back to normal" reads: from the
+    newest back, a run only when it is RECOVERY_EPISODE_H or more before the last one kept. A
+    confirmation run an hour after a scheduled one measures the same few hours of the
+    provider: two lucky runs of one passing episode are one run's evidence, whatever the
+    noise model says of runs an hour apart."""
+    keep = np.zeros(len(t), bool)
+    last = np.inf
+    for i in range(len(t) - 1, -1, -1):
+        if last - t[i] >= RECOVERY_EPISODE_H * HOUR_S:
+            keep[i], last = True, t[i]
+    return keep
+
+
+def _independent_suffixes(t: np.ndarray, baseline: Baseline, config: DetectorConfig):
+    """For every k (index k − 1), whether the last k runs at times t (Unix s) are evidence
+    independent in real time: the oldest of them at least `recovery_span_hours` before the
+    newest, and their residuals correlated by at most RECOVERY_DECORRELATED by the noise model
+    in hours. Two runs an hour or two apart (a confirmation run beside a scheduled one) share
+    most of a provider's passing state: one lucky episode, not a level that is back."""
+    if not len(t):
+        return np.zeros(0, bool)
+    apart = t[-1] - t[::-1]  # index k − 1: the hours from the k-th newest run to the newest
+    corr = baseline.correlations(t)[-1, ::-1]
+    return (apart >= config.recovery_span_hours * HOUR_S) & (corr <= RECOVERY_DECORRELATED)
 
 
 def new_normal(

@@ -112,6 +112,9 @@ class DetectorConfig:
     # How much likelier "back at the baseline" must be than "still worse by the alert's
     # effect", on the recent runs, for an open alert to resolve
     recovery_odds: float = 3000.0
+    # ... on runs that span at least this long in real time (and are decorrelated by the
+    # noise model): runs close together are one lucky episode, not a level that is back
+    recovery_span_hours: float = 6.0
     # An open alert is closed as the new normal once its series has stayed at one level for
     # this long since it opened (the last `long_hours` within half the minimum effect of the
     # runs before them), or has been open twice as long while no longer worse by the minimum
