@@ -11,9 +11,6 @@ from django.db import connection, transaction
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
 
-_LOCK = "SELECT pg_advisory_xact_lock(hashtext(%s))"
-_LOCK_NO_FLUSH = f"{_LOCK}, set_config('synchronous_commit', 'off', true)"
-
 
 class AtomicCount(SimpleRateThrottle):
     """A fixed-window counter incremented atomically, so parallel requests cannot all read the
@@ -47,11 +44,13 @@ class AtomicCount(SimpleRateThrottle):
         own_transaction = not connection.in_atomic_block
         with transaction.atomic(using="default"):
             if connection.vendor == "postgresql":
-                # A count lost to a crash costs nothing: the throttle's own transaction commits
-                # without waiting for the WAL flush (most of a throttled read's wall time under
-                # load), set with the lock in one statement; a caller's transaction stays durable.
                 with connection.cursor() as cursor:
-                    cursor.execute(_LOCK_NO_FLUSH if own_transaction else _LOCK, [key])
+                    if own_transaction:
+                        # A count lost to a crash costs nothing: commit without waiting for the
+                        # WAL flush, most of a throttled read's wall time under load (only when
+                        # the transaction is the throttle's own, never a caller's write).
+                        cursor.execute("SET LOCAL synchronous_commit TO OFF")
+                    cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [key])
             count = (self.cache.get(key) or 0) + 1
             self.cache.set(key, count, timeout=ttl)
             return count
