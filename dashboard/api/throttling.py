@@ -18,8 +18,7 @@ class AtomicCount(SimpleRateThrottle):
     1,496 requests past a limit of 1,500 per window).
 
     Redis: `SET NX` with the window as expiry, then `INCR` (one atomic command each). The
-    database cache (no Redis): the same under a transaction-scoped advisory lock on the key,
-    committed without waiting for the WAL flush.
+    database cache (no Redis): the same under a transaction-scoped advisory lock on the key.
     """
 
     cache = default_cache
@@ -41,15 +40,9 @@ class AtomicCount(SimpleRateThrottle):
         if "redis" in type(self.cache).__module__:
             self.cache.add(key, 0, timeout=ttl)
             return self.cache.incr(key)
-        own_transaction = not connection.in_atomic_block
         with transaction.atomic(using="default"):
             if connection.vendor == "postgresql":
                 with connection.cursor() as cursor:
-                    if own_transaction:
-                        # A count lost to a crash costs nothing: commit without waiting for the
-                        # WAL flush, most of a throttled read's wall time under load (only when
-                        # the transaction is the throttle's own, never a caller's write).
-                        cursor.execute("SET LOCAL synchronous_commit TO OFF")
                     cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [key])
             count = (self.cache.get(key) or 0) + 1
             self.cache.set(key, count, timeout=ttl)

@@ -8,8 +8,6 @@ from django.conf import settings as django_settings
 from django.contrib.staticfiles import finders
 from django.core.cache import cache
 from django.core.management import call_command
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -151,20 +149,3 @@ def test_it_never_returns_a_key_anywhere_in_the_providers_api(reader, monkeypatc
     make_provider("anthropic", api_key_env="ANTHROPIC_API_KEY", protocol="anthropic_messages")
     for path in ("/api/v1/providers/", "/api/v1/providers/anthropic/", "/api/v1/endpoints/"):
         assert secret not in reader.get(path).content.decode()
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_database_cache_throttle_commits_its_count_without_waiting_for_the_disk(anon, public):
-    assert django_settings.CACHES["default"]["BACKEND"].endswith("db.DatabaseCache")
-    with CaptureQueriesContext(connection) as captured:
-        assert anon.get("/api/v1/workloads/").status_code == 200
-    statements = [query["sql"] for query in captured.captured_queries]
-    lock = next(i for i, sql in enumerate(statements) if "pg_advisory_xact_lock" in sql)
-    assert statements[lock - 1] == "SET LOCAL synchronous_commit TO OFF"
-
-
-def test_the_throttle_leaves_a_callers_transaction_durable(anon, public):
-    # Inside a transaction it did not open (here the test's), the throttle changes no setting.
-    with CaptureQueriesContext(connection) as captured:
-        assert anon.get("/api/v1/workloads/").status_code == 200
-    assert not any("synchronous_commit" in query["sql"] for query in captured.captured_queries)
