@@ -5,6 +5,7 @@ streams a long export, so `timeout` bounds a stuck worker, not a long download (
 is killed mid-response after `timeout` seconds, leaving the client a cut file).
 """
 
+import logging
 import os
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
@@ -21,4 +22,8 @@ def post_worker_init(worker: object) -> None:
     collections then skip the app's long-lived objects instead of walking them (75–100 ms each)."""
     from tokspeed.warm import warm_and_freeze
 
-    warm_and_freeze()
+    frozen = warm_and_freeze()
+    # Said once the worker takes requests (bench/gunicorn_load.py waits for every worker's).
+    logging.getLogger("gunicorn.error").info(
+        "worker %s warm: %d objects frozen", os.getpid(), frozen
+    )
