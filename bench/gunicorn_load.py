@@ -10,6 +10,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -47,26 +48,30 @@ def gunicorn(database: str, *, response_cache: bool = True):
         "GUNICORN_BIND": f"127.0.0.1:{PORT}",
         "GUNICORN_WORKERS": "2",
     }
+    log = tempfile.TemporaryFile()
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "tokspeed.wsgi", "-c", "gunicorn.conf.py"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=log,
     )
     try:
-        for _ in range(100):
+        # Every worker warm (gunicorn.conf.py logs it), not only the first to answer: a worker
+        # still warming takes no request, and the timed phase would run on the others alone.
+        for _ in range(300):
             if process.poll() is not None:
                 raise SystemExit(f"gunicorn exited ({process.returncode}) on port {PORT}")
-            try:
-                httpx.get(f"{BASE}/api/v1/workloads/", timeout=5)
+            log.seek(0)
+            if log.read().count(b" warm: ") >= int(env["GUNICORN_WORKERS"]):
                 break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+            time.sleep(0.2)
+        httpx.get(f"{BASE}/api/v1/workloads/", timeout=5)
         yield
     finally:
         process.terminate()
         process.wait(timeout=30)
+        log.close()
 
 
 def _phase(paths: list[str], *, clients: int, seconds: float) -> tuple[list[float], int, float]:

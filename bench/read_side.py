@@ -327,6 +327,11 @@ def arguments() -> argparse.Namespace:
         "queries).",
     )
     parser.add_argument("--skip-export", action="store_true", help="No year export via gunicorn.")
+    parser.add_argument(
+        "--no-gc-freeze",
+        action="store_true",
+        help="Time without tokspeed.warm's frozen heap (gunicorn.conf.py freezes each worker's).",
+    )
     return parser.parse_args()
 
 
@@ -355,6 +360,10 @@ def main() -> int:
     if args.prepare_only:
         sizes()
         return 0
+    if not args.no_gc_freeze:
+        from tokspeed.warm import warm_and_freeze
+
+        warm_and_freeze()  # as gunicorn.conf.py's workers do
     client = Client(HTTP_HOST="localhost")
     slugs = list(
         Endpoint.objects.filter(runs__isnull=False).distinct().values_list("slug", flat=True)[:10]

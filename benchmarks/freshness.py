@@ -15,5 +15,9 @@ from .models import Run
 def newest_finished() -> tuple[datetime | None, str]:
     """(when the newest run finished, a tag that changes whenever a run finishes or is added)."""
     found = Run.objects.aggregate(at=Max("finished_at"), newest=Max("id"))
-    at = found["at"]
-    return at, f"{at.isoformat() if at else ''}#{found['newest'] or 0}"
+    return found["at"], run_tag(found["at"], found["newest"])
+
+
+def run_tag(finished_at: datetime | None, newest_id: int | None) -> str:
+    """The tag of newest_finished from its two figures (for a caller that reads them itself)."""
+    return f"{finished_at.isoformat() if finished_at else ''}#{newest_id or 0}"

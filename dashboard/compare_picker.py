@@ -3,7 +3,8 @@
 Read as values and written out here rather than by the template engine: one checkbox per
 endpoint grew the page's cost with the catalogue (about a tenth of a millisecond of template
 lookups per endpoint, plus a model instance and its provider's each), so a catalogue of
-hundreds of endpoints cost tens of milliseconds a request before any chart was read.
+hundreds of endpoints cost tens of milliseconds a request before any chart was read. Providers
+are read as values too (a model instance each cost about 10 µs; a catalogue has hundreds).
 """
 
 from dataclasses import dataclass
@@ -12,7 +13,25 @@ from html import escape  # what django.utils.html.escape calls, without its lazy
 from django.utils.safestring import SafeString, mark_safe
 
 from providers.archive import LIVE_ENDPOINTS
-from providers.models import Endpoint, Provider, families_by_model_id, model_family, why_disabled
+from providers.models import (
+    Endpoint,
+    Provider,
+    families_by_model_id,
+    key_configured,
+    model_family,
+    why_skipped,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PickerProvider:
+    """What the picker shows of a provider."""
+
+    name: str
+    simulated: bool
+    api_key_env: str
+    enabled: bool
+    key_configured: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,14 +41,24 @@ class Choice:
     slug: str
     model: str
     display_name: str
-    provider: Provider
+    provider: PickerProvider
     why_disabled: str | None
+
+
+def _providers() -> dict[int, PickerProvider]:
+    rows = Provider.objects.filter(archived_at__isnull=True).values_list(
+        "id", "name", "simulated", "api_key_env", "enabled"
+    )
+    return {
+        id_: PickerProvider(name, simulated, env, enabled, key_configured(env))
+        for id_, name, simulated, env, enabled in rows
+    }
 
 
 def picker_groups() -> list[tuple[str, list[Choice]]]:
     """Every live endpoint, grouped by model family (the most widely served first), then by
     provider: the comparison people come for is one model at several providers."""
-    providers = {p.id: p for p in Provider.objects.filter(archived_at__isnull=True)}
+    providers = _providers()
     groups: dict[str, list[Choice]] = {}
     named = families_by_model_id()
     rows = (
@@ -40,7 +69,11 @@ def picker_groups() -> list[tuple[str, list[Choice]]]:
     for slug, model, display_name, enabled, provider_id in rows:
         provider = providers[provider_id]
         family = model_family(display_name) if display_name else named.get(model, model)
-        reason = why_disabled(provider, endpoint_enabled=enabled)
+        reason = why_skipped(
+            key_configured=provider.key_configured,
+            provider_enabled=provider.enabled,
+            endpoint_enabled=enabled,
+        )
         groups.setdefault(family, []).append(Choice(slug, model, display_name, provider, reason))
     return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0].lower()))
 

@@ -105,9 +105,20 @@ def key_configured(api_key_env: str) -> bool:
 
 def why_disabled(provider: Provider, *, endpoint_enabled: bool) -> str | None:
     """Endpoint.why_disabled of an endpoint of `provider` (for a list read as values)."""
-    if not provider.key_configured:
+    return why_skipped(
+        key_configured=provider.key_configured,
+        provider_enabled=provider.enabled,
+        endpoint_enabled=endpoint_enabled,
+    )
+
+
+def why_skipped(
+    *, key_configured: bool, provider_enabled: bool, endpoint_enabled: bool
+) -> str | None:
+    """why_disabled from the provider's columns, for a list that reads providers as values."""
+    if not key_configured:
         return "no_key"  # an enabled provider without its key fails every run at once
-    if not provider.enabled:
+    if not provider_enabled:
         return "provider"
     if not endpoint_enabled:
         return "endpoint"

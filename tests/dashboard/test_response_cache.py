@@ -57,3 +57,13 @@ def test_it_never_serves_one_callers_cached_answer_to_another(private, anon, end
     authorised = anon.get("/api/v1/leaderboard/", HTTP_AUTHORIZATION=f"Token {token.key}")
     assert authorised.status_code == 200
     assert anon.get("/api/v1/leaderboard/").status_code in (401, 403)
+
+
+def test_it_answers_a_conditional_get_in_two_queries(public, anon, endpoint):
+    # The validator every read computes: the run and alert state in one query, the catalogue
+    # version from the cache in the other.
+    first = anon.get("/endpoints/wafer-fast/")
+    with CaptureQueriesContext(connection) as queries:
+        again = anon.get("/endpoints/wafer-fast/", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert again.status_code == 304
+    assert len(queries) == 2

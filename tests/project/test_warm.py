@@ -1,0 +1,32 @@
+"""A gunicorn worker loads what the first requests would, then freezes its heap
+(tokspeed/warm.py): full garbage collections skip the app's long-lived objects."""
+
+from __future__ import annotations
+
+import gc
+import runpy
+import sys
+from pathlib import Path
+
+from django.template import engines
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_gunicorn_worker_freezes_its_heap_with_the_views_and_templates_in_it(caplog) -> None:
+    conf = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    loader = engines["django"].engine.template_loaders[0]  # the cached loader
+    loader.reset()
+    gc.unfreeze()
+    caplog.set_level("INFO", logger="gunicorn.error")
+    try:
+        conf["post_worker_init"](object())
+        frozen = gc.get_freeze_count()
+    finally:
+        gc.unfreeze()
+    assert frozen > 10_000
+    assert "dashboard.views.compare" in sys.modules
+    compiled = {key.split(":")[0] for key in loader.get_template_cache}
+    assert {"dashboard/compare.html", "dashboard/endpoint.html", "base.html"} <= compiled
+    # bench/gunicorn_load.py times nothing until every worker has said it is warm.
+    assert f" warm: {frozen} objects frozen" in caplog.text

@@ -1,0 +1,45 @@
+"""A web worker's start: what the first requests would load, loaded before the first one, then
+the heap frozen.
+
+Python's full garbage collection walks every object the process holds; the app's modules,
+URL patterns and compiled templates are most of them and live as long as the process, yet each
+full collection (one every few requests under load) walked them all again: about 75–100 ms,
+charged to whichever request was running. `gc.freeze()` moves the objects alive at that moment
+out of the collector's sight. Frozen right after start-up, the views, URL patterns and
+templates the first requests load were still outside the frozen set (half the heap), so they
+are loaded first: then a full collection walks only what requests made since (a few ms).
+"""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+from django.conf import settings
+from django.template import engines
+from django.urls import get_resolver
+
+
+def project_templates() -> list[str]:
+    """The names of the templates under the project's own template folders (settings.BASE_DIR):
+    the ones pages render; Django's and the libraries' own (admin, forms) load on first use."""
+    base = Path(settings.BASE_DIR).resolve()
+    names: set[str] = set()
+    for engine in engines.all():
+        for folder in engine.template_dirs:
+            root = Path(folder).resolve()
+            if root.is_relative_to(base) and root.is_dir() and ".venv" not in root.parts:
+                names.update(str(p.relative_to(root)) for p in root.rglob("*.html"))
+    return sorted(names)
+
+
+def warm_and_freeze() -> int:
+    """Import every view (through the URL conf), compile the project's templates, then collect
+    and freeze the heap; the number of objects frozen."""
+    get_resolver().url_patterns  # noqa: B018 - imports the URL conf and every view it names
+    for engine in engines.all():
+        for name in project_templates():
+            engine.get_template(name)
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()
