@@ -25,6 +25,8 @@ most MAX_ONSETS of them), the surest taken, its p-value multiplied by the number
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from scipy import linalg
 
@@ -49,8 +51,9 @@ def state_covariance(runs: Runs, baseline: Baseline, model: Drift) -> np.ndarray
     start = min(model.per_hour * since, baseline.overall_scale**2)
     own = np.diag(max(model.own, MIN_SCALE**2) * ratio)  # no run quieter than MIN_SCALE
     # arms.covariance less its runs' own (correlated) noise, which the walk and `own` model
-    # here: the bucket and day level errors and the baseline level's shared error
-    levels = covariance(runs, baseline)
+    # here: the bucket and day level errors and the baseline level's shared error (without
+    # Baseline.walk_var, the walk since the baseline that `start` and `walk` model here)
+    levels = covariance(runs, replace(baseline, walk_var=0.0))
     levels -= baseline.correlations(runs.t) * sigma[:, None] * sigma[None, :]
     return own + walk + start + levels
 
