@@ -102,12 +102,17 @@ def variances(c, runs: Runs, baseline: Baseline) -> np.ndarray:
 def shared_offset(baseline: Baseline) -> float:
     """The variance every run shares (the last two parts of `variances`): the error of the
     baseline's level that a drifting series' correlated runs leave, and the drift slower than
-    the lags see (Baseline.drift_var)."""
+    the lags see (Baseline.drift_var); or, where larger, where the level can have walked since
+    the baseline (Baseline.walk_var). A steady series' walk is 0: nothing changes there."""
     psi = max(baseline.phi, MIN_DECAY) if baseline.rho > 0 else 0.0
     drift = mean_inflation(baseline.n, baseline.rho, psi) - 1
     level = baseline.overall_scale**2 / baseline.n * drift
     span_h = (baseline.end - (baseline.start or baseline.end)) / 3600.0
-    return level + baseline.drift_var * (1 + DRIFT_BLOCK_H / max(span_h, DRIFT_BLOCK_H))
+    slow = level + baseline.drift_var * (1 + DRIFT_BLOCK_H / max(span_h, DRIFT_BLOCK_H))
+    # Where the level can have walked since the baseline, as its variogram shows it wander
+    # (Baseline.walk_var): a young baseline's correlation and blocks miss a drift that its
+    # runs' differences show. The larger of the two, as both are the level's one error.
+    return max(slow, baseline.walk_var)
 
 
 def covariance(runs: Runs, baseline: Baseline) -> np.ndarray:

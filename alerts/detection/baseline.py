@@ -42,6 +42,8 @@ MIN_SCALE = 0.005  # log units (0.5 %): no series is treated as quieter than thi
 MIN_DECAY = 0.5
 DRIFT_BLOCK_H = 72.0  # the blocks whose means show a drift slower than the lags see
 WINSOR_MADS = 8.0  # where a residual stops counting in full toward levels and scales
+VARIOGRAM_H = 96.0  # the longest lag (hours) the level's walk per hour is read from
+HOUR_S = 3600.0
 # Two series' lag-1 correlations this many standard errors of their difference apart are read
 # as two noises that really differ (Baseline pooling: shrink)
 AGREE_SDS = 2.0
@@ -155,6 +157,9 @@ class Baseline:
     spacing_h: float | None = None
     # The variance of a 72 h mean that a drift slower than the lags adds (log units²)
     drift_var: float = 0.0
+    # How far the level walks within VARIOGRAM_H, as the variogram of its runs shows it
+    # (q × VARIOGRAM_H / 2, log units²): where it can have walked since the baseline (walk_var)
+    walk_var: float = 0.0
     _tod: np.ndarray = field(init=False, repr=False, compare=False)
     _scale: np.ndarray = field(init=False, repr=False, compare=False)
     _day: np.ndarray = field(init=False, repr=False, compare=False)
@@ -216,6 +221,7 @@ class Baseline:
             "day_var": {str(k): v for k, v in self.day_var.items()},
             "spacing_h": self.spacing_h,
             "drift_var": self.drift_var,
+            "walk_var": self.walk_var,
         }
 
     @classmethod
@@ -237,6 +243,7 @@ class Baseline:
             day_var={int(k): float(v) for k, v in data.get("day_var", {}).items()},
             spacing_h=None if data.get("spacing_h") is None else float(data["spacing_h"]),
             drift_var=float(data.get("drift_var", 0.0)),
+            walk_var=float(data.get("walk_var", 0.0)),
         )
 
 
@@ -314,7 +321,58 @@ def correlate(shape: Shape, runs: Runs, pool: Lags | None = None) -> Baseline:
         scale = {b: x * grow for b, x in scale.items()}
         overall *= grow
     model = replace(model, scale=scale, overall_scale=overall, rho=rho, phi=phi)
-    return replace(model, drift_var=_drift_var(model, runs, resid))
+    return replace(
+        model, drift_var=_drift_var(model, runs, resid), walk_var=walk_var(runs, resid, model)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """The local-level model read off a baseline's residuals: the own noise's variance (a) and
+    the level's variance per hour (q), both in log units squared."""
+
+    own: float
+    per_hour: float
+
+
+def drift(t: np.ndarray, resid: np.ndarray, overall_scale: float) -> Drift | None:
+    """The variogram of the residuals (winsorized at WINSOR_MADS overall scales) in hours, a
+    line a + q Δh / 2 fitted over the pairs up to VARIOGRAM_H apart (each pair once; both
+    parts at least 0); None with fewer than 8 runs."""
+    if len(t) < 8:
+        return None
+    bound = WINSOR_MADS * overall_scale
+    r = np.clip(resid, -bound, bound)
+    lags, halves = [], []
+    for offset in range(1, len(t)):
+        lag = (t[offset:] - t[:-offset]) / HOUR_S
+        inside = lag <= VARIOGRAM_H
+        if not inside.any():
+            break
+        lags.append(lag[inside])
+        halves.append((r[offset:] - r[:-offset])[inside] ** 2 / 2)
+    x, y = np.concatenate(lags), np.concatenate(halves)
+    if len(x) < 8 or np.ptp(x) <= 0:
+        return None
+    slope, intercept = np.polyfit(x, y, 1)
+    if slope <= 0:
+        return Drift(float(max(np.mean(y), 0.0)), 0.0)
+    if intercept <= 0:
+        return Drift(0.0, float(2 * np.mean(y / x)))
+    return Drift(float(intercept), float(2 * slope))
+
+
+def walk_var(runs: Runs, resid: np.ndarray, model: Baseline) -> float:
+    """The variance of where the level can have walked since the baseline: the variogram's
+    level part at its longest lag, q × VARIOGRAM_H / 2 (drift), no more than the residuals'
+    own variance less the variogram's own noise a (a stationary level wanders no further than
+    its spread over the baseline shows). A steady series' variogram is flat (q ≈ 0): nothing."""
+    model_drift = drift(runs.t, resid, model.overall_scale)
+    if model_drift is None or model_drift.per_hour <= 0:
+        return 0.0
+    bound = WINSOR_MADS * model.overall_scale
+    spread = float(np.var(np.clip(resid, -bound, bound))) - model_drift.own
+    return max(0.0, min(model_drift.per_hour * VARIOGRAM_H / 2, spread))
 
 
 def _spacing_h(t: np.ndarray) -> float | None:

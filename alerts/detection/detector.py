@@ -31,13 +31,14 @@ from alerts.detection.baseline import (
     Runs,
     Shape,
     correlate,
+    drift,
     fit_shape,
     median,
     pool,
 )
 from alerts.detection.local_time import BEFORE_S, dst_hold
 from alerts.detection.rules import DetectorConfig, MetricRule
-from alerts.detection.state_space import STATE_ARM, drift, step_arm
+from alerts.detection.state_space import STATE_ARM, step_arm
 from benchmarks.buckets import BUCKETS
 
 HOUR_S = 3600.0

@@ -25,55 +25,17 @@ most MAX_ONSETS of them), the surest taken, its p-value multiplied by the number
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
 from scipy import linalg
 
 from alerts.detection.arms import Arm, covariance, degrees_of_freedom, p_value
-from alerts.detection.baseline import MIN_SCALE, WINSOR_MADS, Baseline, Runs
+from alerts.detection.baseline import HOUR_S, MIN_SCALE, Baseline, Drift, Runs
 
 STATE_ARM = "step since"
 MIN_AFTER = 3  # runs since the onset: without its worst run, two still show the step
 MAX_ONSETS = 9  # onsets tried (evenly spread over the long window on a dense schedule)
-VARIOGRAM_H = 96.0  # the longest lag (hours) the drift per hour is read from
-HOUR_S = 3600.0
-
-
-@dataclass(frozen=True, slots=True)
-class Drift:
-    """The local-level model read off a baseline's residuals: the own noise's variance (a) and
-    the level's variance per hour (q), both in log units squared."""
-
-    own: float
-    per_hour: float
-
-
-def drift(t: np.ndarray, resid: np.ndarray, overall_scale: float) -> Drift | None:
-    """The variogram of the residuals (winsorized at WINSOR_MADS overall scales) in hours, a
-    line a + q Δh / 2 fitted over the pairs up to VARIOGRAM_H apart (each pair once; both
-    parts at least 0); None with fewer than 8 runs."""
-    if len(t) < 8:
-        return None
-    bound = WINSOR_MADS * overall_scale
-    r = np.clip(resid, -bound, bound)
-    lags, halves = [], []
-    for offset in range(1, len(t)):
-        lag = (t[offset:] - t[:-offset]) / HOUR_S
-        inside = lag <= VARIOGRAM_H
-        if not inside.any():
-            break
-        lags.append(lag[inside])
-        halves.append((r[offset:] - r[:-offset])[inside] ** 2 / 2)
-    x, y = np.concatenate(lags), np.concatenate(halves)
-    if len(x) < 8 or np.ptp(x) <= 0:
-        return None
-    slope, intercept = np.polyfit(x, y, 1)
-    if slope <= 0:
-        return Drift(float(max(np.mean(y), 0.0)), 0.0)
-    if intercept <= 0:
-        return Drift(0.0, float(2 * np.mean(y / x)))
-    return Drift(float(intercept), float(2 * slope))
 
 
 def state_covariance(runs: Runs, baseline: Baseline, model: Drift) -> np.ndarray:
@@ -89,8 +51,9 @@ def state_covariance(runs: Runs, baseline: Baseline, model: Drift) -> np.ndarray
     start = min(model.per_hour * since, baseline.overall_scale**2)
     own = np.diag(max(model.own, MIN_SCALE**2) * ratio)  # no run quieter than MIN_SCALE
     # arms.covariance less its runs' own (correlated) noise, which the walk and `own` model
-    # here: the bucket and day level errors and the baseline level's shared error
-    levels = covariance(runs, baseline)
+    # here: the bucket and day level errors and the baseline level's shared error (without
+    # Baseline.walk_var, the walk since the baseline that `start` and `walk` model here)
+    levels = covariance(runs, replace(baseline, walk_var=0.0))
     levels -= baseline.correlations(runs.t) * sigma[:, None] * sigma[None, :]
     return own + walk + start + levels
 

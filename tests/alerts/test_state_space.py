@@ -11,12 +11,12 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from alerts.detection.arms import covariance, variances
-from alerts.detection.baseline import Runs, fit
+from alerts.detection.arms import covariance, shared_offset, variances
+from alerts.detection.baseline import Runs, drift, fit
 from alerts.detection.detector import LONG_ARM, SINCE_ARM, Verdict, assess_series, judge
 from alerts.detection.hysteresis import Streak, Transition, advance
 from alerts.detection.rules import DECODE, DetectorConfig
-from alerts.detection.state_space import MAX_ONSETS, STATE_ARM, drift, onsets, step_arm
+from alerts.detection.state_space import MAX_ONSETS, STATE_ARM, onsets, step_arm
 
 CONFIG = DetectorConfig()
 RULE = CONFIG.rules[DECODE]
@@ -139,3 +139,28 @@ def test_it_leaves_the_arm_out_when_its_bar_is_zero() -> None:
     model = drift(fitted.t, fitted.log_value - baseline.expected(fitted), baseline.overall_scale)
     arm = step_arm(week, resid, baseline, len(week) - 9, model)
     assert arm is not None and arm.shift == pytest.approx(-STEP, abs=0.01)
+
+
+def test_a_drifting_provider_raises_the_mean_arms_bar_by_where_its_level_can_have_walked() -> None:
+    # A provider whose state wanders (AR(1), φ 0.8 per 8 h, σ 6 %) under 6 % run noise, nothing
+    # changed: its baseline's variogram shows the level walking, so every mean arm's standard
+    # error counts where it can have walked since the baseline (Baseline.walk_var), and the
+    # wander of day 42 (the 72 h arm opened on it before) opens nothing.
+    noise = drifting(0, phi=0.8, sd=0.06, white=0.06)
+    runs = runs_of(noise)
+    baseline = fit(runs.between(0, runs.t[90]), min_bucket_runs=4, min_week_runs=6)
+    assert baseline.walk_var > 0
+    assert shared_offset(baseline) == pytest.approx(baseline.walk_var)
+    assert replay(runs, from_day=30, config=CONFIG) == []
+    # A real step on the same provider still opens, within 24 h (−25 % from day 36).
+    onset = 36 * 24 + 5
+    stepped = Runs.of(runs.t, runs.log_value + np.where(HOURS >= onset, math.log(0.75), 0.0))
+    opened = replay(stepped, from_day=33, config=CONFIG)
+    assert opened and onset <= opened[0][0] <= onset + 24, opened
+
+
+def test_a_steady_series_has_no_walk_and_its_arms_are_as_before() -> None:
+    runs = runs_of(np.random.default_rng(3).normal(0, 0.06, len(HOURS)))
+    baseline = fit(runs.between(0, runs.t[90]), min_bucket_runs=4, min_week_runs=6)
+    assert baseline.walk_var == 0.0
+    assert shared_offset(baseline) == shared_offset(replace(baseline, walk_var=0.0))
