@@ -457,6 +457,7 @@ ALERTS_DECODE_FLOOR_TPS = envfloat("ALERTS_DECODE_FLOOR_TPS", 1.0)
 ALERTS_TTFT_FLOOR_MS = envfloat("ALERTS_TTFT_FLOOR_MS", 10.0)
 ALERTS_MAJOR_EFFECT = envfloat("ALERTS_MAJOR_EFFECT", 0.25)  # severity major above this
 ALERTS_OPEN_AFTER = envint("ALERTS_OPEN_AFTER", 2)  # positive evaluations, no clear one between
+ALERTS_EPISODE_HOURS = envfloat("ALERTS_EPISODE_HOURS", 6.0)  # positives this far apart to count
 ALERTS_RESOLVE_AFTER = envint("ALERTS_RESOLVE_AFTER", 2)  # consecutive clear evaluations
 # Resolving also needs the recent runs this many times likelier back at the baseline than still
 # worse by the alert's effect
