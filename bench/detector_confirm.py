@@ -167,6 +167,7 @@ def simulate(
             healthy=True,
             policy=policy,
             counts_from=earliest_count(state.counts_from),
+            episode_h=config.episode_hours,
         )
         if decision.at is not None:
             wanted, used = decision.at / 3600, used + 1

@@ -50,7 +50,7 @@ class ConfirmPolicy:
 
     max_per_series: int = 6
     budget_share: float = 0.15
-    min_spacing_hours: float = 3.0
+    min_spacing_hours: float = 2.0
     suspect_q: float = 0.1
     decorrelated: float = 0.5
 
@@ -117,6 +117,7 @@ def place(
     spacing_h: float,
     next_scheduled: float | None,
     counts_from: float | None = None,
+    episode_h: float = 0.0,
 ) -> float | None:
     """When the next run of a suspicion goes (Unix s): the runs that fit between the newest run
     and the schedule's next one, `spacing_h` or more apart, spread evenly, and this the first
@@ -125,7 +126,9 @@ def place(
     counts_from: the earliest time a positive would count toward opening (the streak's last
     counted positive a provider episode later, hysteresis.counts_from); the run goes no sooner,
     and not at all unless that leaves it SOONER_H before the schedule's next run: a run whose
-    positive could not count adds nothing the schedule's own run would not."""
+    positive could not count adds nothing the schedule's own run would not. With no positive
+    to wait for (a suspect hold), the run goes no later than `episode_h` before the schedule's
+    next run when it can: its positive then leaves that run free to be the second one."""
     if next_scheduled is None:
         return max(newest + spacing_h * HOUR_S, counts_from or -math.inf)
     gap_h = (next_scheduled - newest) / HOUR_S
@@ -135,7 +138,11 @@ def place(
     fits = math.floor(gap_h / spacing_h + 1e-9) - 1
     if fits < 1:
         return None
-    return newest + gap_h / (fits + 1) * HOUR_S
+    even = newest + gap_h / (fits + 1) * HOUR_S
+    aim = next_scheduled - episode_h * HOUR_S
+    if counts_from is None and episode_h > 0 and newest + spacing_h * HOUR_S <= aim < even:
+        return aim
+    return even
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +167,7 @@ def decide(
     policy: ConfirmPolicy,
     scheduled: bool = True,
     counts_from: float | None = None,
+    episode_h: float = 0.0,
 ) -> Decision:
     """Whether a suspect series gets its next confirmation run, and when.
 
@@ -169,7 +177,8 @@ def decide(
     healthy: the endpoint is enabled, not archived, not failing nor rate-limited; scheduled: an
     enabled schedule runs the series (a series only people run gets no extra runs: the budget
     is a share of the schedule's); counts_from: the earliest time a positive of the series
-    would count toward opening (hysteresis.counts_from; None: any time).
+    would count toward opening (hysteresis.counts_from; None: any time); episode_h: how far
+    apart two positives must be to count (DetectorConfig.episode_hours).
     """
     if not policy.enabled:
         return Decision(None, "confirmation runs are off")
@@ -186,7 +195,7 @@ def decide(
         return Decision(None, f"the month's budget of {budget} confirmation runs is spent")
     if run_hours < 2 * spacing_h:
         return Decision(None, f"the series already runs every {run_hours:.1f} h")
-    at = place(newest, spacing_h, next_scheduled, counts_from)
+    at = place(newest, spacing_h, next_scheduled, counts_from, episode_h)
     if at is None:
         if counts_from is not None and counts_from > newest + spacing_h * HOUR_S:
             return Decision(None, "no run that could count fits before the schedule's next")

@@ -174,6 +174,7 @@ def after_evaluation(run: Run, suspects: list[Suspect], *, outage_open: bool) ->
         policy=policy,
         scheduled=bool(schedules),
         counts_from=earliest_count([_counts_from(i.state) for i in found]),
+        episode_h=detector_config().episode_hours,
     )
     if decision.at is None:
         log.info("run %s: no confirmation run (%s)", run.id, decision.why)

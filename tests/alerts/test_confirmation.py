@@ -117,8 +117,15 @@ def test_a_confirmation_goes_where_its_positive_can_count() -> None:
     # Not spent when it could count only as the schedule's run comes.
     assert place(0.0, 3.0, 8 * HOUR, counts_from=7.5 * HOUR) is None
     assert place(0.0, 3.0, None, counts_from=6 * HOUR) == 6 * HOUR
-    # No positive to wait for (a suspect hold): spread evenly as before.
+    # No positive to wait for (a suspect hold): spread evenly as before, but no later than an
+    # episode before the schedule's next run when the spacing allows, so that a positive there
+    # leaves the schedule's run free to be the second one.
     assert place(0.0, 3.0, 8 * HOUR, counts_from=None) == 4 * HOUR
+    assert place(0.0, 3.0, 8 * HOUR, counts_from=None, episode_h=6.0) == 4 * HOUR  # 2 h < 3 h
+    # Runs 10 h apart at a 4 h spacing: midway (5 h) would leave the next run 5 h after it;
+    # 4 h leaves it an episode apart.
+    assert place(0.0, 4.0, 10 * HOUR, counts_from=None) == 5 * HOUR
+    assert place(0.0, 4.0, 10 * HOUR, counts_from=None, episode_h=6.0) == 4 * HOUR
 
 
 def test_it_caps_confirmation_runs_by_series_and_by_month() -> None:
