@@ -43,10 +43,11 @@ class NoiseModel(Protocol):
 class ConfirmPolicy:
     """max_per_series: extra runs one suspicion may ask for (0: confirmation runs are off);
     budget_share: extra runs a month at most, as a share of the scheduled runs; min_spacing_hours:
-    the least time between two runs of a suspicion (a provider episode of a few hours is one
-    piece of evidence, whatever the run-level noise says); suspect_q: the q-value under which an
-    in-between (HOLD) result is suspect; decorrelated: the largest correlation, by the
-    baseline's noise model, a confirmation may share with the run before it."""
+    the least time between two runs of a suspicion (that a provider episode of a few hours is
+    one piece of evidence is the opening rule's, hysteresis.independent); suspect_q: the
+    q-value under which an in-between (HOLD) result is suspect; decorrelated: the largest
+    correlation, by the baseline's noise model, a confirmation may share with the run before
+    it."""
 
     max_per_series: int = 6
     budget_share: float = 0.15

@@ -213,9 +213,10 @@ def test_it_queues_one_confirmation_run_after_the_spacing(series, client, admin_
     outcome = evaluate(suspect_run)
     [queued] = confirmations(series)
     assert outcome.confirmation == queued.id
-    # This history's noise is independent, so the minimum spacing (3 h) holds: one run fits
-    # before the 10:00 run, midway, 4 h after the suspect run.
-    assert queued.slot == T0 + timedelta(hours=12)
+    # This history's noise is independent, so the minimum spacing (2 h) holds: the first of
+    # the runs 2 h apart before the 10:00 run, 6 h before it (a positive there leaves the
+    # 10:00 run free to be the second one).
+    assert queued.slot == T0 + timedelta(hours=10)
     assert queued.status == RunStatus.QUEUED and queued.schedule is None
     assert queued.enqueued_at is None  # the tick claims it when its slot comes
     assert SeriesState.objects.get(**series, metric="decode_tps").confirmations == 1
