@@ -34,6 +34,8 @@ from benchmarks.dispatch import claim_and_enqueue
 from benchmarks.models import Run, RunOrigin, RunStatus, Schedule, Vantage, Workload
 from providers.models import Endpoint, Provider
 
+pytestmark = pytest.mark.usefixtures("real_episodes")
+
 T0 = datetime(2026, 3, 10, 18, 0, tzinfo=UTC)
 DECODE, TTFT = 70.0, 600.0
 POLICY = ConfirmPolicy()
