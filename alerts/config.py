@@ -35,6 +35,7 @@ def detector_config() -> DetectorConfig:
         ci_level=settings.ALERTS_CI_LEVEL,
         major_effect=settings.ALERTS_MAJOR_EFFECT,
         open_after=settings.ALERTS_OPEN_AFTER,
+        episode_hours=settings.ALERTS_EPISODE_HOURS,
         resolve_after=settings.ALERTS_RESOLVE_AFTER,
         recovery_odds=settings.ALERTS_RECOVERY_ODDS,
         new_normal_hours=settings.ALERTS_NEW_NORMAL_HOURS,

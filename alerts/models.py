@@ -309,6 +309,8 @@ class SeriesState(SeriesFields):
     """Hysteresis of one series between evaluations (see hysteresis.Streak)."""
 
     positives = models.PositiveSmallIntegerField(default=0)
+    # The slot of the last positive that counted toward opening (hysteresis.independent)
+    positive_at = models.DateTimeField(null=True, blank=True)
     clears = models.PositiveSmallIntegerField(default=0)
     muted = models.BooleanField(default=False)
     last_slot = models.DateTimeField(null=True, blank=True)

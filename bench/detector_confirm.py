@@ -28,11 +28,12 @@ from alerts.detection.baseline import Runs
 from alerts.detection.confirmation import (
     ConfirmPolicy,
     decide,
+    earliest_count,
     informative_gap_hours,
     suspect,
 )
 from alerts.detection.detector import SeriesInput, assess_together, judge
-from alerts.detection.hysteresis import Streak, Transition, advance
+from alerts.detection.hysteresis import Streak, Transition, advance, counts_from
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig
 
 METRICS = (DECODE, TTFT)
@@ -148,7 +149,7 @@ def simulate(
         judgements = judge(tests, config)
         timer.seconds += time.perf_counter() - began
         timer.calls += len(tests)
-        suspects = state.advance(hour, tests, judgements, config, policy)
+        suspects = state.advance(hour, tests, judgements, config, policy, now=float(now))
         if not suspects:
             used = 0
             continue
@@ -165,6 +166,8 @@ def simulate(
             next_scheduled=upcoming[0] * 3600 if len(upcoming) else None,
             healthy=True,
             policy=policy,
+            counts_from=earliest_count(state.counts_from),
+            episode_h=config.episode_hours,
         )
         if decision.at is not None:
             wanted, used = decision.at / 3600, used + 1
@@ -184,13 +187,14 @@ class _State:
         self.tracks = [track_type(), track_type()]
         self.previous: float | None = None
 
-    def advance(self, hour, tests, judgements, config, policy) -> bool:
+    def advance(self, hour, tests, judgements, config, policy, *, now: float) -> bool:
         """One evaluation of both series; whether either is suspect after it."""
         any_suspect = False
+        self.counts_from: list[float | None] = []  # of the suspect series (hysteresis)
         for k, judgement in enumerate(judgements):
             self.streaks[k], transition = advance(
                 self.streaks[k], judgement.verdict, config, recovered=judgement.recovered,
-                fresh=judgement.fresh, new_normal=judgement.new_normal,
+                fresh=judgement.fresh, new_normal=judgement.new_normal, at=now,
             )  # fmt: skip
             if tests[k].enough and self.previous is not None:
                 self.tracks[k].watched_h += hour - self.previous
@@ -205,11 +209,13 @@ class _State:
                 self.frozen[k], self.opened[k] = None, None
                 self.tracks[k].events.append((hour, "new_normal"))
             streak = self.streaks[k]
-            any_suspect |= suspect(
+            if suspect(
                 judgement.verdict, judgement.q_value, positives=streak.positives,
                 open_after=config.open_after, is_open=streak.is_open, muted=streak.muted,
                 policy=policy,
-            )  # fmt: skip
+            ):  # fmt: skip
+                any_suspect = True
+                self.counts_from.append(counts_from(streak, config))
         self.previous = hour
         return any_suspect
 

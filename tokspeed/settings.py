@@ -457,6 +457,7 @@ ALERTS_DECODE_FLOOR_TPS = envfloat("ALERTS_DECODE_FLOOR_TPS", 1.0)
 ALERTS_TTFT_FLOOR_MS = envfloat("ALERTS_TTFT_FLOOR_MS", 10.0)
 ALERTS_MAJOR_EFFECT = envfloat("ALERTS_MAJOR_EFFECT", 0.25)  # severity major above this
 ALERTS_OPEN_AFTER = envint("ALERTS_OPEN_AFTER", 2)  # positive evaluations, no clear one between
+ALERTS_EPISODE_HOURS = envfloat("ALERTS_EPISODE_HOURS", 6.0)  # positives this far apart to count
 ALERTS_RESOLVE_AFTER = envint("ALERTS_RESOLVE_AFTER", 2)  # consecutive clear evaluations
 # Resolving also needs the recent runs this many times likelier back at the baseline than still
 # worse by the alert's effect
@@ -471,7 +472,7 @@ ALERTS_NEW_NORMAL_HOURS = envint("ALERTS_NEW_NORMAL_HOURS", 168)
 # BUDGET_SHARE of the scheduled runs a month.
 ALERTS_CONFIRM_MAX_PER_SERIES = envint("ALERTS_CONFIRM_MAX_PER_SERIES", 6)
 ALERTS_CONFIRM_BUDGET_SHARE = envfloat("ALERTS_CONFIRM_BUDGET_SHARE", 0.15)
-ALERTS_CONFIRM_MIN_SPACING_HOURS = envfloat("ALERTS_CONFIRM_MIN_SPACING_HOURS", 3.0)
+ALERTS_CONFIRM_MIN_SPACING_HOURS = envfloat("ALERTS_CONFIRM_MIN_SPACING_HOURS", 2.0)
 ALERTS_CONFIRM_DECORRELATED = envfloat("ALERTS_CONFIRM_DECORRELATED", 0.5)
 ALERTS_CONFIRM_SUSPECT_Q = envfloat("ALERTS_CONFIRM_SUSPECT_Q", 0.1)
 # Availability: an outage opens when each of the last OUTAGE_RUNS runs has ≥ this share of error

@@ -8,9 +8,12 @@ q-value is below the loose `suspect_q`. While it stays suspect it gets extra run
 endpoint × workload × vantage, one at a time, each as soon as the series' own noise model says a
 run is informative (its correlation with the run before has fallen to `decorrelated`, never
 sooner than `min_spacing_hours`), spread evenly over the time to the schedule's next run, up to
-`max_per_series` for the suspicion. The runs stop when the evidence is conclusive either way (an
-alert opens, or the series is clear or its q-value back above `suspect_q`), when the series used
-its cap, or when the month's budget (`budget_share` of the scheduled runs) is spent.
+`max_per_series` for the suspicion. After a positive, the run waits until its own positive would
+count toward opening (hysteresis.independent: a provider episode later); one that could only
+count when the schedule's next run is about to come is not spent. The runs stop when the
+evidence is conclusive either way (an alert opens, or the series is clear or its q-value back
+above `suspect_q`), when the series used its cap, or when the month's budget (`budget_share` of
+the scheduled runs) is spent.
 docs/alerts.md tells the settings.
 """
 
@@ -27,6 +30,7 @@ from alerts.detection.detector import Verdict
 HOUR_S = 3600.0
 LONGEST_GAP_H = 48.0  # a correlation that lasts longer than this leaves no room for a confirmation
 GAP_STEP_H = 0.25  # the resolution of the informative gap
+SOONER_H = 1.0  # a confirmation must be able to count this much before the schedule's next run
 
 
 class NoiseModel(Protocol):
@@ -39,14 +43,15 @@ class NoiseModel(Protocol):
 class ConfirmPolicy:
     """max_per_series: extra runs one suspicion may ask for (0: confirmation runs are off);
     budget_share: extra runs a month at most, as a share of the scheduled runs; min_spacing_hours:
-    the least time between two runs of a suspicion (a provider episode of a few hours is one
-    piece of evidence, whatever the run-level noise says); suspect_q: the q-value under which an
-    in-between (HOLD) result is suspect; decorrelated: the largest correlation, by the
-    baseline's noise model, a confirmation may share with the run before it."""
+    the least time between two runs of a suspicion (that a provider episode of a few hours is
+    one piece of evidence is the opening rule's, hysteresis.independent); suspect_q: the
+    q-value under which an in-between (HOLD) result is suspect; decorrelated: the largest
+    correlation, by the baseline's noise model, a confirmation may share with the run before
+    it."""
 
     max_per_series: int = 6
     budget_share: float = 0.15
-    min_spacing_hours: float = 3.0
+    min_spacing_hours: float = 2.0
     suspect_q: float = 0.1
     decorrelated: float = 0.5
 
@@ -95,22 +100,50 @@ def informative_gap_hours(model: NoiseModel | None, policy: ConfirmPolicy) -> fl
     return LONGEST_GAP_H
 
 
+def earliest_count(times: list[float | None]) -> float | None:
+    """When a run's positive would first count for any of the suspect series it measures
+    (hysteresis.counts_from of each; None: at once, for one of them)."""
+    if not times or any(t is None for t in times):
+        return None
+    return min(t for t in times if t is not None)
+
+
 def budget_runs(scheduled_per_month: float, policy: ConfirmPolicy) -> int:
     """Confirmation runs a month may hold at most."""
     return max(0, math.floor(policy.budget_share * max(scheduled_per_month, 0.0)))
 
 
-def place(newest: float, spacing_h: float, next_scheduled: float | None) -> float | None:
+def place(
+    newest: float,
+    spacing_h: float,
+    next_scheduled: float | None,
+    counts_from: float | None = None,
+    episode_h: float = 0.0,
+) -> float | None:
     """When the next run of a suspicion goes (Unix s): the runs that fit between the newest run
     and the schedule's next one, `spacing_h` or more apart, spread evenly, and this the first
-    of them; None when none fits. With no scheduled run coming, `spacing_h` after the newest."""
+    of them; None when none fits. With no scheduled run coming, `spacing_h` after the newest.
+
+    counts_from: the earliest time a positive would count toward opening (the streak's last
+    counted positive a provider episode later, hysteresis.counts_from); the run goes no sooner,
+    and not at all unless that leaves it SOONER_H before the schedule's next run: a run whose
+    positive could not count adds nothing the schedule's own run would not. With no positive
+    to wait for (a suspect hold), the run goes no later than `episode_h` before the schedule's
+    next run when it can: its positive then leaves that run free to be the second one."""
     if next_scheduled is None:
-        return newest + spacing_h * HOUR_S
+        return max(newest + spacing_h * HOUR_S, counts_from or -math.inf)
     gap_h = (next_scheduled - newest) / HOUR_S
+    if counts_from is not None and counts_from > newest + spacing_h * HOUR_S:
+        at = counts_from
+        return at if at <= next_scheduled - SOONER_H * HOUR_S else None
     fits = math.floor(gap_h / spacing_h + 1e-9) - 1
     if fits < 1:
         return None
-    return newest + gap_h / (fits + 1) * HOUR_S
+    even = newest + gap_h / (fits + 1) * HOUR_S
+    aim = next_scheduled - episode_h * HOUR_S
+    if counts_from is None and episode_h > 0 and newest + spacing_h * HOUR_S <= aim < even:
+        return aim
+    return even
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +167,8 @@ def decide(
     healthy: bool,
     policy: ConfirmPolicy,
     scheduled: bool = True,
+    counts_from: float | None = None,
+    episode_h: float = 0.0,
 ) -> Decision:
     """Whether a suspect series gets its next confirmation run, and when.
 
@@ -142,7 +177,9 @@ def decide(
     asked for; next_scheduled: the schedule's next run of the series (None: none planned);
     healthy: the endpoint is enabled, not archived, not failing nor rate-limited; scheduled: an
     enabled schedule runs the series (a series only people run gets no extra runs: the budget
-    is a share of the schedule's).
+    is a share of the schedule's); counts_from: the earliest time a positive of the series
+    would count toward opening (hysteresis.counts_from; None: any time); episode_h: how far
+    apart two positives must be to count (DetectorConfig.episode_hours).
     """
     if not policy.enabled:
         return Decision(None, "confirmation runs are off")
@@ -159,7 +196,9 @@ def decide(
         return Decision(None, f"the month's budget of {budget} confirmation runs is spent")
     if run_hours < 2 * spacing_h:
         return Decision(None, f"the series already runs every {run_hours:.1f} h")
-    at = place(newest, spacing_h, next_scheduled)
+    at = place(newest, spacing_h, next_scheduled, counts_from, episode_h)
     if at is None:
+        if counts_from is not None and counts_from > newest + spacing_h * HOUR_S:
+            return Decision(None, "no run that could count fits before the schedule's next")
         return Decision(None, f"no run {spacing_h:.1f} h apart fits before the schedule's next")
     return Decision(at, f"{(at - newest) / HOUR_S:.1f} h after the suspect run")

@@ -108,6 +108,10 @@ class DetectorConfig:
     ci_level: float = 0.90  # two-sided level of the interval shown with the shift
     major_effect: float = 0.25  # severity major above this shift
     open_after: int = 2
+    # Two positives count as two only when measured this far apart in real time: a provider
+    # episode of a few hours (a 6-hour dip) is one piece of evidence, however many runs
+    # measure it (hysteresis.independent)
+    episode_hours: float = 6.0
     resolve_after: int = 2
     # How much likelier "back at the baseline" must be than "still worse by the alert's
     # effect", on the recent runs, for an open alert to resolve

@@ -27,10 +27,12 @@ from alerts.detection.confirmation import (
     ConfirmPolicy,
     budget_runs,
     decide,
+    earliest_count,
     informative_gap_hours,
     suspect,
 )
 from alerts.detection.detector import Judgement, SeriesTest, Verdict
+from alerts.detection.hysteresis import Streak, counts_from
 from alerts.models import SeriesState
 from benchmarks.buckets import tod_bucket
 from benchmarks.costs import DAYS_PER_MONTH, monthly_cost
@@ -171,11 +173,19 @@ def after_evaluation(run: Run, suspects: list[Suspect], *, outage_open: bool) ->
         healthy=healthy(run, outage_open=outage_open),
         policy=policy,
         scheduled=bool(schedules),
+        counts_from=earliest_count([_counts_from(i.state) for i in found]),
+        episode_h=detector_config().episode_hours,
     )
     if decision.at is None:
         log.info("run %s: no confirmation run (%s)", run.id, decision.why)
         return None
     return _queue(run, datetime.fromtimestamp(decision.at, UTC), found)
+
+
+def _counts_from(state: SeriesState) -> float | None:
+    """When a positive of the series would next count toward opening (Unix s; None: now)."""
+    at = state.positive_at.timestamp() if state.positive_at is not None else None
+    return counts_from(Streak(state.positives, positive_at=at), detector_config())
 
 
 def _is_suspect(item: Suspect, policy: ConfirmPolicy) -> bool:

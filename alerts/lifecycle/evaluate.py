@@ -215,8 +215,13 @@ class Round:
         self.family = sum(len(t.arms) for t in tests)
         for item, test, judgement in zip(items, tests, judge(tests, self.config), strict=True):
             item.test, item.judgement = test, judgement
+            positive_at = item.state.positive_at
             streak = Streak(
-                item.state.positives, item.state.clears, item.alert is not None, item.state.muted
+                item.state.positives,
+                item.state.clears,
+                item.alert is not None,
+                item.state.muted,
+                positive_at.timestamp() if positive_at is not None else None,
             )
             streak, item.transition = advance(
                 streak,
@@ -225,8 +230,14 @@ class Round:
                 recovered=judgement.recovered,
                 fresh=judgement.fresh,
                 new_normal=judgement.new_normal,
+                at=self.run.slot.timestamp(),
             )
             item.state.positives, item.state.clears = streak.positives, streak.clears
+            item.state.positive_at = (
+                datetime.fromtimestamp(streak.positive_at, UTC)
+                if streak.positive_at is not None
+                else None
+            )
             item.state.muted = streak.muted
             item.state.last_shift = test.shift
             reason = judgement.reason + (

@@ -17,7 +17,7 @@ from alerts.wording import headline
 from benchmarks.models import Vantage, Workload
 from providers.models import Endpoint, Provider
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("real_episodes")]
 
 T0 = datetime(2026, 5, 11, 18, 0, tzinfo=UTC)  # no daylight-saving change within weeks
 DECODE, TTFT = 70.0, 600.0

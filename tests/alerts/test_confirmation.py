@@ -1,7 +1,8 @@
 """Confirmation runs: the pure policy (when a series is suspect, how far apart by its noise
 model, where the runs go between scheduled ones, cap and budget), and in the database a suspect
 series getting ordinary runs spaced by its noise until the evidence is conclusive, within the
-cap and the month's budget, never for a failing endpoint."""
+cap and the month's budget, never for a failing endpoint; a confirmation inside the provider
+episode of the positive before it is not a second positive (hysteresis.independent)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ from alerts.detection.confirmation import (
     place,
     suspect,
 )
+from alerts.detection.detector import Verdict
+from alerts.detection.hysteresis import Streak, Transition, advance
+from alerts.detection.rules import DetectorConfig
 from alerts.lifecycle.evaluate import evaluate_after_run
 from alerts.models import Alert, SeriesState
 from alerts.testing import daily_slots, store_history
@@ -29,6 +33,8 @@ from benchmarks.costs import monthly_cost
 from benchmarks.dispatch import claim_and_enqueue
 from benchmarks.models import Run, RunOrigin, RunStatus, Schedule, Vantage, Workload
 from providers.models import Endpoint, Provider
+
+pytestmark = pytest.mark.usefixtures("real_episodes")
 
 T0 = datetime(2026, 3, 10, 18, 0, tzinfo=UTC)
 DECODE, TTFT = 70.0, 600.0
@@ -92,6 +98,38 @@ def test_it_spreads_a_suspicions_runs_evenly_before_the_schedules_next() -> None
     assert place(0.0, 5.0, None) == 5 * HOUR  # no scheduled run coming
 
 
+def test_two_positives_inside_one_provider_episode_are_one_piece_of_evidence() -> None:
+    config = DetectorConfig()  # open after 2, positives 6 h apart
+    first, _ = advance(Streak(), Verdict.POSITIVE, config, at=0.0)
+    # A confirmation 4 h later re-measures the same episode: held, not a second positive.
+    inside, transition = advance(first, Verdict.POSITIVE, config, at=4 * HOUR)
+    assert transition is None and inside.positives == 1 and inside.positive_at == 0.0
+    # The schedule's run 8 h after the first (4 h after the confirmation) is new evidence.
+    opened, transition = advance(inside, Verdict.POSITIVE, config, at=8 * HOUR)
+    assert transition == Transition.OPEN
+    # An episode later, to the minute, counts; a clear in between starts again.
+    assert advance(first, Verdict.POSITIVE, config, at=6 * HOUR - 30)[1] == Transition.OPEN
+    cleared, _ = advance(inside, Verdict.CLEAR, config, at=5 * HOUR)
+    assert advance(cleared, Verdict.POSITIVE, config, at=6 * HOUR)[0].positives == 1
+
+
+def test_a_confirmation_goes_where_its_positive_can_count() -> None:
+    # After a positive at 0, one 4 h later could not count: it waits to 6 h (an episode later).
+    assert place(0.0, 3.0, 8 * HOUR, counts_from=6 * HOUR) == 6 * HOUR
+    # Not spent when it could count only as the schedule's run comes.
+    assert place(0.0, 3.0, 8 * HOUR, counts_from=7.5 * HOUR) is None
+    assert place(0.0, 3.0, None, counts_from=6 * HOUR) == 6 * HOUR
+    # No positive to wait for (a suspect hold): spread evenly as before, but no later than an
+    # episode before the schedule's next run when the spacing allows, so that a positive there
+    # leaves the schedule's run free to be the second one.
+    assert place(0.0, 3.0, 8 * HOUR, counts_from=None) == 4 * HOUR
+    assert place(0.0, 3.0, 8 * HOUR, counts_from=None, episode_h=6.0) == 4 * HOUR  # 2 h < 3 h
+    # Runs 10 h apart at a 4 h spacing: midway (5 h) would leave the next run 5 h after it;
+    # 4 h leaves it an episode apart.
+    assert place(0.0, 4.0, 10 * HOUR, counts_from=None) == 5 * HOUR
+    assert place(0.0, 4.0, 10 * HOUR, counts_from=None, episode_h=6.0) == 4 * HOUR
+
+
 def test_it_caps_confirmation_runs_by_series_and_by_month() -> None:
     assert budget_runs(3 * 30, POLICY) == 13  # 15 % of 90 runs a month
     base = {
@@ -117,6 +155,9 @@ def test_it_caps_confirmation_runs_by_series_and_by_month() -> None:
     assert decide(**base | {"run_hours": 1.0}).at is None
     # a drifting series' runs are informative only a day apart: none fits in 8 h
     assert decide(**base | {"spacing_h": 22.0}).at is None
+    # after a positive, none that could count only as the schedule's run comes
+    late = decide(**base | {"counts_from": 7.5 * HOUR})
+    assert late.at is None and "could count" in late.why
 
 
 # In the database
@@ -174,9 +215,10 @@ def test_it_queues_one_confirmation_run_after_the_spacing(series, client, admin_
     outcome = evaluate(suspect_run)
     [queued] = confirmations(series)
     assert outcome.confirmation == queued.id
-    # This history's noise is independent, so the minimum spacing (3 h) holds: one run fits
-    # before the 10:00 run, midway, 4 h after the suspect run.
-    assert queued.slot == T0 + timedelta(hours=12)
+    # This history's noise is independent, so the minimum spacing (2 h) holds: the first of
+    # the runs 2 h apart before the 10:00 run, 6 h before it (a positive there leaves the
+    # 10:00 run free to be the second one).
+    assert queued.slot == T0 + timedelta(hours=10)
     assert queued.status == RunStatus.QUEUED and queued.schedule is None
     assert queued.enqueued_at is None  # the tick claims it when its slot comes
     assert SeriesState.objects.get(**series, metric="decode_tps").confirmations == 1
@@ -200,25 +242,46 @@ def measure(queued: Run, *, factor: float = 0.7) -> Run:
     return measured
 
 
-def test_it_opens_on_confirmation_runs_and_names_them(series, client, admin_user, settings) -> None:
-    settings.ALERTS_CONFIRM_MIN_SPACING_HOURS = 2  # three fit before the 10:00 run
-    history(series)
-    first = evaluate(slow_run(series, 8))  # 02:00: one slow run carries nothing yet
+def confirm_slow_run(series, *, factor: float) -> list[Run]:
+    """A slow run at 02:00 (a hold: one slow run carries nothing yet), then its confirmation
+    runs measured at `factor` of the usual speed until none is asked for; the runs measured."""
+    first = evaluate(slow_run(series, 8))
     assert first.verdicts["decode_tps"].startswith("hold") and not first.opened
     measured = []
     while pending := [r for r in confirmations(series) if r.status == RunStatus.QUEUED]:
-        measured.append(measure(pending[0]))
-        outcome = evaluate(measured[-1])
-    # Opened at 06:00 on the second confirmation run, before the schedule's 10:00 run (without
-    # them, the 10:00 run would be the first positive and 18:00 would open).
+        measured.append(measure(pending[0], factor=factor))
+        assert not evaluate(measured[-1]).opened
+    return measured
+
+
+def test_it_opens_on_confirmation_runs_and_names_them(series, client, admin_user, settings) -> None:
+    settings.ALERTS_CONFIRM_MIN_SPACING_HOURS = 2  # three would fit before the 10:00 run
+    history(series)
+    measured = confirm_slow_run(series, factor=0.7)
+    # 04:00 is the first positive; 06:00 and 08:00 would re-measure its episode (a positive
+    # there could not count), so none is spent: the schedule's 10:00 run opens (without the
+    # confirmation, 10:00 would be the first positive and 18:00 would open).
+    assert [r.slot for r in measured] == [T0 + timedelta(hours=10)]
+    outcome = evaluate(slow_run(series, 16))
     assert outcome.opened, outcome.verdicts
-    assert [r.slot for r in measured] == [T0 + timedelta(hours=h) for h in (10, 12)]
     alert = Alert.objects.get(metric="decode_tps")
     ids = [r.id for r in measured]
     assert alert.details["confirmed_by"] == ids
     client.force_login(admin_user)
     page = client.get(f"/alerts/{alert.id}/").content.decode()
-    assert "Confirmed by" in page and f"runs #{ids[0]}, #{ids[1]}" in page
+    assert "Confirmed by" in page and f"run #{ids[0]}" in page
+
+
+def test_a_dip_confirmed_inside_itself_opens_no_alert(series, settings) -> None:
+    # The same runs as above, but the slowdown is a −40 % dip of a few hours, over by 10:00.
+    settings.ALERTS_CONFIRM_MIN_SPACING_HOURS = 2
+    history(series)
+    measured = confirm_slow_run(series, factor=0.6)
+    assert [r.slot for r in measured] == [T0 + timedelta(hours=10)]
+    state = SeriesState.objects.get(**series, metric="decode_tps")
+    assert state.positives == 1 and state.positive_at == T0 + timedelta(hours=10)
+    evaluate(slow_run(series, 16, factor=1.0))
+    assert not Alert.objects.exists()
 
 
 def measure_pending(series, *, factor: float = 0.7) -> list[Run]:
@@ -233,6 +296,7 @@ def measure_pending(series, *, factor: float = 0.7) -> list[Run]:
 
 def test_it_gives_a_suspicion_spaced_runs_up_to_its_cap(series, settings) -> None:
     settings.ALERTS_OPEN_AFTER = 20  # the positives stay short of opening: only the cap stops
+    settings.ALERTS_EPISODE_HOURS = 0  # and each counts, however close
     settings.ALERTS_CONFIRM_MAX_PER_SERIES = 4
     settings.ALERTS_CONFIRM_MIN_SPACING_HOURS = 2
     history(series)
@@ -260,6 +324,7 @@ def test_it_stops_when_the_evidence_says_not_worse(series) -> None:
 def test_it_stops_a_suspicion_when_the_months_budget_is_spent(series, settings) -> None:
     settings.ALERTS_OPEN_AFTER = 20
     settings.ALERTS_CONFIRM_BUDGET_SHARE = 0.025  # 2.5 % of 90 runs a month: 2
+    settings.ALERTS_EPISODE_HOURS = 0
     settings.ALERTS_CONFIRM_MIN_SPACING_HOURS = 2
     history(series)
     evaluate(slow_run(series, 8))

@@ -31,7 +31,11 @@ from tests.celery_helpers import (
     worker,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("real_episodes"),
+]
 
 # One model, written two ways (an endpoint is one model per provider)
 MODELS = ("sim-fast+tps=200+ttft=100+tokens=40", "sim-fast+tokens=40+ttft=100+tps=200")
