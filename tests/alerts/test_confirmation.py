@@ -282,6 +282,10 @@ def test_a_dip_confirmed_inside_itself_opens_no_alert(series, settings) -> None:
     assert state.positives == 1 and state.positive_at == T0 + timedelta(hours=10)
     evaluate(slow_run(series, 16, factor=1.0))
     assert not Alert.objects.exists()
+    # Nor do the schedule's runs of the next two days, while the dip's runs stay in 72 h.
+    for hours in range(24, 80, 8):
+        evaluate(slow_run(series, hours, factor=1.0))
+        assert not Alert.objects.exists(), f"opened at +{hours} h on the dip's runs"
 
 
 def measure_pending(series, *, factor: float = 0.7) -> list[Run]:
