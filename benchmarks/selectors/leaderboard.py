@@ -6,6 +6,7 @@ from decimal import Decimal
 from sys import intern
 from typing import Any
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connections
 from django.db.models import (
     Count,
@@ -368,7 +369,10 @@ def _dicts(grouped: QuerySet[Run]) -> list[dict[str, Any]]:
     connection = connections[grouped.db]
     if connection.vendor != "postgresql":
         return list(grouped)
-    sql, params = grouped.query.get_compiler(grouped.db).as_sql()
+    try:
+        sql, params = grouped.query.get_compiler(grouped.db).as_sql()
+    except EmptyResultSet:  # a filter that can match nothing (`__in=[]`): no rows to read
+        return []
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         names = [column.name for column in cursor.description]
