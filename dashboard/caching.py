@@ -18,7 +18,7 @@ from functools import wraps
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection, connections, router
+from django.db import connections, router
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from django.utils.http import http_date, parse_http_date_safe, quote_etag
 
@@ -64,8 +64,9 @@ def _stamps() -> tuple:
     """newest_finished's two figures and the alert state in one round trip, not three (every
     read asks): (newest finish, newest run id, newest alert change, alerts, newest change
     point, change points). Read where the view reads its runs (the replica, if routed)."""
+    database = connections[router.db_for_read(Run)]
     run, alert, change = (
-        connection.ops.quote_name(model._meta.db_table) for model in (Run, Alert, ChangePoint)
+        database.ops.quote_name(model._meta.db_table) for model in (Run, Alert, ChangePoint)
     )
     # Table names from the models' meta, no value in the SQL.
     sql = (
@@ -73,7 +74,7 @@ def _stamps() -> tuple:
         f" (SELECT MAX(updated_at) FROM {alert}), (SELECT COUNT(id) FROM {alert}),"
         f" (SELECT MAX(detected_at) FROM {change}), (SELECT COUNT(id) FROM {change})"
     )
-    with connections[router.db_for_read(Run)].cursor() as cursor:
+    with database.cursor() as cursor:
         cursor.execute(sql)
         return cursor.fetchone()
 

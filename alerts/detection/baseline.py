@@ -128,6 +128,15 @@ def _mad_scale(x: np.ndarray) -> float:
 
 
 @dataclass(frozen=True, slots=True)
+class Drift:
+    """The local-level model read off a baseline's residuals: the own noise's variance (a) and
+    the level's variance per hour (q), both in log units squared."""
+
+    own: float
+    per_hour: float
+
+
+@dataclass(frozen=True, slots=True)
 class Baseline:
     """A fitted baseline: expected log value and noise of a run at a given slot.
 
@@ -160,6 +169,9 @@ class Baseline:
     # How far the level walks within VARIOGRAM_H, as the variogram of its runs shows it
     # (q × VARIOGRAM_H / 2, log units²): where it can have walked since the baseline (walk_var)
     walk_var: float = 0.0
+    # That variogram's model (the state-space arm's), fitted once with the baseline; not
+    # stored (None on a baseline read back: a frozen one has no state-space arm)
+    level_walk: Drift | None = field(default=None, repr=False, compare=False)
     _tod: np.ndarray = field(init=False, repr=False, compare=False)
     _scale: np.ndarray = field(init=False, repr=False, compare=False)
     _day: np.ndarray = field(init=False, repr=False, compare=False)
@@ -321,18 +333,13 @@ def correlate(shape: Shape, runs: Runs, pool: Lags | None = None) -> Baseline:
         scale = {b: x * grow for b, x in scale.items()}
         overall *= grow
     model = replace(model, scale=scale, overall_scale=overall, rho=rho, phi=phi)
+    level_walk = drift(runs.t, resid, model.overall_scale)
     return replace(
-        model, drift_var=_drift_var(model, runs, resid), walk_var=walk_var(runs, resid, model)
+        model,
+        drift_var=_drift_var(model, runs, resid),
+        walk_var=walk_var(level_walk, resid, model.overall_scale),
+        level_walk=level_walk,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Drift:
-    """The local-level model read off a baseline's residuals: the own noise's variance (a) and
-    the level's variance per hour (q), both in log units squared."""
-
-    own: float
-    per_hour: float
 
 
 def drift(t: np.ndarray, resid: np.ndarray, overall_scale: float) -> Drift | None:
@@ -362,15 +369,15 @@ def drift(t: np.ndarray, resid: np.ndarray, overall_scale: float) -> Drift | Non
     return Drift(float(intercept), float(2 * slope))
 
 
-def walk_var(runs: Runs, resid: np.ndarray, model: Baseline) -> float:
+def walk_var(model_drift: Drift | None, resid: np.ndarray, overall_scale: float) -> float:
     """The variance of where the level can have walked since the baseline: the variogram's
-    level part at its longest lag, q × VARIOGRAM_H / 2 (drift), no more than the residuals'
-    own variance less the variogram's own noise a (a stationary level wanders no further than
-    its spread over the baseline shows). A steady series' variogram is flat (q ≈ 0): nothing."""
-    model_drift = drift(runs.t, resid, model.overall_scale)
+    level part at its longest lag, q × VARIOGRAM_H / 2 (`model_drift`, drift() of `resid`), no
+    more than the residuals' own variance less the variogram's own noise a (a stationary level
+    wanders no further than its spread over the baseline shows). A steady series' variogram is
+    flat (q ≈ 0): nothing."""
     if model_drift is None or model_drift.per_hour <= 0:
         return 0.0
-    bound = WINSOR_MADS * model.overall_scale
+    bound = WINSOR_MADS * overall_scale
     spread = float(np.var(np.clip(resid, -bound, bound))) - model_drift.own
     return max(0.0, min(model_drift.per_hour * VARIOGRAM_H / 2, spread))
 

@@ -31,7 +31,6 @@ from alerts.detection.baseline import (
     Runs,
     Shape,
     correlate,
-    drift,
     fit_shape,
     median,
     pool,
@@ -446,17 +445,15 @@ def _week_arms(
     week = history.between(start, now)
     arms = [_trend_arm(week, w, baseline, now=now, rule=rule)]
     if fitted is not None and config.step_p_value > 0:
-        arms.append(_step_arm(week, w, baseline, fitted, long_start, rule))
+        arms.append(_step_arm(week, w, baseline, long_start, rule))
     return [arm for arm in arms if arm is not None]
 
 
-def _step_arm(
-    runs: Runs, w: _Window, baseline: Baseline, fitted: Runs, long_start: float, rule
-) -> Arm | None:
+def _step_arm(runs: Runs, w: _Window, baseline: Baseline, long_start: float, rule) -> Arm | None:
     """The state-space arm (state_space.step_arm) on the week's runs, the window's spike left
-    out, its onsets in the long window; its drift model read off the runs the baseline was
-    fitted on (None: too few, no arm)."""
-    model = drift(fitted.t, fitted.log_value - baseline.expected(fitted), baseline.overall_scale)
+    out, its onsets in the long window; its drift model the one fitted with the baseline on
+    its runs (Baseline.level_walk; None: too few, no arm)."""
+    model = baseline.level_walk
     if model is None:
         return None
     spiked = w.runs.t[~w.usable]

@@ -12,12 +12,12 @@ from rest_framework.views import APIView
 from alerts.pages.selectors import open_alerts_by_endpoint
 from benchmarks.selectors import agent_loop
 from benchmarks.selectors.filters import BoardFilters
-from benchmarks.selectors.leaderboard import BoardRow, leaderboard
+from benchmarks.selectors.leaderboard import leaderboard
 
 from ...alert_badges import api_alerts
 from ...board_models import only_model, parse_model_params
 from ..export import CSVRenderer, leaderboard_csv
-from ..money import MONEY_KEYS, money, rounded_rows
+from ..money import rounded_rows
 from ..params import StrictQueryMixin, float_param, int_param
 from .docs import (
     AGENT_LOOP_PARAMETERS,
@@ -45,29 +45,10 @@ def board_rows(request: Request) -> tuple[BoardFilters, list[dict[str, Any]]]:
     model, _ = parse_model_params(request.query_params, rows)
     rows = only_model(rows, model)
     alerts = open_alerts_by_endpoint(row.endpoint_id for row in rows)  # one query
-    return filters, [_api_row(row, alerts.get(row.endpoint_id, [])) for row in rows]
-
-
-def _api_row(row: BoardRow, alerts: list) -> dict[str, Any]:
-    """A row's flat dict with its money rounded (only its money keys are visited, not each of
-    its ~60 values) and its alerts last, in place: no copy of the dict per row."""
-    data = row.as_dict()
-    for key in _ROW_MONEY_KEYS:
-        value = data[key]
-        if isinstance(value, float):
-            data[key] = money(value)
-    data["alerts"] = api_alerts(alerts)
-    return data
-
-
-# The money keys of BoardRow.as_dict() (those of a blank row: every row has the same keys).
-_ROW_MONEY_KEYS = tuple(
-    key
-    for key in BoardRow(
-        endpoint_id=0, slug="", label="", model="", provider="", simulated=False, status=""
-    ).as_dict()
-    if key in MONEY_KEYS
-)
+    data = rounded_rows([row.as_dict() for row in rows])
+    for row, item in zip(rows, data, strict=True):  # alerts last, in place
+        item["alerts"] = api_alerts(alerts.get(row.endpoint_id, []))
+    return filters, data
 
 
 class LeaderboardView(StrictQueryMixin, APIView):
