@@ -667,7 +667,7 @@ class BoardFigures(models.Model):
     tod_bucket = models.SmallIntegerField()
     filter_key = models.CharField(max_length=80)
     endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="+")
-    # {"stats": …, "concurrency": …, "prefill": …}: the leaderboard's three parts of one row.
+    # [has main-column figures, *the row's figures]: selectors.leaderboard.stored_figures.
     figures = models.JSONField(default=dict)
 
     class Meta:

@@ -3,7 +3,6 @@
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from sys import intern
 from typing import Any
 
 from django.core.exceptions import EmptyResultSet
@@ -29,13 +28,16 @@ from ..rollups import read as rollup_read
 from . import materialized
 from .aggregates import SQLITE_QUARTILES, Percentile, Quartiles, register_sqlite
 from .filters import BoardFilters
-from .rows import BoardRow, mark_ties, sort_rows
+from .rows import FIGURE_FIELDS, BoardRow, mark_ties, sort_rows
 from .scope import FINISHED, Workloads, concurrency_q, resolve_vantage, slot_q, window_runs
 
 __all__ = ["BoardFilters", "BoardRow", "leaderboard"]
 
 # A run whose client was saturated (any saturated sample): counted beside its figures.
 SATURATED = Q(saturated_count__gt=0)
+_QS = ("p25", "p50", "p75")
+# The stats key of each median column, in FIGURE_FIELDS' order (ttft_p25 … e2e_p75).
+_MEDIAN_KEYS = tuple(f"{m}_{q}" for m in ("ttft", "decode", "e2e") for q in _QS)
 
 
 def _unpack(group: dict[str, Any], *names: str) -> dict[str, Any]:
@@ -61,18 +63,20 @@ def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None)
         else None
     )
     if stored is not None:
-        stats, by_concurrency, prefill = stored
+        figures = stored
         workload = _primary(filters, workloads)[1]
-    elif filters.sketched:
-        stats, by_concurrency, prefill, workload = _sketched(
-            filters, vantage=vantage, endpoint_ids=endpoint_ids, workloads=workloads
-        )
     else:
-        stats, by_concurrency, prefill, workload = _exact(
-            filters, vantage=vantage, endpoint_ids=endpoint_ids, workloads=workloads
-        )
+        if filters.sketched:
+            stats, by_concurrency, prefill, workload = _sketched(
+                filters, vantage=vantage, endpoint_ids=endpoint_ids, workloads=workloads
+            )
+        else:
+            stats, by_concurrency, prefill, workload = _exact(
+                filters, vantage=vantage, endpoint_ids=endpoint_ids, workloads=workloads
+            )
+        figures = stored_figures(stats, by_concurrency, prefill)
 
-    endpoints = _endpoints(stats, endpoint_ids)
+    endpoints = _endpoints(figures, endpoint_ids)
     last_runs = _last_runs(
         [endpoint.id for endpoint in endpoints],
         workload_ids=_workload_ids(filters, workload, workloads),
@@ -81,9 +85,7 @@ def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None)
     rows = [
         _row(
             endpoint,
-            stats.get(endpoint.id),
-            by_concurrency.get(endpoint.id, {}),
-            prefill.get(endpoint.id),
+            figures.get(endpoint.id, _NO_FIGURES),
             workload,
             last_runs.get(endpoint.id, _NO_RUN),
         )
@@ -102,6 +104,65 @@ def adopt_families(rows: list[BoardRow]) -> None:
         families = families_by_model_id()
         for row in unnamed:
             row.named_family = families.get(row.model, "")
+
+
+def row_figures(
+    stats: dict[str, Any] | None, concurrency: dict[str, Any], prefill: dict[str, Any] | None
+) -> list[Any]:
+    """A row's figures (rows.FIGURE_FIELDS, in order) from its three parts, then the measured
+    input and output tokens (the cost and the input estimate are the row's, at read time)."""
+    stats, prefill = stats or {}, prefill or {}
+    errors = stats.get("errors") or 0
+    samples = (stats.get("ok") or 0) + errors
+    of = concurrency.get
+    return [
+        stats.get("runs") or 0,
+        samples,
+        errors,
+        stats.get("saturated_runs") or 0,
+        errors / samples if samples else None,
+        *(stats.get(key) for key in _MEDIAN_KEYS),
+        prefill.get("prefill_cost_ms"),
+        prefill.get("prefill_cost_p25_ms"),
+        prefill.get("prefill_cost_p75_ms"),
+        prefill.get("prefill_context_tokens"),
+        of("decode_tps_c1"),
+        of("decode_tps_c10"),
+        of("decode_tps_peak"),
+        of("runs_c1", 0),
+        of("saturated_runs_c1", 0),
+        of("runs_c10", 0),
+        of("saturated_runs_c10", 0),
+        of("runs_peak", 0),
+        of("saturated_runs_peak", 0),
+        of("throughput_tps"),
+        of("throughput_concurrency"),
+        stats.get("input_tokens"),
+        stats.get("output_tokens"),
+    ]
+
+
+def stored_figures(stats: dict, by_concurrency: dict, prefill: dict) -> dict[int, list[Any]]:
+    """Per endpoint with any figure: [whether it has main-column figures, *row_figures]: the
+    form the materialized board stores and a board reads."""
+    return {
+        endpoint_id: [
+            endpoint_id in stats,
+            *row_figures(
+                stats.get(endpoint_id),
+                by_concurrency.get(endpoint_id, {}),
+                prefill.get(endpoint_id),
+            ),
+        ]
+        for endpoint_id in stats.keys() | by_concurrency.keys() | prefill.keys()
+    }
+
+
+# Where stored_figures' parts sit in its lists.
+_HAS_STATS, _FIGURES = 0, slice(1, 1 + len(FIGURE_FIELDS))
+_ERROR_RATE = 1 + FIGURE_FIELDS.index("error_rate")
+_INPUT_TOKENS, _OUTPUT_TOKENS = 1 + len(FIGURE_FIELDS), 2 + len(FIGURE_FIELDS)
+_NO_FIGURES = [False, *row_figures(None, {}, None)]
 
 
 def _exact(
@@ -532,7 +593,9 @@ class _BoardEndpoint:
 _NO_RUN: tuple[Any, Any] = (None, None)
 
 
-def _endpoints(stats: dict[int, Any], endpoint_ids: list[int] | None) -> list[_BoardEndpoint]:
+def _endpoints(
+    figures: dict[int, list[Any]], endpoint_ids: list[int] | None
+) -> list[_BoardEndpoint]:
     """The board's endpoints in their order: live ones with data in the window, or enabled
     (with an enabled provider); only `endpoint_ids` when given."""
     endpoints = Endpoint.objects.filter(LIVE_ENDPOINTS)  # archived: history only
@@ -545,7 +608,7 @@ def _endpoints(stats: dict[int, Any], endpoint_ids: list[int] | None) -> list[_B
         endpoint_id, enabled = shown[0], shown[5]
         # Chosen here rather than by `id IN (every endpoint with data)` in the SQL: a board of
         # 400 endpoints would send (and parse) 400 parameters to drop the few disabled ones.
-        if endpoint_id in stats or (enabled and provider_enabled):
+        if (enabled and provider_enabled) or figures.get(endpoint_id, _NO_FIGURES)[_HAS_STATS]:
             found.append(
                 _BoardEndpoint(
                     *shown,
@@ -642,63 +705,35 @@ def lane_label(name: str, lane: str) -> str:
 
 def _row(
     endpoint: _BoardEndpoint,
-    stats: dict[str, Any] | None,
-    concurrency: dict[str, Any],
-    prefill: dict[str, Any] | None,
+    figures: list[Any],
     workload: Workload | None,
     last_run: tuple[Any, Any],
 ) -> BoardRow:
-    stats = stats or {}
+    """`figures` as stored_figures gives them, in place as BoardRow's positional arguments."""
     last_slot, last_status = last_run
-    samples = (stats.get("ok") or 0) + (stats.get("errors") or 0)
-    error_rate = (stats.get("errors") or 0) / samples if samples else None
     price_in, price_out = endpoint.price_input_per_mtok, endpoint.price_output_per_mtok
-    input_tokens, estimated = stats.get("input_tokens"), False
+    input_tokens, output_tokens = figures[_INPUT_TOKENS], figures[_OUTPUT_TOKENS]
+    estimated = False
     if input_tokens is None and workload is not None:
         input_tokens, estimated = input_tokens_estimate(workload), True
-    row = BoardRow(
-        endpoint_id=endpoint.id,
-        slug=endpoint.slug,
-        label=lane_label(endpoint.display_name or endpoint.model, endpoint.lane),
-        model=endpoint.model,
-        lane=endpoint.lane,
-        provider=endpoint.provider_name,
-        simulated=endpoint.provider_simulated,
-        status=_status(endpoint, last_status, error_rate),
-        runs=stats.get("runs") or 0,
-        samples=samples,
-        errors=stats.get("errors") or 0,
-        saturated_runs=stats.get("saturated_runs") or 0,
-        error_rate=error_rate,
-        price_in_per_mtok=float(price_in) if price_in is not None else None,
-        price_out_per_mtok=float(price_out) if price_out is not None else None,
-        input_tokens=input_tokens,
-        input_tokens_estimated=estimated,
-        output_tokens=stats.get("output_tokens"),
-        roofline_tps=endpoint.roofline_tps,
-        last_run_at=last_slot,
-        last_run_status=last_status,
-        **{field: stats.get(key) for field, key in _MEDIAN_FIELDS},
-        **_keywords(prefill or {}),
-        **_keywords(concurrency),
+    cost = request_cost(Prices.of(endpoint), input_tokens=input_tokens, output_tokens=output_tokens)
+    return BoardRow(
+        endpoint.id,
+        endpoint.slug,
+        lane_label(endpoint.display_name or endpoint.model, endpoint.lane),
+        endpoint.model,
+        endpoint.provider_name,
+        endpoint.provider_simulated,
+        _status(endpoint, last_status, figures[_ERROR_RATE]),
+        endpoint.lane,
+        *figures[_FIGURES],
+        float(price_in) if price_in is not None else None,
+        float(price_out) if price_out is not None else None,
+        input_tokens,
+        estimated,
+        output_tokens,
+        usd(cost),
+        endpoint.roofline_tps,
+        last_slot,
+        last_status,
     )
-    cost = request_cost(
-        Prices.of(endpoint), input_tokens=row.input_tokens, output_tokens=row.output_tokens
-    )
-    row.cost_per_request_usd = usd(cost)
-    return row
-
-
-def _keywords(values: dict[str, Any]) -> dict[str, Any]:
-    """`values` under the interned spelling of their keys. A call matches a keyword that is
-    the parameter's own (interned) string at once, and any other equal string only by
-    comparing it with each of BoardRow's ~60 parameter names in turn: keys parsed from JSON
-    or built by f-strings made BoardRow(...) 7× slower (400 rows: 4.7 ms instead of 0.7)."""
-    return {intern(key): value for key, value in values.items()}
-
-
-_MEDIANS = (("ttft", "ttft", "_ms"), ("decode_tps", "decode", ""), ("e2e", "e2e", "_ms"))
-_QS = ("p25", "p50", "p75")
-# (BoardRow field, stats key) of each median column, e.g. ("ttft_p50_ms", "ttft_p50"); the
-# field interned (see _keywords).
-_MEDIAN_FIELDS = tuple((intern(f"{m}_{q}{u}"), f"{s}_{q}") for m, s, u in _MEDIANS for q in _QS)

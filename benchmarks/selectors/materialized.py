@@ -38,7 +38,8 @@ ALL = BoardFigures.ALL_BUCKETS
 CONCURRENCIES: tuple[int | str, ...] = (1, 10, PEAK)
 EVERY_BUCKET: tuple[int | None, ...] = (None, *BUCKETS)
 
-Parts = tuple[dict[int, Any], dict[int, Any], dict[int, Any]]
+# Bumped when what a row stores changes: rows of another format are not read (signature).
+FORMAT = 2
 
 
 def filter_key(workload: str | None, concurrency: int | str | None) -> str:
@@ -60,12 +61,14 @@ def signature(workloads: Workloads) -> str:
     shapes = sorted(
         (w.id, w.slug, w.concurrency, w.context_tokens, w.custom) for w in workloads.items
     )
-    return hashlib.sha256(repr(shapes).encode()).hexdigest()
+    return hashlib.sha256(repr((FORMAT, shapes)).encode()).hexdigest()
 
 
-def read(filters: BoardFilters, *, vantage: Vantage | None, workloads: Workloads) -> Parts | None:
-    """(stats, by_concurrency, prefill) as the merge would give them, or None: not covered,
-    not written for today and these workloads (merge instead)."""
+def read(
+    filters: BoardFilters, *, vantage: Vantage | None, workloads: Workloads
+) -> dict[int, list[Any]] | None:
+    """Each endpoint's figures as selectors.leaderboard.stored_figures gives them from the
+    merge, or None: not covered, not written for today and these workloads (merge instead)."""
     if vantage is None or not filters.sketched:
         return None
     if (filters.workload, filters.concurrency) not in covered(workloads):
@@ -86,14 +89,6 @@ def read(filters: BoardFilters, *, vantage: Vantage | None, workloads: Workloads
     # much as the rest of the read.
     texts = rows.annotate(text=Cast("figures", TextField())).values_list("endpoint_id", "text")
     ids, parts = zip(*texts, strict=True) if texts else ((), ())
-    parsed = json.loads(f"[{','.join(parts)}]")
-    stats: dict[int, Any] = {}
-    by_concurrency: dict[int, Any] = {}
-    prefill: dict[int, Any] = {}
-    for endpoint_id, figures in zip(ids, parsed, strict=True):
-        for part, into in (("stats", stats), ("concurrency", by_concurrency), ("prefill", prefill)):
-            if part in figures:
-                into[endpoint_id] = figures[part]
-    if not (stats or by_concurrency or prefill):
+    if not ids:
         return None  # nothing written (or no data at all: the merge is as cheap)
-    return stats, by_concurrency, prefill
+    return dict(zip(ids, json.loads(f"[{','.join(parts)}]"), strict=True))

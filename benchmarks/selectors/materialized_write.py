@@ -13,7 +13,7 @@ from providers.models import Endpoint
 
 from ..models import BoardFigures, BoardFiguresDay, Vantage
 from .filters import SKETCHED_WINDOW_HOURS, BoardFilters
-from .leaderboard import sketched_parts
+from .leaderboard import sketched_parts, stored_figures
 from .materialized import ALL, EVERY_BUCKET, covered, filter_key, signature
 from .scope import Workloads
 
@@ -116,16 +116,7 @@ def _figures(
                 endpoint_ids=endpoint_ids,
             )
             for filters, (stats, by_concurrency, prefill) in parts.items():
-                for endpoint_id in stats.keys() | by_concurrency.keys() | prefill.keys():
-                    figures = {
-                        name: part[endpoint_id]
-                        for name, part in (
-                            ("stats", stats),
-                            ("concurrency", by_concurrency),
-                            ("prefill", prefill),
-                        )
-                        if endpoint_id in part
-                    }
+                for endpoint_id, figures in stored_figures(stats, by_concurrency, prefill).items():
                     yield BoardFigures(
                         vantage=vantage,
                         day=today,

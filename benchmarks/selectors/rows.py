@@ -138,7 +138,47 @@ class BoardRow:
         return data
 
 
-_FIELD_NAMES = tuple(field.name for field in fields(BoardRow) if field.name != "named_family")
+# A row's figures, in BoardRow's order (its fields `runs` … `throughput_concurrency`): what
+# the window's runs give, whatever the endpoint's name, prices or last run. A row is built with
+# them as positional arguments (selectors.leaderboard.row_figures gives them; the materialized
+# board stores them as such).
+FIGURE_FIELDS = (
+    "runs",
+    "samples",
+    "errors",
+    "saturated_runs",
+    "error_rate",
+    "ttft_p25_ms",
+    "ttft_p50_ms",
+    "ttft_p75_ms",
+    "decode_tps_p25",
+    "decode_tps_p50",
+    "decode_tps_p75",
+    "e2e_p25_ms",
+    "e2e_p50_ms",
+    "e2e_p75_ms",
+    "prefill_cost_ms",
+    "prefill_cost_p25_ms",
+    "prefill_cost_p75_ms",
+    "prefill_context_tokens",
+    "decode_tps_c1",
+    "decode_tps_c10",
+    "decode_tps_peak",
+    "runs_c1",
+    "saturated_runs_c1",
+    "runs_c10",
+    "saturated_runs_c10",
+    "runs_peak",
+    "saturated_runs_peak",
+    "throughput_tps",
+    "throughput_concurrency",
+)
+_ALL_FIELDS = tuple(field.name for field in fields(BoardRow))
+# Positional: endpoint_id … lane (8), the figures, then price_in_per_mtok …
+FIGURES_AT = 8
+if _ALL_FIELDS[FIGURES_AT : FIGURES_AT + len(FIGURE_FIELDS)] != FIGURE_FIELDS:
+    raise TypeError("BoardRow's figure fields moved: update FIGURE_FIELDS and FIGURES_AT")
+_FIELD_NAMES = tuple(name for name in _ALL_FIELDS if name != "named_family")
 # Every field's value in one call (a tuple, in _FIELD_NAMES' order): a getattr per field cost
 # more than the rest of as_dict for the API's 400 rows.
 _FIELD_VALUES = attrgetter(*_FIELD_NAMES)
