@@ -2,6 +2,7 @@
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -602,7 +603,8 @@ def _endpoints(
     if endpoint_ids is not None:
         endpoints = endpoints.filter(id__in=endpoint_ids)
     found = []
-    for values in endpoints.values_list(*_ENDPOINT_VALUES):
+    keys: dict[str, bool] = {}  # key_configured of each provider's key variable
+    for values in _value_rows(endpoints.values_list(*_ENDPOINT_VALUES)):
         shown, hints = values[:9], values[9:13]
         name, simulated, provider_enabled, key_env = values[13:]
         endpoint_id, enabled = shown[0], shown[5]
@@ -616,10 +618,25 @@ def _endpoints(
                     name,
                     simulated,
                     provider_enabled,
-                    key_configured(key_env),
+                    keys[key_env]
+                    if key_env in keys
+                    else keys.setdefault(key_env, key_configured(key_env)),
                 )
             )
     return found
+
+
+def _value_rows(values: QuerySet) -> list[tuple[Any, ...]]:
+    """The tuples of a `.values_list(...)` query. On PostgreSQL read through a cursor: its
+    columns here (ids, text, booleans, numerics as Decimal, doubles) come back from the driver
+    as the ORM gives them, without its per-row iteration (a third of the time for 400 rows)."""
+    connection = connections[values.db]
+    if connection.vendor != "postgresql":
+        return list(values)
+    sql, params = values.query.get_compiler(values.db).as_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 _ENDPOINT_VALUES = (
@@ -665,14 +682,19 @@ def _last_runs(
         )
         return {endpoint_id: (slot, status) for endpoint_id, slot, status in found if slot}
     # Two arrays as two parameters; one lateral probe per endpoint instead of a subquery
-    # each for the slot and the status.
+    # each for the slot and the status. The slot as ISO text, parsed by datetime's C parser:
+    # the driver's timestamptz loader runs in Python (~3 µs a value, 400 a board); the session
+    # is in UTC (settings.TIME_ZONE), so both give the same aware datetime in UTC.
     with connection.cursor() as cursor:
         cursor.execute(_LAST_RUNS_SQL, [endpoint_ids, workload_ids, vantage.id])
-        return {endpoint_id: (slot, status) for endpoint_id, slot, status in cursor.fetchall()}
+        parse = datetime.fromisoformat
+        return {
+            endpoint_id: (parse(slot), status) for endpoint_id, slot, status in cursor.fetchall()
+        }
 
 
 _LAST_RUNS_SQL = f"""
-SELECT e.id, r.slot, r.status
+SELECT e.id, r.slot::text, r.status
 FROM unnest(%s::bigint[]) AS e(id)
 CROSS JOIN LATERAL (
     SELECT slot, status FROM {Run._meta.db_table}

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass, fields
 from datetime import datetime
+from functools import lru_cache
 from operator import attrgetter
 from typing import Any
 
@@ -109,7 +110,7 @@ class BoardRow:
     @property
     def blended_price_per_mtok(self) -> float | None:
         """USD per 1M tokens at 3 input : 1 output, the usual single-number price."""
-        return usd(blended_price(self.prices))
+        return _blended(self.price_in_per_mtok, self.price_out_per_mtok)
 
     @property
     def prices(self) -> Prices:
@@ -178,6 +179,15 @@ _ALL_FIELDS = tuple(field.name for field in fields(BoardRow))
 FIGURES_AT = 8
 if _ALL_FIELDS[FIGURES_AT : FIGURES_AT + len(FIGURE_FIELDS)] != FIGURE_FIELDS:
     raise TypeError("BoardRow's figure fields moved: update FIGURE_FIELDS and FIGURES_AT")
+
+
+@lru_cache(maxsize=4096)
+def _blended(price_in: float | None, price_out: float | None) -> float | None:
+    """BoardRow.blended_price_per_mtok of these prices: exact (Decimal) arithmetic, done once
+    per pair of prices rather than for each of a board's rows (the API reads 400 a request)."""
+    return usd(blended_price(Prices.listed(price_in, price_out)))
+
+
 _FIELD_NAMES = tuple(name for name in _ALL_FIELDS if name != "named_family")
 # Every field's value in one call (a tuple, in _FIELD_NAMES' order): a getattr per field cost
 # more than the rest of as_dict for the API's 400 rows.
