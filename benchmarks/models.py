@@ -667,7 +667,8 @@ class BoardFigures(models.Model):
     tod_bucket = models.SmallIntegerField()
     filter_key = models.CharField(max_length=80)
     endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="+")
-    # [has main-column figures, *the row's figures]: selectors.leaderboard.stored_figures.
+    # [has main-column figures, *the row's figures, their JSON text]:
+    # selectors.leaderboard.stored_figures.
     figures = models.JSONField(default=dict)
 
     class Meta:

@@ -29,7 +29,7 @@ from ..rollups import read as rollup_read
 from . import materialized
 from .aggregates import SQLITE_QUARTILES, Percentile, Quartiles, register_sqlite
 from .filters import BoardFilters
-from .rows import FIGURE_FIELDS, BoardRow, mark_ties, sort_rows
+from .rows import FIGURE_FIELDS, BoardRow, figures_text, mark_ties, sort_rows
 from .scope import FINISHED, Workloads, concurrency_q, resolve_vantage, slot_q, window_runs
 
 __all__ = ["BoardFilters", "BoardRow", "leaderboard"]
@@ -143,26 +143,31 @@ def row_figures(
     ]
 
 
-def stored_figures(stats: dict, by_concurrency: dict, prefill: dict) -> dict[int, list[Any]]:
-    """Per endpoint with any figure: [whether it has main-column figures, *row_figures]: the
-    form the materialized board stores and a board reads."""
-    return {
-        endpoint_id: [
-            endpoint_id in stats,
-            *row_figures(
-                stats.get(endpoint_id),
-                by_concurrency.get(endpoint_id, {}),
-                prefill.get(endpoint_id),
-            ),
-        ]
-        for endpoint_id in stats.keys() | by_concurrency.keys() | prefill.keys()
-    }
+def stored_figures(
+    stats: dict, by_concurrency: dict, prefill: dict, *, texts: bool = False
+) -> dict[int, list[Any]]:
+    """Per endpoint with any figure: [whether it has main-column figures, *row_figures], and
+    with `texts` their figures_text last: the form the materialized board stores (with the
+    text) and a board reads."""
+    found = {}
+    for endpoint_id in stats.keys() | by_concurrency.keys() | prefill.keys():
+        figures = row_figures(
+            stats.get(endpoint_id), by_concurrency.get(endpoint_id, {}), prefill.get(endpoint_id)
+        )
+        found[endpoint_id] = [endpoint_id in stats, *figures]
+        if texts:
+            found[endpoint_id].append(figures_text(figures[: len(FIGURE_FIELDS)]))
+    return found
 
 
 # Where stored_figures' parts sit in its lists.
 _HAS_STATS, _FIGURES = 0, slice(1, 1 + len(FIGURE_FIELDS))
 _ERROR_RATE = 1 + FIGURE_FIELDS.index("error_rate")
-_INPUT_TOKENS, _OUTPUT_TOKENS = 1 + len(FIGURE_FIELDS), 2 + len(FIGURE_FIELDS)
+_INPUT_TOKENS, _OUTPUT_TOKENS, _TEXT = (
+    1 + len(FIGURE_FIELDS),
+    2 + len(FIGURE_FIELDS),
+    3 + len(FIGURE_FIELDS),
+)
 _NO_FIGURES = [False, *row_figures(None, {}, None)]
 
 
@@ -758,4 +763,5 @@ def _row(
         endpoint.roofline_tps,
         last_slot,
         last_status,
+        figures_json=figures[_TEXT] if len(figures) > _TEXT else "",
     )

@@ -116,7 +116,9 @@ def _figures(
                 endpoint_ids=endpoint_ids,
             )
             for filters, (stats, by_concurrency, prefill) in parts.items():
-                for endpoint_id, figures in stored_figures(stats, by_concurrency, prefill).items():
+                for endpoint_id, figures in stored_figures(
+                    stats, by_concurrency, prefill, texts=True
+                ).items():
                     yield BoardFigures(
                         vantage=vantage,
                         day=today,

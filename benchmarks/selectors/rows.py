@@ -1,5 +1,6 @@
 """BoardRow: one endpoint on the leaderboard, and the tie marking between neighbouring rows."""
 
+import json
 from dataclasses import dataclass, fields
 from datetime import datetime
 from functools import lru_cache
@@ -97,6 +98,9 @@ class BoardRow:
     tie: bool = False
     # The family of the model id's named endpoints, for a row without a display name (not output).
     named_family: str = ""
+    # The figure fields (FIGURE_FIELDS) as the API writes them in JSON, where the materialized
+    # board kept them (figures_text; not output): the API splices them in, unparsed.
+    figures_json: str = ""
 
     @property
     def has_data(self) -> bool:
@@ -131,6 +135,15 @@ class BoardRow:
         # Every field is a scalar: a shallow copy gives what dataclasses.asdict's deep copy did,
         # at a fraction of the cost (the API turns 100 rows per request).
         data = dict(zip(_FIELD_NAMES, _FIELD_VALUES(self), strict=True))
+        return self._derived(data)
+
+    def as_spliced_dict(self, mark: Any) -> dict[str, Any]:
+        """as_dict with the figure fields replaced, in their place, by one key SPLICE_KEY whose
+        value is `mark`: the API writes figures_json there (dashboard/api/spliced.py)."""
+        values = (*_HEAD_VALUES(self), mark, *_TAIL_VALUES(self))
+        return self._derived(dict(zip(_SPLICED_NAMES, values, strict=True)))
+
+    def _derived(self, data: dict[str, Any]) -> dict[str, Any]:
         data["last_run_at"] = self.last_run_at.isoformat() if self.last_run_at else None
         data["roofline_efficiency"] = self.roofline_efficiency
         data["saturated_share"] = self.saturated_share
@@ -188,7 +201,24 @@ def _blended(price_in: float | None, price_out: float | None) -> float | None:
     return usd(blended_price(Prices.listed(price_in, price_out)))
 
 
-_FIELD_NAMES = tuple(name for name in _ALL_FIELDS if name != "named_family")
+_FIELD_NAMES = tuple(name for name in _ALL_FIELDS if name not in ("named_family", "figures_json"))
+# The key that stands for the figure fields in as_spliced_dict (a control character: written
+# "\u0001" in JSON, which no other key or value of a row is).
+SPLICE_KEY = "\x01"
+_FIGURES_END = FIGURES_AT + len(FIGURE_FIELDS)
+_SPLICED_NAMES = (*_FIELD_NAMES[:FIGURES_AT], SPLICE_KEY, *_FIELD_NAMES[_FIGURES_END:])
+_HEAD_VALUES = attrgetter(*_FIELD_NAMES[:FIGURES_AT])
+_TAIL_VALUES = attrgetter(*_FIELD_NAMES[_FIGURES_END:])
+
+
+def figures_text(values: list[Any]) -> str:
+    """The figure fields (FIGURE_FIELDS' values, in order) as the API's compact JSON writes them
+    inside a row: `"runs":12,"samples":48,…` (numbers and nulls: no text to escape)."""
+    return json.dumps(
+        dict(zip(FIGURE_FIELDS, values, strict=True)), separators=(",", ":"), allow_nan=False
+    )[1:-1]
+
+
 # Every field's value in one call (a tuple, in _FIELD_NAMES' order): a getattr per field cost
 # more than the rest of as_dict for the API's 400 rows.
 _FIELD_VALUES = attrgetter(*_FIELD_NAMES)

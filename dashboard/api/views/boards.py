@@ -19,6 +19,7 @@ from ...board_models import only_model, parse_model_params
 from ..export import CSVRenderer, leaderboard_csv
 from ..money import rounded_rows
 from ..params import StrictQueryMixin, float_param, int_param
+from ..spliced import RENDERERS, Spliced, SplicingJSONRenderer, row_dicts
 from .docs import (
     AGENT_LOOP_PARAMETERS,
     BOARD_PARAMETERS,
@@ -38,21 +39,26 @@ def filters_out(filters: BoardFilters) -> dict[str, Any]:
     return out
 
 
-def board_rows(request: Request) -> tuple[BoardFilters, list[dict[str, Any]]]:
-    """The leaderboard's rows for the query (filters, and optionally one model), as dicts."""
+def board_rows(
+    request: Request, *, splice: bool = False
+) -> tuple[BoardFilters, list[dict[str, Any]], list[bytes]]:
+    """The leaderboard's rows for the query (filters, and optionally one model), as dicts, and
+    with `splice` the figure texts their placeholders stand for (spliced.row_dicts)."""
     filters = BoardFilters.from_query(request.query_params)
     rows = leaderboard(filters)
     model, _ = parse_model_params(request.query_params, rows)
     rows = only_model(rows, model)
     alerts = open_alerts_by_endpoint(row.endpoint_id for row in rows)  # one query
-    data = rounded_rows([row.as_dict() for row in rows])
+    data, texts = row_dicts(rows, splice=splice)
+    data = rounded_rows(data)
     for row, item in zip(rows, data, strict=True):  # alerts last, in place
         item["alerts"] = api_alerts(alerts.get(row.endpoint_id, []))
-    return filters, data
+    return filters, data, texts
 
 
 class LeaderboardView(StrictQueryMixin, APIView):
     query_params_allowed = (*BOARD_PARAMS, *BOUNDS_PARAMS, "model")
+    renderer_classes = RENDERERS
 
     @extend_schema(
         parameters=[*BOARD_PARAMETERS, *WINDOW_BOUNDS_PARAMETERS, MODEL_PARAMETER],
@@ -74,8 +80,12 @@ class LeaderboardView(StrictQueryMixin, APIView):
         "selector feeds the dashboard; /api/v1/export/leaderboard.csv gives these rows as CSV.",
     )
     def get(self, request: Request) -> Response:
-        filters, rows = board_rows(request)
-        return Response({"filters": filters_out(filters), "rows": rows})
+        renderer = request.accepted_renderer
+        splice = isinstance(renderer, SplicingJSONRenderer) and renderer.splices(
+            request.accepted_media_type, self.get_renderer_context()
+        )
+        filters, rows, texts = board_rows(request, splice=splice)
+        return Response(Spliced({"filters": filters_out(filters), "rows": rows}, texts=texts))
 
 
 class LeaderboardCsvView(StrictQueryMixin, APIView):
@@ -90,7 +100,7 @@ class LeaderboardCsvView(StrictQueryMixin, APIView):
         "without the alerts list), one line per endpoint in the board's order.",
     )
     def get(self, request: Request):
-        _, rows = board_rows(request)
+        _, rows, _ = board_rows(request)
         return leaderboard_csv(rows)
 
 
