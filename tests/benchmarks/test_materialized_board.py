@@ -159,3 +159,35 @@ def test_a_workload_added_sends_the_board_back_to_the_merge_until_written_again(
         again, merged = _board({"window": "30d"})
         assert not merged
     assert again == rows
+
+
+def _api(client, query: dict[str, str], accept: str) -> bytes:
+    response = client.get("/api/v1/leaderboard/", query, HTTP_ACCEPT=accept)
+    assert response.status_code == 200, response.content
+    return response.content
+
+
+def test_the_api_writes_the_materialized_board_byte_for_byte_as_the_merged_one(
+    history, client, settings
+):
+    # Each row's figures are spliced in as the write side wrote them (dashboard/api/spliced.py);
+    # the merged board's rows are written by the renderer from their values.
+    settings.TOKSPEED_PUBLIC_DASHBOARD = True
+    settings.TOKSPEED_RESPONSE_CACHE = False
+    accepts = ("application/json", "application/json; indent=2")
+    with time_machine.travel(LATE, tick=False):
+        for window in ("30d", "365d"):
+            for query in COVERED:
+                query = {"window": window, **query}
+                board = leaderboard(BoardFilters.from_query(query))
+                assert sum(1 for row in board if row.figures_json) == 3, query
+                read = [_api(client, query, accept) for accept in accepts]
+                assert b"\\u0001" not in read[0]
+                day = list(BoardFiguresDay.objects.values("vantage_id", "day", "signature"))
+                BoardFiguresDay.objects.all().delete()
+                assert not any(
+                    row.figures_json for row in leaderboard(BoardFilters.from_query(query))
+                )
+                merged = [_api(client, query, accept) for accept in accepts]
+                BoardFiguresDay.objects.bulk_create(BoardFiguresDay(**fields) for fields in day)
+                assert read == merged, query
