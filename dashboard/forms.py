@@ -11,7 +11,7 @@ from benchmarks.selectors import agent_loop
 from benchmarks.selectors.filters import PEAK, WINDOWS, BoardFilters, window_label
 from providers.models import Endpoint
 
-from .widgets import QuickSelect
+from .widgets import FlatChoices, QuickSelect
 
 COMPARE_MIN, COMPARE_MAX = 2, 4
 
@@ -58,10 +58,12 @@ class FilterForm(forms.Form):
         if models is None:
             del self.fields["model"], self.fields["group"]
         else:
-            self.fields["model"].choices = [
-                ("", "All models"),
-                *((name, f"{name} ({count})" if count > 1 else name) for name, count in models),
-            ]
+            self.fields["model"].choices = FlatChoices(
+                [
+                    ("", "All models"),
+                    *((name, f"{name} ({count})" if count > 1 else name) for name, count in models),
+                ]
+            )
             self.fields["group"].choices = [("", "No grouping"), ("model", "By model")]
         for name in list(self.fields):
             if fields is not None and name not in fields:

@@ -9,6 +9,7 @@ from html import escape  # what django.utils.html.escape calls, without its lazy
 from typing import Any
 
 from django import forms
+from django.utils.choices import BaseChoiceIterator
 from django.utils.safestring import SafeString, mark_safe
 
 
@@ -32,3 +33,15 @@ class QuickSelect(forms.Select):
             if item is not False
         )
         return mark_safe(f'<select name="{escape(name)}"{written}>{options}\n</select>')  # noqa: S308
+
+
+class FlatChoices(BaseChoiceIterator):
+    """Choices that are already flat (value, label) pairs of text, taken as they are: a list is
+    normalised pair by pair, by the field and again by its widget (the leaderboard's model
+    select of 400 families: ~1 ms a page)."""
+
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        self.pairs = pairs
+
+    def __iter__(self):
+        return iter(self.pairs)
