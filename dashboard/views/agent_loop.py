@@ -5,7 +5,7 @@ from django.shortcuts import render
 
 from benchmarks.selectors import agent_loop
 from benchmarks.selectors.filters import BoardFilters
-from benchmarks.selectors.leaderboard import leaderboard
+from benchmarks.selectors.leaderboard import main_board
 
 from ..caching import revalidated
 from ..forms import AgentLoopForm, FilterForm
@@ -35,7 +35,7 @@ def agent_loop_page(request: HttpRequest) -> HttpResponse:
         return render(request, "dashboard/agent_loop.html", context, status=400)
     calls, tokens, tool_s = (form.cleaned_data[k] for k in ("calls", "tokens_per_call", "tool_s"))
     projections = agent_loop.project(
-        leaderboard(filters), calls=calls, tokens_per_call=tokens, tool_s=tool_s
+        main_board(filters), calls=calls, tokens_per_call=tokens, tool_s=tool_s
     )
     # The fastest PAGE_ROWS in the chart and the table (dashboard.views.listing), ranked over all.
     shown, all_rows_query = listed(request.GET, projections)

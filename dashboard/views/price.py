@@ -7,7 +7,7 @@ from django.shortcuts import render
 
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.lanes import lane_groups
-from benchmarks.selectors.leaderboard import leaderboard
+from benchmarks.selectors.leaderboard import main_board
 from benchmarks.selectors.pricing import pareto_frontier
 
 from ..caching import revalidated
@@ -27,7 +27,7 @@ def price_page(request: HttpRequest) -> HttpResponse:
     y_axis = request.GET.get("y", "decode")
     if y_axis not in AXES:
         raise ValidationError({"y": [f"y: choose decode or ttft (got {y_axis!r})."]})
-    rows = [row for row in leaderboard(filters) if row.has_data]
+    rows = [row for row in main_board(filters) if row.has_data]
     points = [
         {
             "slug": row.slug,
