@@ -10,6 +10,7 @@ from benchmarks.selectors.leaderboard import main_board
 from ..caching import revalidated
 from ..forms import AgentLoopForm, FilterForm
 from .access import dashboard_view
+from .agent_loop_html import loop_rows_html
 from .empty import empty_state
 from .listing import listed, wants_all
 
@@ -44,6 +45,8 @@ def agent_loop_page(request: HttpRequest) -> HttpResponse:
         tokens_per_call=tokens,
         tool_s=tool_s,
         projections=shown,
+        # The table's rows, built in Python (agent_loop_html.loop_rows_html).
+        table_rows=loop_rows_html(shown, tokens),
         projection_count=len(projections),
         all_rows_query=all_rows_query,
         rows_all=wants_all(request.GET),
