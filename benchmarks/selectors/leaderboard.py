@@ -702,3 +702,42 @@ _QS = ("p25", "p50", "p75")
 # (BoardRow field, stats key) of each median column, e.g. ("ttft_p50_ms", "ttft_p50"); the
 # field interned (see _keywords).
 _MEDIAN_FIELDS = tuple((intern(f"{m}_{q}{u}"), f"{s}_{q}") for m, s, u in _MEDIANS for q in _QS)
+
+
+# Sort keys whose column main_board's rows hold: a main column, a price, the cost, a count.
+MAIN_SORTS = frozenset(
+    {"ttft", "decode", "e2e", "price_in", "price_out", "cost", "errors", "samples", "name"}
+)
+
+
+def main_board(filters: BoardFilters) -> list[BoardRow]:
+    """The leaderboard's rows in its order with what the agent-loop and price reads use: the
+    endpoint, its prices and the main columns' figures (medians and quartiles, runs, errors,
+    tokens, cost per request), read without the rest (each endpoint's last run, the
+    concurrency and prefill columns, ranks). Those are left as for an endpoint without runs:
+    the rows are not the board's to show. A board sorted by another column, or one the
+    materialized store does not hold on a long window, is read in full (leaderboard())."""
+    if filters.sort_key not in MAIN_SORTS:
+        return leaderboard(filters)
+    vantage = resolve_vantage(filters.vantage)
+    workloads = Workloads.load()
+    where, workload = _primary(filters, workloads)
+    if filters.sketched:
+        stats = materialized.read_stats(filters, vantage=vantage, workloads=workloads)
+        if stats is None:
+            return leaderboard(filters)
+    else:
+        # _exact's main columns alone: no concurrency groups, no prefill pairs.
+        runs = window_runs(
+            vantage=vantage,
+            window_hours=filters.window_hours,
+            tod_bucket=filters.tod_bucket,
+            start=filters.since,
+            end=filters.until,
+        )
+        stats = {row["endpoint_id"]: row for row in _primary_stats(runs.filter(where), shared=None)}
+    rows = [
+        _row(endpoint, stats.get(endpoint.id), {}, None, workload, _NO_RUN)
+        for endpoint in _endpoints(stats, None)
+    ]
+    return sort_rows(rows, filters.sort)

@@ -24,7 +24,8 @@ import hashlib
 import json
 from typing import Any
 
-from django.db.models import Exists, OuterRef, TextField
+from django.db.models import Exists, OuterRef, QuerySet, TextField
+from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -66,27 +67,10 @@ def signature(workloads: Workloads) -> str:
 def read(filters: BoardFilters, *, vantage: Vantage | None, workloads: Workloads) -> Parts | None:
     """(stats, by_concurrency, prefill) as the merge would give them, or None: not covered,
     not written for today and these workloads (merge instead)."""
-    if vantage is None or not filters.sketched:
+    rows = _rows(filters, vantage=vantage, workloads=workloads)
+    if rows is None:
         return None
-    if (filters.workload, filters.concurrency) not in covered(workloads):
-        return None
-    today = timezone.now().date()
-    day = BoardFiguresDay.objects.filter(
-        vantage=OuterRef("vantage"), day=OuterRef("day"), signature=signature(workloads)
-    )
-    rows = BoardFigures.objects.filter(
-        Exists(day),
-        vantage=vantage,
-        day=today,
-        days=filters.window_hours // 24,
-        tod_bucket=ALL if filters.tod_bucket is None else filters.tod_bucket,
-        filter_key=filter_key(filters.workload, filters.concurrency),
-    )
-    # As text, parsed in one call: 400 rows through the JSON field's converter cost twice as
-    # much as the rest of the read.
-    texts = rows.annotate(text=Cast("figures", TextField())).values_list("endpoint_id", "text")
-    ids, parts = zip(*texts, strict=True) if texts else ((), ())
-    parsed = json.loads(f"[{','.join(parts)}]")
+    ids, parsed = _parsed(rows, "figures")
     stats: dict[int, Any] = {}
     by_concurrency: dict[int, Any] = {}
     prefill: dict[int, Any] = {}
@@ -97,3 +81,46 @@ def read(filters: BoardFilters, *, vantage: Vantage | None, workloads: Workloads
     if not (stats or by_concurrency or prefill):
         return None  # nothing written (or no data at all: the merge is as cheap)
     return stats, by_concurrency, prefill
+
+
+def read_stats(
+    filters: BoardFilters, *, vantage: Vantage | None, workloads: Workloads
+) -> dict[int, Any] | None:
+    """read()'s stats alone (the main columns' figures per endpoint), parsing nothing else; None
+    where read() gives None or no endpoint has stats (read the board in full instead)."""
+    rows = _rows(filters, vantage=vantage, workloads=workloads)
+    if rows is None:
+        return None
+    ids, parsed = _parsed(rows.filter(figures__has_key="stats"), KeyTransform("stats", "figures"))
+    return dict(zip(ids, parsed, strict=True)) or None
+
+
+def _rows(
+    filters: BoardFilters, *, vantage: Vantage | None, workloads: Workloads
+) -> QuerySet[BoardFigures] | None:
+    """The stored rows of a covered filter for today, or None: not covered (merge instead)."""
+    if vantage is None or not filters.sketched:
+        return None
+    if (filters.workload, filters.concurrency) not in covered(workloads):
+        return None
+    today = timezone.now().date()
+    day = BoardFiguresDay.objects.filter(
+        vantage=OuterRef("vantage"), day=OuterRef("day"), signature=signature(workloads)
+    )
+    return BoardFigures.objects.filter(
+        Exists(day),
+        vantage=vantage,
+        day=today,
+        days=filters.window_hours // 24,
+        tod_bucket=ALL if filters.tod_bucket is None else filters.tod_bucket,
+        filter_key=filter_key(filters.workload, filters.concurrency),
+    )
+
+
+def _parsed(rows: QuerySet[BoardFigures], figures: Any) -> tuple[tuple[int, ...], list[Any]]:
+    """(endpoint ids, their `figures` expression's JSON) of `rows`. As text, parsed in one
+    call: 400 rows through the JSON field's converter cost twice as much as the rest of the
+    read."""
+    texts = rows.annotate(text=Cast(figures, TextField())).values_list("endpoint_id", "text")
+    ids, parts = zip(*texts, strict=True) if texts else ((), ())
+    return ids, json.loads(f"[{','.join(parts)}]")
