@@ -28,6 +28,7 @@ from ..money import Prices, request_cost, usd
 from ..rollups import read as rollup_read
 from . import materialized
 from .aggregates import SQLITE_QUARTILES, Percentile, Quartiles, register_sqlite
+from .exact_sql import ExactWindow, primary_workloads
 from .filters import BoardFilters
 from .rows import BoardRow, mark_ties, sort_rows
 from .scope import (
@@ -120,29 +121,36 @@ def _exact(
     workloads: Workloads,
 ) -> tuple[dict, dict, dict, Workload | None]:
     """(stats, by_concurrency, prefill, workload) from the runs of the window."""
-    runs = window_runs(
-        vantage=vantage,
-        window_hours=filters.window_hours,
-        tod_bucket=filters.tod_bucket,
-        start=filters.since,
-        end=filters.until,
-    )
-    if endpoint_ids is not None:
-        runs = runs.filter(endpoint_id__in=endpoint_ids)
     where, workload = _primary(filters, workloads)
-    primary = runs.filter(where)
     # When the main columns are one base-context workload (the default board), the primary
     # query also yields that workload's concurrency figures: one range scan fewer.
     shared = (
         workload if filters.concurrency is None and workload in workloads.base_context() else None
     )
-    stats = {row["endpoint_id"]: row for row in _primary_stats(primary, shared=shared)}
-    by_concurrency = _concurrency_stats(
-        lambda ids, endpoints: _concurrency_groups(runs.filter(_in(ids, endpoints))),
-        workloads,
-        shared=shared,
-        shared_stats=stats,
-    )
+    if vantage is not None and connections[Run.objects.db].vendor == "postgresql":
+        window = ExactWindow(filters, vantage=vantage, endpoint_ids=endpoint_ids)
+        ids, concurrency = primary_workloads(filters, workloads)
+        rows = window.primary_stats(ids, concurrency=concurrency, shared=shared is not None)
+        stats = {row["endpoint_id"]: row for row in rows}
+        groups_of = window.concurrency_groups
+    else:
+        runs = window_runs(
+            vantage=vantage,
+            window_hours=filters.window_hours,
+            tod_bucket=filters.tod_bucket,
+            start=filters.since,
+            end=filters.until,
+        )
+        if endpoint_ids is not None:
+            runs = runs.filter(endpoint_id__in=endpoint_ids)
+        stats = {
+            row["endpoint_id"]: row for row in _primary_stats(runs.filter(where), shared=shared)
+        }
+
+        def groups_of(ids: list[int], endpoints: list[int] | None) -> list[dict[str, Any]]:
+            return _concurrency_groups(runs.filter(_in(ids, endpoints)))
+
+    by_concurrency = _concurrency_stats(groups_of, workloads, shared=shared, shared_stats=stats)
     prefill = _prefill_stats(workloads, vantage=vantage, filters=filters, endpoint_ids=endpoint_ids)
     return stats, by_concurrency, prefill, workload
 
