@@ -19,7 +19,8 @@ from ..models import Run, Vantage
 from .filters import PEAK, BoardFilters
 from .scope import FINISHED, Workloads, since
 
-_TABLE = Run._meta.db_table
+# Quoted as the ORM quotes it (so a statement shows which table it reads, as queries do).
+_TABLE = f'"{Run._meta.db_table}"'
 _FINISHED = tuple(sorted(FINISHED))
 _QUARTILES = ("p25", "p50", "p75")
 
@@ -78,7 +79,7 @@ class ExactWindow:
         *,
         vantage: Vantage,
         endpoint_ids: list[int] | None,
-        database: str = "default",
+        database: str,
     ) -> None:
         start: datetime = (
             filters.since

@@ -127,8 +127,9 @@ def _exact(
     shared = (
         workload if filters.concurrency is None and workload in workloads.base_context() else None
     )
-    if vantage is not None and connections[Run.objects.db].vendor == "postgresql":
-        window = ExactWindow(filters, vantage=vantage, endpoint_ids=endpoint_ids)
+    database = Run.objects.db  # the replica, where one serves reads
+    if vantage is not None and connections[database].vendor == "postgresql":
+        window = ExactWindow(filters, vantage=vantage, endpoint_ids=endpoint_ids, database=database)
         ids, concurrency = primary_workloads(filters, workloads)
         rows = window.primary_stats(ids, concurrency=concurrency, shared=shared is not None)
         stats = {row["endpoint_id"]: row for row in rows}
@@ -551,7 +552,7 @@ def _prefill_hash_join(
             *(f"b.{c}" for c in both),
         ]
     )
-    table = Run._meta.db_table
+    table = connection.ops.quote_name(Run._meta.db_table)
     # Built from the model's table name and constant fragments; the values stay in params.
     sql = (
         "SELECT l.endpoint_id, percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP "  # noqa: S608

@@ -159,7 +159,9 @@ def test_the_exact_window_statements_read_what_the_querysets_read(concurrency_ru
             )
             if endpoint_ids is not None:
                 runs = runs.filter(endpoint_id__in=endpoint_ids)
-            window = ExactWindow(filters, vantage=vantage, endpoint_ids=endpoint_ids)
+            window = ExactWindow(
+                filters, vantage=vantage, endpoint_ids=endpoint_ids, database="default"
+            )
             ids, concurrency = primary_workloads(filters, workloads)
 
             read = window.primary_stats(ids, concurrency=concurrency, shared=shared)
