@@ -95,7 +95,11 @@ def _day_charts(
     (selectors.sketched: the window rollups)."""
     base, long = workloads.base(), workloads.long()
     charted = list(dict.fromkeys(w.id for w in (workload, base, long) if w is not None))
-    series = day_series([endpoint.id], charted, vantage=vantage, window_hours=window_hours)
+    # The base and long-context series are read only for their TTFT (the context pairs).
+    paired = {w.id for w in (base, long) if w is not None and w != workload}
+    series = day_series(
+        [endpoint.id], charted, vantage=vantage, window_hours=window_hours, ttft_only=paired
+    )
     points = series[(endpoint.id, workload.id)] if workload else []
     bands = [p.pop("bands") for p in points]
     figures = sketched.history_figures(
