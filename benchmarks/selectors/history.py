@@ -33,17 +33,19 @@ def endpoint_history(
     workload: Workload | str | None = None,
     vantage: Vantage | str | None = None,
     window_hours: int = 72,
+    workloads: Workloads | None = None,
 ) -> dict[str, Any]:
     """A JSON-ready dict: the run series of one workload, its time-of-day profile, base vs
     long-context TTFT, the concurrency curve, errors by category, recent runs and the roofline.
 
     workload/vantage: an instance or a slug; None = the base workload / the default vantage.
+    workloads: every workload, when the caller has read them already (Workloads.load).
     Times in ms, speeds in tokens/s (decode per user; throughput in aggregate), datetimes ISO.
     Over 90 days the series and the context pairs are one point per UTC day ("points": "day",
     selectors.days) and the summary, profile, concurrency and context figures are sketched
     ("figures": "sketched", selectors.sketched).
     """
-    workloads = Workloads.load()
+    workloads = workloads or Workloads.load()
     workload_obj = workloads.resolve(workload)
     vantage_obj = resolve_vantage(vantage)
     runs = window_runs(vantage=vantage_obj, window_hours=window_hours).filter(endpoint=endpoint)
@@ -158,7 +160,7 @@ def compare_histories(
             "endpoint": _endpoint_info(endpoint),
             "points": points_kind(window_hours),
             "figures": figures_kind(window_hours),
-            "runs": [{k: p[k] for k in ("slot", "ttft_ms", "decode_tps")} for p in points[i]],
+            "runs": points[i],
             **figures[i],
         }
         for endpoint, i in zip(endpoints, ids, strict=True)
@@ -169,14 +171,14 @@ def _compare_runs(
     runs: Any, ids: list[int], workload: Workload | None, workloads: Workloads
 ) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]]]:
     """compare_histories' run points and exact figures (profile, context, curve) per endpoint."""
-    points = _compare_points(runs, ids, workload)
+    points, buckets = _compare_points(runs, ids, workload)
     curves: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
     for (endpoint_id,), curve in _concurrency_rows(runs, ("endpoint_id",)):
         curves[endpoint_id].append(curve)
     contexts = _contexts(runs, workloads, ids)
     return points, {
         i: {
-            "tod_profile": _tod_profile(points[i]),
+            "tod_profile": _profile_of(buckets[i]),
             "context": contexts[i],
             "concurrency": curves[i],
         }
@@ -204,17 +206,19 @@ def _compare_days(
 
 def _compare_points(
     runs: Any, ids: list[int], workload: Workload | None
-) -> dict[int, list[dict[str, Any]]]:
-    """compare_histories' run points of each endpoint (slot, bucket, TTFT, decode)."""
+) -> tuple[dict[int, list[dict[str, Any]]], dict[int, list[tuple]]]:
+    """compare_histories' run points of each endpoint ({slot, TTFT, decode}, as charted) and
+    each point's (time-of-day bucket, TTFT, decode), for its profile."""
     points: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+    buckets: dict[int, list[tuple]] = {i: [] for i in ids}
     if workload:
         series = runs.filter(workload=workload).order_by("endpoint_id", "slot")
         for endpoint_id, slot, bucket, ttft, decode in series.values_list(
             "endpoint_id", SlotIso("slot"), "tod_bucket", "ttft_p50_ms", "decode_tps_p50"
         ):
-            point = {"slot": slot, "tod_bucket": bucket}
-            points[endpoint_id].append({**point, "ttft_ms": ttft, "decode_tps": decode})
-    return points
+            points[endpoint_id].append({"slot": slot, "ttft_ms": ttft, "decode_tps": decode})
+            buckets[endpoint_id].append((bucket, ttft, decode))
+    return points, buckets
 
 
 def _contexts(runs: Any, workloads: Workloads, ids: list[int]) -> dict[int, dict[str, Any]]:
@@ -313,19 +317,25 @@ def _summary(points: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _tod_profile(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Median TTFT and decode per UTC time-of-day bucket: is it slower at peak hours?"""
-    profile = []
-    for bucket, label in BUCKETS.items():
-        inside = [p for p in points if p["tod_bucket"] == bucket]
-        profile.append(
-            {
-                "bucket": bucket,
-                "label": label,
-                "runs": len(inside),
-                "ttft_ms": _quartiles([p["ttft_ms"] for p in inside]),
-                "decode_tps": _quartiles([p["decode_tps"] for p in inside]),
-            }
-        )
-    return profile
+    return _profile_of([(p["tod_bucket"], p["ttft_ms"], p["decode_tps"]) for p in points])
+
+
+def _profile_of(points: list[tuple]) -> list[dict[str, Any]]:
+    """_tod_profile of (time-of-day bucket, TTFT, decode) points, in one pass."""
+    inside: dict[int, list[tuple]] = {bucket: [] for bucket in BUCKETS}
+    for point in points:
+        if point[0] in inside:
+            inside[point[0]].append(point)
+    return [
+        {
+            "bucket": bucket,
+            "label": label,
+            "runs": len(inside[bucket]),
+            "ttft_ms": _quartiles([p[1] for p in inside[bucket]]),
+            "decode_tps": _quartiles([p[2] for p in inside[bucket]]),
+        }
+        for bucket, label in BUCKETS.items()
+    ]
 
 
 def _context(runs: Any, workloads: Workloads) -> dict[str, Any]:
