@@ -11,7 +11,7 @@ from datetime import date, datetime
 from typing import Any
 
 import numpy as np
-from django.db import connections
+from django.db import connections, router
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -163,12 +163,12 @@ def _day_merged(
     group, groups in that order, and each group's (runs, ok, errors, saturated runs: 0 unless
     `saturated`); a row not packed yet (before migration 0023) is read from its JSON
     sketches."""
-    rows = _day_rows(endpoint_ids, workload_ids, vantage, days)
-    if connections[rows.db].vendor == "postgresql":
+    database = router.db_for_read(RunRollup)
+    if connections[database].vendor == "postgresql":
         scope = (vantage.id, endpoint_ids, workload_ids, *days)
-        grouped = _grouped_in_sql(rows.db, scope, saturated=saturated)
+        grouped = _grouped_in_sql(database, scope, saturated=saturated)
     else:
-        grouped = _grouped(rows)
+        grouped = _grouped(_day_rows(endpoint_ids, workload_ids, vantage, days))
     totals: dict[tuple[int, int, date], tuple[int, int, int, int]] = {}
     blobs = []
     for endpoint_id, workload_id, day, runs, ok, errors, runs_saturated, data, *_ in grouped:
@@ -184,9 +184,8 @@ def _day_merged(
         (group, triples[end - length : end])
         for group, length, end in zip(totals, lengths, ends, strict=True)
     ]
-    unpacked = rows.filter(packed__isnull=True).values_list(
-        "endpoint_id", "workload_id", "day", "sketches"
-    )
+    unpacked = _day_rows(endpoint_ids, workload_ids, vantage, days).filter(packed__isnull=True)
+    unpacked = unpacked.values_list("endpoint_id", "workload_id", "day", "sketches")
     for endpoint_id, workload_id, day, sketches in unpacked:
         bins = np.array(sketch.triples(sketches), dtype=np.int32).reshape(-1, 3)
         parts.append(((endpoint_id, workload_id, day), bins))
