@@ -343,21 +343,21 @@ def _context(runs: Any, workloads: Workloads) -> dict[str, Any]:
     base, long = workloads.base(), workloads.long()
     if base is None or long is None:
         return {"context_tokens": None, "pairs": [], "prefill_cost_ms": None}
-    rows = runs.filter(workload__in=[base, long]).values_list(
-        SlotIso("slot"), "workload_id", "ttft_p50_ms"
+    # Paired in the database, one row per slot in time order (at most one run of each
+    # workload per slot: run_unique_slot), the slot as SlotIso text.
+    slots = (
+        runs.filter(workload__in=[base, long])
+        .order_by("slot")
+        .values("slot")
+        .annotate(
+            base=Max("ttft_p50_ms", filter=Q(workload=base)),
+            long=Max("ttft_p50_ms", filter=Q(workload=long)),
+        )
+        .values_list(SlotIso("slot"), "base", "long")
     )
-    return _context_of(rows, base, long)
-
-
-def _context_of(rows: Any, base: Workload, long: Workload) -> dict[str, Any]:
-    """_context from (slot, workload id, TTFT p50) rows of the base and long-context runs; the
-    slot as SlotIso text (in UTC, so text order is time order) or as a datetime."""
-    by_slot: dict[Any, dict[int, float | None]] = {}
-    for slot, workload_id, ttft in rows:
-        by_slot.setdefault(slot, {})[workload_id] = ttft
     pairs = [
-        {"slot": iso(slot), "base_ttft_ms": v.get(base.id), "long_ttft_ms": v.get(long.id)}
-        for slot, v in sorted(by_slot.items())
+        {"slot": iso(slot), "base_ttft_ms": base_ttft, "long_ttft_ms": long_ttft}
+        for slot, base_ttft, long_ttft in slots
     ]
     values = [(p["base_ttft_ms"], p["long_ttft_ms"]) for p in pairs]
     return {"pairs": pairs, **_context_figures(values, long)}
