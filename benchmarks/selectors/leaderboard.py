@@ -195,7 +195,7 @@ def _sketched_rows(
     if long is not None:
         needed.add(long.id)
     return rollup_read.rollup_rows(
-        where=Q(workload_id__in=needed),
+        workload_ids=needed,
         vantage=vantage,
         window_hours=window_hours,
         tod_bucket=tod_bucket,
