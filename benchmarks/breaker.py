@@ -16,6 +16,7 @@ from dataclasses import replace as dc_replace
 from datetime import datetime
 
 from django.conf import settings
+from django.db.models import Exists, OuterRef
 
 from providers.base import EndpointConfig, ErrorCategory
 from providers.models import Endpoint, Provider
@@ -67,7 +68,9 @@ def trip(endpoint_id: int, vantage_id: int) -> Trip | None:
 
 def open_trips(endpoint: Endpoint) -> list[Trip]:
     """Every open breaker of an endpoint, one per vantage it is measured from."""
-    vantages = Vantage.objects.filter(runs__endpoint=endpoint).distinct()
+    # EXISTS stops at a vantage's first run (a DISTINCT join read every run of the endpoint).
+    measured = Run.objects.filter(endpoint=endpoint, vantage=OuterRef("pk"))
+    vantages = Vantage.objects.filter(Exists(measured))
     found = (trip(endpoint.id, vantage.id) for vantage in vantages)
     return [each for each in found if each is not None]
 

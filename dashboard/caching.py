@@ -13,7 +13,7 @@ token) and what they accept, so no one is served a response rendered for someone
 import hashlib
 import logging
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import wraps
 
 from django.conf import settings
@@ -76,7 +76,18 @@ def _stamps() -> tuple:
     )
     with database.cursor() as cursor:
         cursor.execute(sql)
-        return cursor.fetchone()
+        finished, newest, alerts_at, alerts, changes_at, changes = cursor.fetchone()
+    # A raw cursor skips the field converters: SQLite (`make run`) answers a MAX() as text.
+    return _aware(finished), newest, _aware(alerts_at), alerts, _aware(changes_at), changes
+
+
+def _aware(value: datetime | str | None) -> datetime | None:
+    """A stored timestamp as an aware datetime (stored in UTC; SQLite's as naive text)."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if value is not None and value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value
 
 
 def _who(request: HttpRequest) -> str:

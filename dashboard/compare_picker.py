@@ -10,13 +10,13 @@ are read as values too (a model instance each cost about 10 µs; a catalogue has
 from dataclasses import dataclass
 from html import escape  # what django.utils.html.escape calls, without its lazy-text wrapper
 
+from django.db.models import BooleanField, ExpressionWrapper
 from django.utils.safestring import SafeString, mark_safe
 
 from providers.archive import LIVE_ENDPOINTS
 from providers.models import (
     Endpoint,
-    Provider,
-    families_by_model_id,
+    families_of,
     key_configured,
     model_family,
     why_skipped,
@@ -45,29 +45,31 @@ class Choice:
     why_disabled: str | None
 
 
-def _providers() -> dict[int, PickerProvider]:
-    rows = Provider.objects.filter(archived_at__isnull=True).values_list(
-        "id", "name", "simulated", "api_key_env", "enabled"
-    )
-    return {
-        id_: PickerProvider(name, simulated, env, enabled, key_configured(env))
-        for id_, name, simulated, env, enabled in rows
-    }
-
-
 def picker_groups() -> list[tuple[str, list[Choice]]]:
     """Every live endpoint, grouped by model family (the most widely served first), then by
-    provider: the comparison people come for is one model at several providers."""
-    providers = _providers()
-    groups: dict[str, list[Choice]] = {}
-    named = families_by_model_id()
+    provider: the comparison people come for is one model at several providers.
+
+    One query: every endpoint with its provider's columns (an archived one too, for the
+    families its display name gives its model id: families_by_model_id)."""
     rows = (
-        Endpoint.objects.filter(LIVE_ENDPOINTS)
-        .order_by("provider__name", "model")
-        .values_list("slug", "model", "display_name", "enabled", "provider_id")
+        Endpoint.objects.order_by("provider__name", "model", "id")
+        .annotate(live=ExpressionWrapper(LIVE_ENDPOINTS, output_field=BooleanField()))
+        .values_list("id", "model", "display_name", "live", "slug", "enabled", *_PROVIDER)
     )
-    for slug, model, display_name, enabled, provider_id in rows:
-        provider = providers[provider_id]
+    named = families_of(
+        (model, display_name)
+        for _, model, display_name, *_ in sorted(row for row in rows if row[2])
+    )
+    providers: dict[tuple, PickerProvider] = {}
+    groups: dict[str, list[Choice]] = {}
+    for _, model, display_name, live, slug, enabled, *columns in rows:
+        if not live:
+            continue
+        provider = providers.get(tuple(columns))
+        if provider is None:
+            name, simulated, env, provider_enabled = columns[1:]
+            provider = PickerProvider(name, simulated, env, provider_enabled, key_configured(env))
+            providers[tuple(columns)] = provider
         family = model_family(display_name) if display_name else named.get(model, model)
         reason = why_skipped(
             key_configured=provider.key_configured,
@@ -76,6 +78,15 @@ def picker_groups() -> list[tuple[str, list[Choice]]]:
         )
         groups.setdefault(family, []).append(Choice(slug, model, display_name, provider, reason))
     return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0].lower()))
+
+
+_PROVIDER = (
+    "provider_id",
+    "provider__name",
+    "provider__simulated",
+    "provider__api_key_env",
+    "provider__enabled",
+)
 
 
 def picker_html(groups: list[tuple[str, list[Choice]]], chosen: set[str]) -> SafeString:

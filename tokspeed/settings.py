@@ -352,6 +352,9 @@ REST_FRAMEWORK = {
         "dashboard.api.throttling.AnonThrottle",
         "dashboard.api.throttling.UserThrottle",
     ],
+    # Anonymous readers are counted by address: the socket's, or behind AXES_PROXY_COUNT proxies
+    # the one they saw (never a header the client wrote itself).
+    "NUM_PROXIES": envint("AXES_PROXY_COUNT", 0),
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("TOKSPEED_THROTTLE_ANON", "120/min"),
         "user": os.environ.get("TOKSPEED_THROTTLE_USER", "1200/min"),

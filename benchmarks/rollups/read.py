@@ -6,11 +6,12 @@ Until the day's window rollups are written, the day and month rows are merged in
 same figures, slower). Sketches are merged in one numpy pass (rollups.packed).
 """
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+from django.db import connections, router
 from django.db.models import Q
 from django.utils import timezone
 
@@ -37,44 +38,66 @@ def rollup_rows(
     vantage: Vantage | None,
     window_hours: int,
     tod_bucket: int | None,
-    endpoint_ids: list[int] | None,
-    where: Q,
+    endpoint_ids: Collection[int] | None,
+    workload_ids: Collection[int],
     now: datetime | None = None,
     buckets: bool = False,
 ) -> list[dict[str, Any]]:
-    """The window's rollups in scope: dicts of _FIELDS and "bins" (packed triples).
+    """The window's rollups in scope (these workloads; these endpoints, or every one when
+    None): dicts of _FIELDS and "bins" (packed triples).
     buckets: each time-of-day bucket's rows instead of the whole day's (tod_bucket None only;
     a window row then has its bucket, not ALL_BUCKETS).
 
     A window row comes with its near sketch ("window_id" and "margin" set): merge rows only
-    after settle(), which reads the whole sketch of any group the near one cannot answer."""
-    if vantage is None:
+    after settle(), which reads the whole sketch of any group the near one cannot answer.
+
+    The window rows and today's day rows are read by SQL written out here: every board and
+    history of a long window reads them, and building the two queries through the ORM cost
+    more than PostgreSQL's work."""
+    if vantage is None or not workload_ids or (endpoint_ids is not None and not endpoint_ids):
         return []
     now = now or timezone.now()
-    scope = Q(vantage=vantage) & where
-    if endpoint_ids is not None:
-        scope &= Q(endpoint_id__in=endpoint_ids)
-    bucket = Q() if tod_bucket is None else Q(tod_bucket=tod_bucket)
     today = now.date()
     days = window_hours // 24
-    windows = WindowRollup.objects.filter(
-        scope,
-        days=days,
-        through_day=today - timedelta(days=1),
-        tod_bucket__in=_window_buckets(tod_bucket, buckets=buckets),
-    ).values_list(*_FIELDS, "id", "near")
+    database = router.db_for_read(WindowRollup)
+    day_value = connections[database].ops.adapt_datefield_value
+    scope, params = _scope_sql(vantage.id, workload_ids, endpoint_ids)
+    window_buckets = _window_buckets(tod_bucket, buckets=buckets)
+    # Built from the models' table names, column names and constants; values stay in params.
+    window_sql = (
+        f"SELECT {_columns(WindowRollup, database, 'near')} "  # noqa: S608
+        f"FROM {_table(WindowRollup, database)} "
+        f"WHERE {scope} AND days = %s AND through_day = %s "
+        f"AND tod_bucket IN ({_marks(window_buckets)})"
+    )
+    window_params = [*params, days, day_value(today - timedelta(days=1)), *window_buckets]
     rows = []
-    for values in windows:
+    for values in _fetched(database, window_sql, window_params):
         row = _row(values[:-2], packed.unpack(values[-1]))
         row["window_id"] = values[-2]
         # No near sketch yet (written before migration 0025): read whole by settle().
         row["margin"] = packed.margin_of(row["runs"], days) if values[-1] is not None else -1
         row["whole"] = False
         rows.append(row)
-    days_in = Q(span="day", day=today) if rows else window_q(window_hours, now=now)
-    day_rows = RunRollup.objects.filter(scope, bucket, days_in).values_list(
-        *_FIELDS, "id", "packed"
-    )
+    if rows:
+        day_sql = (
+            f"SELECT {_columns(RunRollup, database, 'packed')} "  # noqa: S608
+            f"FROM {_table(RunRollup, database)} "
+            f"WHERE {scope} AND span = 'day' AND day = %s"
+        )
+        day_params = [*params, day_value(today)]
+        if tod_bucket is not None:
+            day_sql += " AND tod_bucket = %s"
+            day_params.append(tod_bucket)
+        day_rows = _fetched(database, day_sql, day_params)
+    else:  # the day's window rollups are not written yet: the window's day and month rows
+        where = Q(vantage=vantage, workload_id__in=workload_ids)
+        if endpoint_ids is not None:
+            where &= Q(endpoint_id__in=endpoint_ids)
+        bucket = Q() if tod_bucket is None else Q(tod_bucket=tod_bucket)
+        day_rows = RunRollup.objects.filter(
+            where, bucket, window_q(window_hours, now=now)
+        ).values_list(*_FIELDS, "id", "packed")
     unpacked: dict[int, dict[str, Any]] = {}
     for values in day_rows:
         row = _row(values[:-2], packed.unpack(values[-1]))
@@ -88,6 +111,40 @@ def rollup_rows(
             bins = np.array(sketch.triples(sketches), dtype=np.int32).reshape(-1, 3)
             unpacked[row_id]["bins"] = bins
     return rows
+
+
+def _scope_sql(
+    vantage_id: int, workload_ids: Collection[int], endpoint_ids: Collection[int] | None
+) -> tuple[str, list[Any]]:
+    """The WHERE clause (and its params) of rows of a vantage, workloads and endpoints (each
+    list not empty)."""
+    sql = f"vantage_id = %s AND workload_id IN ({_marks(workload_ids)})"
+    params = [vantage_id, *workload_ids]
+    if endpoint_ids is not None:
+        sql += f" AND endpoint_id IN ({_marks(endpoint_ids)})"
+        params.extend(endpoint_ids)
+    return sql, params
+
+
+def _marks(values: Collection[Any]) -> str:
+    return ", ".join(["%s"] * len(values))
+
+
+def _table(model: Any, database: str) -> str:
+    return connections[database].ops.quote_name(model._meta.db_table)
+
+
+def _columns(model: Any, database: str, sketch_column: str) -> str:
+    """_FIELDS, the row's id and its sketch column, named with their table."""
+    quote = connections[database].ops.quote_name
+    table = _table(model, database)
+    return ", ".join(f"{table}.{quote(name)}" for name in (*_FIELDS, "id", sketch_column))
+
+
+def _fetched(database: str, sql: str, params: list[Any]) -> list[tuple]:
+    with connections[database].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 def _window_buckets(tod_bucket: int | None, *, buckets: bool) -> list[int]:

@@ -6,12 +6,13 @@ workload (every concurrency and time-of-day bucket merged; sketched, rollups.ske
 365 points per series instead of 1,095 runs, and no run summary is read.
 """
 
+from collections.abc import Collection
 from datetime import date, datetime
 from typing import Any
 
 import numpy as np
-from django.db import connections
-from django.db.models import F, QuerySet, Sum
+from django.db import connections, router
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from ..models import RunRollup, Vantage
@@ -22,6 +23,7 @@ from .scope import since
 RUN_POINTS_UP_TO_HOURS = 90 * 24
 # A day point's band and middle: p10, median and p90 of the day's run medians.
 DAY_FRACTIONS = (0.1, 0.5, 0.9)
+_MIDDLE = (0.5,)
 # Chart metric (rollup sketch name) -> the point's key, as run_point names it.
 POINT_METRICS = {
     "ttft": "ttft_ms",
@@ -56,12 +58,15 @@ def day_series(
     vantage: Vantage | None,
     window_hours: int,
     now: datetime | None = None,
+    ttft_only: Collection[int] = (),
 ) -> dict[Key, list[dict[str, Any]]]:
     """Each (endpoint, workload)'s day points over the window's UTC days (the day `window_hours`
     ago to today), oldest first; a day without a finished run has no point. Each point has
     run_point's keys (no id, status, bucket or concurrency: a day has none of one run's) plus
     "day", "runs", "saturated_runs" (of those runs, the ones whose client was saturated:
-    docs/design.md §4) and "bands" ({metric: {"low", "high"} or None} for "ttft" and "decode")."""
+    docs/design.md §4) and "bands" ({metric: {"low", "high"} or None} for "ttft" and "decode").
+    ttft_only: workloads whose points are only "slot", "day" and "ttft_ms" (the same values;
+    the base vs long-context chart reads no more of a workload it does not chart)."""
     series: dict[Key, list[dict[str, Any]]] = {
         (e, w): [] for e in endpoint_ids for w in workload_ids
     }
@@ -70,37 +75,51 @@ def day_series(
     now = now or timezone.now()
     first = since(window_hours, now=now).date()
     merged, totals = _day_merged(
-        endpoint_ids, workload_ids, vantage, (first, now.date()), metrics=tuple(POINT_METRICS)
+        endpoint_ids,
+        workload_ids,
+        vantage,
+        (first, now.date()),
+        metrics=tuple(POINT_METRICS),
+        saturated=True,
     )
-    saturated = _saturated_runs(endpoint_ids, workload_ids, vantage, (first, now.date()))
-    columns = {m: merged.columns(m, DAY_FRACTIONS) for m in POINT_METRICS}
-    ttft_low, ttft, ttft_high = columns["ttft"]
-    decode_low, decode, decode_high = columns["decode"]
+    ttft_lows, ttfts, ttft_highs = merged.columns("ttft", DAY_FRACTIONS)
+    decode_lows, decodes, decode_highs = merged.columns("decode", DAY_FRACTIONS)
+    # Only the middle of these two is shown: their other quantiles are not read.
+    (e2e,) = merged.columns("e2e", _MIDDLE)
+    (throughput,) = merged.columns("throughput", _MIDDLE)
+    texts: dict[date, tuple[str, str]] = {}
     rows = zip(
-        merged.groups, ttft, decode, columns["e2e"][1], columns["throughput"][1],
-        ttft_low, ttft_high, decode_low, decode_high, strict=True,
+        merged.groups, ttfts, decodes, e2e, throughput, ttft_lows, ttft_highs, decode_lows,
+        decode_highs, strict=True,
     )  # fmt: skip
-    for group, *figures in rows:
+    for group, ttft_ms, decode_tps, e2e_ms, throughput_tps, *bands in rows:
         endpoint_id, workload_id, day = group
-        runs, ok, errors = totals[group]
-        text = day.isoformat()
+        if (names := texts.get(day)) is None:
+            names = texts[day] = (day.isoformat(), f"{day.isoformat()}T00:00:00+00:00")
+        text, slot = names
+        if workload_id in ttft_only:
+            point = {"slot": slot, "day": text, "ttft_ms": ttft_ms}
+            series[(endpoint_id, workload_id)].append(point)
+            continue
+        runs, ok, errors, saturated = totals[group]
+        low, high, decode_low, decode_high = bands
         series[(endpoint_id, workload_id)].append(
             {
                 "id": None,
-                "slot": f"{text}T00:00:00+00:00",
+                "slot": slot,
                 "day": text,
                 "status": None,
                 "tod_bucket": None,
                 "concurrency": None,
                 "runs": runs,
-                "saturated_runs": saturated.get(group, 0),
+                "saturated_runs": saturated,
                 "ok": ok,
                 "errors": errors,
-                "ttft_ms": figures[0],
-                "decode_tps": figures[1],
-                "e2e_ms": figures[2],
-                "throughput_tps": figures[3],
-                "bands": {"ttft": _band(*figures[4:6]), "decode": _band(*figures[6:8])},
+                "ttft_ms": ttft_ms,
+                "decode_tps": decode_tps,
+                "e2e_ms": e2e_ms,
+                "throughput_tps": throughput_tps,
+                "bands": {"ttft": _band(low, high), "decode": _band(decode_low, decode_high)},
             }
         )
     return series
@@ -138,54 +157,64 @@ def _day_merged(
     days: tuple[date, date],
     *,
     metrics: tuple[str, ...],
-) -> tuple[packed.Merged, dict[tuple[int, int, date], tuple[int, int, int]]]:
+    saturated: bool = False,
+) -> tuple[packed.Merged, dict[tuple[int, int, date], tuple[int, int, int, int]]]:
     """The day rollup rows of the days (first, last) merged per (endpoint, workload, day)
-    group, groups in that order, and each group's (runs, ok, errors); a row not packed yet
-    (before migration 0023) is read from its JSON sketches."""
-    rows = _day_rows(endpoint_ids, workload_ids, vantage, days)
-    if connections[rows.db].vendor == "postgresql":
-        grouped = _grouped_in_sql(rows)
+    group, groups in that order, and each group's (runs, ok, errors, saturated runs: 0 unless
+    `saturated`); a row not packed yet (before migration 0023) is read from its JSON
+    sketches."""
+    database = router.db_for_read(RunRollup)
+    if connections[database].vendor == "postgresql":
+        scope = (vantage.id, endpoint_ids, workload_ids, *days)
+        grouped = _grouped_in_sql(database, scope, saturated=saturated)
     else:
-        grouped = _grouped(rows)
-    totals: dict[tuple[int, int, date], tuple[int, int, int]] = {}
+        grouped = _grouped(_day_rows(endpoint_ids, workload_ids, vantage, days))
+    totals: dict[tuple[int, int, date], tuple[int, int, int, int]] = {}
     blobs = []
-    for endpoint_id, workload_id, day, runs, ok, errors, data, *_ in grouped:
-        totals[(endpoint_id, workload_id, day)] = (runs, ok, errors)
+    for endpoint_id, workload_id, day, runs, ok, errors, runs_saturated, data, *_ in grouped:
+        totals[(endpoint_id, workload_id, day)] = (runs, ok, errors, runs_saturated)
         blobs.append(bytes(data or b""))
     # One array for every group (a view each): unpacking each group alone cost more.
     triples = packed.unpack(b"".join(blobs))
     lengths = [len(blob) // 12 for blob in blobs]
-    if not any(len(row) > 7 and row[7] for row in grouped):
+    if not any(row[8] for row in grouped):
         return packed.Merged.of_groups(list(totals), triples, lengths, metrics), totals
     ends = np.cumsum(lengths).tolist()
     parts: list[tuple[Any, np.ndarray]] = [
         (group, triples[end - length : end])
         for group, length, end in zip(totals, lengths, ends, strict=True)
     ]
-    unpacked = rows.filter(packed__isnull=True).values_list(
-        "endpoint_id", "workload_id", "day", "sketches"
-    )
+    unpacked = _day_rows(endpoint_ids, workload_ids, vantage, days).filter(packed__isnull=True)
+    unpacked = unpacked.values_list("endpoint_id", "workload_id", "day", "sketches")
     for endpoint_id, workload_id, day, sketches in unpacked:
         bins = np.array(sketch.triples(sketches), dtype=np.int32).reshape(-1, 3)
         parts.append(((endpoint_id, workload_id, day), bins))
     return packed.Merged(parts, metrics=metrics), totals
 
 
-def _grouped_in_sql(rows: QuerySet[RunRollup]) -> list[tuple]:
-    """(endpoint, workload, day, runs, ok, errors, packed bytes, rows not packed) per group,
-    summed and the rows' packed triples concatenated in PostgreSQL (a day's rows come as one)."""
-    inner = rows.values("endpoint_id", "workload_id", "day", "runs", "ok_count", "error_count")
-    sql, params = inner.annotate(bins=F("packed")).query.get_compiler(rows.db).as_sql()
-    # Built from the ORM's own SQL; the values stay in params.
-    outer = (
-        "SELECT q.endpoint_id, q.workload_id, q.day, sum(q.runs), sum(q.ok_count), "  # noqa: S608
-        "sum(q.error_count), string_agg(q.bins, ''::bytea), count(*) - count(q.bins) "
-        f"FROM ({sql}) q GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+def _grouped_in_sql(database: str, scope: tuple, *, saturated: bool) -> list[tuple]:
+    """(endpoint, workload, day, runs, ok, errors, saturated runs, packed bytes, rows not
+    packed) per group of _day_rows' rows, scope = (vantage id, endpoint ids, workload ids,
+    first day, last day): summed and the rows' packed triples concatenated in PostgreSQL (a
+    day's rows come as one). Written out rather than built by the ORM (a request's worth of
+    its query building cost more than PostgreSQL's work here); saturated runs are summed only
+    when asked (the index holds the rest: rollup_day_points)."""
+    table = connections[database].ops.quote_name(RunRollup._meta.db_table)
+    saturated_sum = "sum(saturated_runs)" if saturated else "0"
+    # Built from the model's table name and constants; the values stay in params.
+    sql = (
+        "SELECT endpoint_id, workload_id, day, sum(runs), sum(ok_count), "  # noqa: S608
+        f"sum(error_count), {saturated_sum}, string_agg(packed, ''::bytea), "
+        f"count(*) - count(packed) FROM {table} WHERE span = 'day' AND vantage_id = %s "
+        "AND endpoint_id = ANY(%s) AND workload_id = ANY(%s) AND day >= %s AND day <= %s "
+        "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
     )
-    with connections[rows.db].cursor() as cursor:
-        cursor.execute(outer, params)
+    with connections[database].cursor() as cursor:
+        cursor.execute(sql, list(scope))
         fetched = cursor.fetchall()  # one call: iterating the cursor cost a call per row
-    return [(*row[:3], int(row[3]), int(row[4]), int(row[5]), *row[6:]) for row in fetched]
+    return [
+        (*row[:3], int(row[3]), int(row[4]), int(row[5]), int(row[6]), *row[7:]) for row in fetched
+    ]
 
 
 def _grouped(rows: QuerySet[RunRollup]) -> list[tuple]:
@@ -193,31 +222,17 @@ def _grouped(rows: QuerySet[RunRollup]) -> list[tuple]:
     marked as maybe holding a row not packed)."""
     found: dict[tuple, list] = {}
     ordered = rows.order_by("endpoint_id", "workload_id", "day").values_list(
-        "endpoint_id", "workload_id", "day", "runs", "ok_count", "error_count", "packed"
-    )
-    for endpoint_id, workload_id, day, runs, ok, errors, data in ordered:
-        group = found.setdefault((endpoint_id, workload_id, day), [0, 0, 0, b""])
+        "endpoint_id", "workload_id", "day", "runs", "ok_count", "error_count",
+        "saturated_runs", "packed",
+    )  # fmt: skip
+    for endpoint_id, workload_id, day, runs, ok, errors, saturated, data in ordered:
+        group = found.setdefault((endpoint_id, workload_id, day), [0, 0, 0, 0, b""])
         group[0] += runs
         group[1] += ok
         group[2] += errors
-        group[3] += bytes(data or b"")
+        group[3] += saturated
+        group[4] += bytes(data or b"")
     return [(*key, *values, 1) for key, values in found.items()]
-
-
-def _saturated_runs(
-    endpoint_ids: list[int], workload_ids: list[int], vantage: Vantage, days: tuple[date, date]
-) -> dict[tuple[int, int, date], int]:
-    """Each (endpoint, workload, day)'s runs whose client was saturated, from the day rollups;
-    groups without any are left out."""
-    rows = (
-        _day_rows(endpoint_ids, workload_ids, vantage, days)
-        .filter(saturated_runs__gt=0)
-        .values("endpoint_id", "workload_id", "day")
-        .annotate(saturated=Sum("saturated_runs"))
-        .order_by()
-        .values_list("endpoint_id", "workload_id", "day", "saturated")
-    )
-    return {(e, w, d): int(n) for e, w, d, n in rows}
 
 
 def _day_rows(

@@ -33,17 +33,19 @@ def endpoint_history(
     workload: Workload | str | None = None,
     vantage: Vantage | str | None = None,
     window_hours: int = 72,
+    workloads: Workloads | None = None,
 ) -> dict[str, Any]:
     """A JSON-ready dict: the run series of one workload, its time-of-day profile, base vs
     long-context TTFT, the concurrency curve, errors by category, recent runs and the roofline.
 
     workload/vantage: an instance or a slug; None = the base workload / the default vantage.
+    workloads: every workload, when the caller has read them already (Workloads.load).
     Times in ms, speeds in tokens/s (decode per user; throughput in aggregate), datetimes ISO.
     Over 90 days the series and the context pairs are one point per UTC day ("points": "day",
     selectors.days) and the summary, profile, concurrency and context figures are sketched
     ("figures": "sketched", selectors.sketched).
     """
-    workloads = Workloads.load()
+    workloads = workloads or Workloads.load()
     workload_obj = workloads.resolve(workload)
     vantage_obj = resolve_vantage(vantage)
     runs = window_runs(vantage=vantage_obj, window_hours=window_hours).filter(endpoint=endpoint)
@@ -95,7 +97,11 @@ def _day_charts(
     (selectors.sketched: the window rollups)."""
     base, long = workloads.base(), workloads.long()
     charted = list(dict.fromkeys(w.id for w in (workload, base, long) if w is not None))
-    series = day_series([endpoint.id], charted, vantage=vantage, window_hours=window_hours)
+    # The base and long-context series are read only for their TTFT (the context pairs).
+    paired = {w.id for w in (base, long) if w is not None and w != workload}
+    series = day_series(
+        [endpoint.id], charted, vantage=vantage, window_hours=window_hours, ttft_only=paired
+    )
     points = series[(endpoint.id, workload.id)] if workload else []
     bands = [p.pop("bands") for p in points]
     figures = sketched.history_figures(
@@ -154,7 +160,7 @@ def compare_histories(
             "endpoint": _endpoint_info(endpoint),
             "points": points_kind(window_hours),
             "figures": figures_kind(window_hours),
-            "runs": [{k: p[k] for k in ("slot", "ttft_ms", "decode_tps")} for p in points[i]],
+            "runs": points[i],
             **figures[i],
         }
         for endpoint, i in zip(endpoints, ids, strict=True)
@@ -165,14 +171,14 @@ def _compare_runs(
     runs: Any, ids: list[int], workload: Workload | None, workloads: Workloads
 ) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]]]:
     """compare_histories' run points and exact figures (profile, context, curve) per endpoint."""
-    points = _compare_points(runs, ids, workload)
+    points, buckets = _compare_points(runs, ids, workload)
     curves: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
     for (endpoint_id,), curve in _concurrency_rows(runs, ("endpoint_id",)):
         curves[endpoint_id].append(curve)
     contexts = _contexts(runs, workloads, ids)
     return points, {
         i: {
-            "tod_profile": _tod_profile(points[i]),
+            "tod_profile": _profile_of(buckets[i]),
             "context": contexts[i],
             "concurrency": curves[i],
         }
@@ -200,17 +206,19 @@ def _compare_days(
 
 def _compare_points(
     runs: Any, ids: list[int], workload: Workload | None
-) -> dict[int, list[dict[str, Any]]]:
-    """compare_histories' run points of each endpoint (slot, bucket, TTFT, decode)."""
+) -> tuple[dict[int, list[dict[str, Any]]], dict[int, list[tuple]]]:
+    """compare_histories' run points of each endpoint ({slot, TTFT, decode}, as charted) and
+    each point's (time-of-day bucket, TTFT, decode), for its profile."""
     points: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+    buckets: dict[int, list[tuple]] = {i: [] for i in ids}
     if workload:
         series = runs.filter(workload=workload).order_by("endpoint_id", "slot")
         for endpoint_id, slot, bucket, ttft, decode in series.values_list(
             "endpoint_id", SlotIso("slot"), "tod_bucket", "ttft_p50_ms", "decode_tps_p50"
         ):
-            point = {"slot": slot, "tod_bucket": bucket}
-            points[endpoint_id].append({**point, "ttft_ms": ttft, "decode_tps": decode})
-    return points
+            points[endpoint_id].append({"slot": slot, "ttft_ms": ttft, "decode_tps": decode})
+            buckets[endpoint_id].append((bucket, ttft, decode))
+    return points, buckets
 
 
 def _contexts(runs: Any, workloads: Workloads, ids: list[int]) -> dict[int, dict[str, Any]]:
@@ -309,19 +317,25 @@ def _summary(points: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _tod_profile(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Median TTFT and decode per UTC time-of-day bucket: is it slower at peak hours?"""
-    profile = []
-    for bucket, label in BUCKETS.items():
-        inside = [p for p in points if p["tod_bucket"] == bucket]
-        profile.append(
-            {
-                "bucket": bucket,
-                "label": label,
-                "runs": len(inside),
-                "ttft_ms": _quartiles([p["ttft_ms"] for p in inside]),
-                "decode_tps": _quartiles([p["decode_tps"] for p in inside]),
-            }
-        )
-    return profile
+    return _profile_of([(p["tod_bucket"], p["ttft_ms"], p["decode_tps"]) for p in points])
+
+
+def _profile_of(points: list[tuple]) -> list[dict[str, Any]]:
+    """_tod_profile of (time-of-day bucket, TTFT, decode) points, in one pass."""
+    inside: dict[int, list[tuple]] = {bucket: [] for bucket in BUCKETS}
+    for point in points:
+        if point[0] in inside:
+            inside[point[0]].append(point)
+    return [
+        {
+            "bucket": bucket,
+            "label": label,
+            "runs": len(inside[bucket]),
+            "ttft_ms": _quartiles([p[1] for p in inside[bucket]]),
+            "decode_tps": _quartiles([p[2] for p in inside[bucket]]),
+        }
+        for bucket, label in BUCKETS.items()
+    ]
 
 
 def _context(runs: Any, workloads: Workloads) -> dict[str, Any]:
@@ -329,21 +343,21 @@ def _context(runs: Any, workloads: Workloads) -> dict[str, Any]:
     base, long = workloads.base(), workloads.long()
     if base is None or long is None:
         return {"context_tokens": None, "pairs": [], "prefill_cost_ms": None}
-    rows = runs.filter(workload__in=[base, long]).values_list(
-        SlotIso("slot"), "workload_id", "ttft_p50_ms"
+    # Paired in the database, one row per slot in time order (at most one run of each
+    # workload per slot: run_unique_slot), the slot as SlotIso text.
+    slots = (
+        runs.filter(workload__in=[base, long])
+        .order_by("slot")
+        .values("slot")
+        .annotate(
+            base=Max("ttft_p50_ms", filter=Q(workload=base)),
+            long=Max("ttft_p50_ms", filter=Q(workload=long)),
+        )
+        .values_list(SlotIso("slot"), "base", "long")
     )
-    return _context_of(rows, base, long)
-
-
-def _context_of(rows: Any, base: Workload, long: Workload) -> dict[str, Any]:
-    """_context from (slot, workload id, TTFT p50) rows of the base and long-context runs; the
-    slot as SlotIso text (in UTC, so text order is time order) or as a datetime."""
-    by_slot: dict[Any, dict[int, float | None]] = {}
-    for slot, workload_id, ttft in rows:
-        by_slot.setdefault(slot, {})[workload_id] = ttft
     pairs = [
-        {"slot": iso(slot), "base_ttft_ms": v.get(base.id), "long_ttft_ms": v.get(long.id)}
-        for slot, v in sorted(by_slot.items())
+        {"slot": iso(slot), "base_ttft_ms": base_ttft, "long_ttft_ms": long_ttft}
+        for slot, base_ttft, long_ttft in slots
     ]
     values = [(p["base_ttft_ms"], p["long_ttft_ms"]) for p in pairs]
     return {"pairs": pairs, **_context_figures(values, long)}

@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.core.exceptions import EmptyResultSet
-from django.db import connections
+from django.db import connections, transaction
 from django.db.models import (
     Count,
     Max,
@@ -28,9 +28,18 @@ from ..money import Prices, request_cost, usd
 from ..rollups import read as rollup_read
 from . import materialized
 from .aggregates import SQLITE_QUARTILES, Percentile, Quartiles, register_sqlite
+from .exact_sql import ExactWindow, primary_workloads
 from .filters import BoardFilters
 from .rows import FIGURE_FIELDS, BoardRow, figures_text, mark_ties, sort_rows
-from .scope import FINISHED, Workloads, concurrency_q, resolve_vantage, slot_q, window_runs
+from .scope import (
+    FINISHED,
+    Workloads,
+    concurrency_q,
+    resolve_vantage,
+    since,
+    slot_q,
+    window_runs,
+)
 
 __all__ = ["BoardFilters", "BoardRow", "leaderboard"]
 
@@ -179,29 +188,37 @@ def _exact(
     workloads: Workloads,
 ) -> tuple[dict, dict, dict, Workload | None]:
     """(stats, by_concurrency, prefill, workload) from the runs of the window."""
-    runs = window_runs(
-        vantage=vantage,
-        window_hours=filters.window_hours,
-        tod_bucket=filters.tod_bucket,
-        start=filters.since,
-        end=filters.until,
-    )
-    if endpoint_ids is not None:
-        runs = runs.filter(endpoint_id__in=endpoint_ids)
     where, workload = _primary(filters, workloads)
-    primary = runs.filter(where)
     # When the main columns are one base-context workload (the default board), the primary
     # query also yields that workload's concurrency figures: one range scan fewer.
     shared = (
         workload if filters.concurrency is None and workload in workloads.base_context() else None
     )
-    stats = {row["endpoint_id"]: row for row in _primary_stats(primary, shared=shared)}
-    by_concurrency = _concurrency_stats(
-        lambda ids, endpoints: _concurrency_groups(runs.filter(_in(ids, endpoints))),
-        workloads,
-        shared=shared,
-        shared_stats=stats,
-    )
+    database = Run.objects.db  # the replica, where one serves reads
+    if vantage is not None and connections[database].vendor == "postgresql":
+        window = ExactWindow(filters, vantage=vantage, endpoint_ids=endpoint_ids, database=database)
+        ids, concurrency = primary_workloads(filters, workloads)
+        rows = window.primary_stats(ids, concurrency=concurrency, shared=shared is not None)
+        stats = {row["endpoint_id"]: row for row in rows}
+        groups_of = window.concurrency_groups
+    else:
+        runs = window_runs(
+            vantage=vantage,
+            window_hours=filters.window_hours,
+            tod_bucket=filters.tod_bucket,
+            start=filters.since,
+            end=filters.until,
+        )
+        if endpoint_ids is not None:
+            runs = runs.filter(endpoint_id__in=endpoint_ids)
+        stats = {
+            row["endpoint_id"]: row for row in _primary_stats(runs.filter(where), shared=shared)
+        }
+
+        def groups_of(ids: list[int], endpoints: list[int] | None) -> list[dict[str, Any]]:
+            return _concurrency_groups(runs.filter(_in(ids, endpoints)))
+
+    by_concurrency = _concurrency_stats(groups_of, workloads, shared=shared, shared_stats=stats)
     prefill = _prefill_stats(workloads, vantage=vantage, filters=filters, endpoint_ids=endpoint_ids)
     return stats, by_concurrency, prefill, workload
 
@@ -245,7 +262,7 @@ def _sketched_rows(
     if long is not None:
         needed.add(long.id)
     return rollup_read.rollup_rows(
-        where=Q(workload_id__in=needed),
+        workload_ids=needed,
         vantage=vantage,
         window_hours=window_hours,
         tod_bucket=tod_bucket,
@@ -514,18 +531,130 @@ def _prefill_stats(
     filters: BoardFilters,
     endpoint_ids: list[int] | None,
 ) -> dict[int, dict[str, Any]]:
-    """Prefill cost: long-context TTFT − base TTFT of the same endpoint, vantage and slot.
-
-    One index-only range over both workloads, grouped by (endpoint, slot), pairs each
-    long-context run with the base run of its slot (at most one of each: run_unique_slot). A
-    self-join did the same, but on short windows the planner under-estimated it and merge-joined
-    on the slot alone, rescanning every endpoint's base runs (~20 ms instead of ~2 ms).
-    """
+    """Prefill cost: long-context TTFT − base TTFT of the same endpoint, vantage and slot
+    (at most one run of each: run_unique_slot), as quartiles per endpoint."""
     base, long = workloads.base(), workloads.long()
     if base is None or long is None or vantage is None:
         return {}
-    # The board's filters choose the long-context runs; the base run of the same slot pairs
-    # with one whatever its status or bucket, as long as it has a TTFT.
+    connection = connections[Run.objects.db]
+    if connection.vendor == "postgresql":
+        rows = _prefill_hash_join(
+            connection,
+            base=base,
+            long=long,
+            vantage=vantage,
+            filters=filters,
+            endpoint_ids=endpoint_ids,
+        )
+    else:
+        rows = _prefill_grouped(
+            connection,
+            base=base,
+            long=long,
+            vantage=vantage,
+            filters=filters,
+            endpoint_ids=endpoint_ids,
+        )
+    result = {}
+    for endpoint_id, value in rows:
+        low, mid, high = Quartiles.split(value)
+        result[endpoint_id] = {
+            "prefill_cost_ms": mid,
+            "prefill_cost_p25_ms": low,
+            "prefill_cost_p75_ms": high,
+            "prefill_context_tokens": long.context_tokens,
+        }
+    return result
+
+
+def _prefill_hash_join(
+    connection: Any,
+    *,
+    base: Workload,
+    long: Workload,
+    vantage: Vantage,
+    filters: BoardFilters,
+    endpoint_ids: list[int] | None,
+) -> list[tuple[int, Any]]:
+    """PostgreSQL: each chosen long-context run joined to the base run of its (endpoint,
+    slot) by a hash join, the quartiles taken per endpoint around it.
+
+    The board's filters choose the long-context runs (finished, the bucket if one); the base
+    run of the same slot pairs with one whatever its status or bucket, as long as both have a
+    TTFT. Grouping both workloads' runs by (endpoint, slot) and subtracting the two maxima
+    gave the same pairs for ~1.7× the CPU. The planner under-estimates this join (it treats
+    endpoint and slot as independent), so on a short window it merge-joins the two ranges on
+    the slot alone, pairing every endpoint's runs of a slot with every other's (24 h at 2×:
+    7 ms instead of 0.8): merge and nested-loop joins are turned off for this statement only.
+    """
+    start = (
+        filters.since
+        if filters.since is not None
+        else since(filters.window_hours, now=filters.until)
+    )
+    both = ["vantage_id = %s", "slot >= %s"]
+    params: list[Any] = [vantage.id, start]
+    if filters.until is not None:
+        both.append("slot < %s")
+        params.append(filters.until)
+    if endpoint_ids is not None:
+        both.append("endpoint_id = ANY(%s::bigint[])")
+        params.append(list(endpoint_ids))
+    finished = sorted(FINISHED)
+    chosen = [
+        "l.workload_id = %s",
+        f"l.status IN ({', '.join(['%s'] * len(finished))})",
+        "l.ttft_p50_ms IS NOT NULL",
+    ]
+    chosen_params: list[Any] = [long.id, *finished]
+    if filters.tod_bucket is not None:
+        chosen.append("l.tod_bucket = %s")
+        chosen_params.append(filters.tod_bucket)
+    where = " AND ".join(
+        [
+            *(f"l.{c}" for c in both),
+            *chosen,
+            "b.workload_id = %s",
+            "b.ttft_p50_ms IS NOT NULL",
+            *(f"b.{c}" for c in both),
+        ]
+    )
+    table = connection.ops.quote_name(Run._meta.db_table)
+    # Built from the model's table name and constant fragments; the values stay in params.
+    sql = (
+        "SELECT l.endpoint_id, percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP "  # noqa: S608
+        f"(ORDER BY l.ttft_p50_ms - b.ttft_p50_ms) FROM {table} AS l JOIN {table} AS b "
+        "ON b.endpoint_id = l.endpoint_id AND b.slot = l.slot "
+        f"WHERE {where} GROUP BY 1"
+    )
+    # The settings are local to a transaction (or savepoint) that is rolled back once the
+    # rows are read, so they never outlive this statement, whatever the caller's transaction.
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        cursor.execute(_HASH_JOIN_ONLY)
+        cursor.execute(sql, [*params, *chosen_params, base.id, *params])
+        rows = cursor.fetchall()
+        transaction.set_rollback(True, using=connection.alias)
+    return rows
+
+
+_HASH_JOIN_ONLY = (
+    "SELECT set_config('enable_mergejoin', 'off', true), set_config('enable_nestloop', 'off', true)"
+)
+
+
+def _prefill_grouped(
+    connection: Any,
+    *,
+    base: Workload,
+    long: Workload,
+    vantage: Vantage,
+    filters: BoardFilters,
+    endpoint_ids: list[int] | None,
+) -> list[tuple[int, Any]]:
+    """Any database: both workloads' runs grouped by (endpoint, slot), the long-context TTFT
+    minus the base one, and the quartiles per endpoint around that (one row per endpoint back;
+    reading every pair into Python and sorting there cost ~15 ms at 30 days). SQLite's path,
+    and on PostgreSQL the reference the hash join is tested against."""
     chosen = Q(workload=long, status__in=FINISHED)
     if filters.tod_bucket is not None:
         chosen &= Q(tod_bucket=filters.tod_bucket)
@@ -545,11 +674,7 @@ def _prefill_stats(
         .filter(delta__isnull=False)
         .values_list("endpoint_id", "delta")
     )
-    # One row per slot (9,000 over 30 days): the quartiles per endpoint are taken in the
-    # database around the pairing query, so only one row per endpoint comes back (reading
-    # every pair into Python and sorting there cost ~15 ms at 30 days).
     sql, params = pairs.query.get_compiler(pairs.db).as_sql()
-    connection = connections[pairs.db]
     if connection.vendor == "sqlite":
         connection.ensure_connection()
         register_sqlite(connection.connection)
@@ -562,17 +687,7 @@ def _prefill_stats(
     outer = f"SELECT pairs.endpoint_id, {quartiles_sql} FROM ({sql}) AS pairs GROUP BY 1"  # noqa: S608
     with connection.cursor() as cursor:
         cursor.execute(outer, params)
-        rows = cursor.fetchall()
-    result = {}
-    for endpoint_id, value in rows:
-        low, mid, high = Quartiles.split(value)
-        result[endpoint_id] = {
-            "prefill_cost_ms": mid,
-            "prefill_cost_p25_ms": low,
-            "prefill_cost_p75_ms": high,
-            "prefill_context_tokens": long.context_tokens,
-        }
-    return result
+        return cursor.fetchall()
 
 
 @dataclass(slots=True)
@@ -765,3 +880,56 @@ def _row(
         last_status,
         figures_json=figures[_TEXT] if len(figures) > _TEXT else "",
     )
+
+
+# Sort keys whose column main_board's rows hold: a main column, a price, the cost, a count.
+MAIN_SORTS = frozenset(
+    {"ttft", "decode", "e2e", "price_in", "price_out", "cost", "errors", "samples", "name"}
+)
+# The main columns' figures in stored_figures' lists (runs … e2e_p75_ms); then the
+# prefill, concurrency and throughput columns up to the tokens.
+_MAIN_END = 1 + FIGURE_FIELDS.index("prefill_cost_ms")
+
+
+def main_board(filters: BoardFilters) -> list[BoardRow]:
+    """The leaderboard's rows in its order with what the agent-loop and price reads use: the
+    endpoint, its prices and the main columns' figures (medians and quartiles, runs, errors,
+    tokens, cost per request), read without the rest (each endpoint's last run, the
+    concurrency and prefill columns, ranks). Those are left as for an endpoint without runs:
+    the rows are not the board's to show. A board sorted by another column, or one the
+    materialized store does not hold on a long window, is read in full (leaderboard())."""
+    if filters.sort_key not in MAIN_SORTS:
+        return leaderboard(filters)
+    vantage = resolve_vantage(filters.vantage)
+    workloads = Workloads.load()
+    where, workload = _primary(filters, workloads)
+    if filters.sketched:
+        stored = materialized.read(filters, vantage=vantage, workloads=workloads)
+        figures = {
+            endpoint_id: [
+                *found[:_MAIN_END],
+                *_NO_FIGURES[_MAIN_END:_INPUT_TOKENS],
+                found[_INPUT_TOKENS],
+                found[_OUTPUT_TOKENS],
+            ]
+            for endpoint_id, found in (stored or {}).items()
+            if found[_HAS_STATS]
+        }
+        if not figures:
+            return leaderboard(filters)
+    else:
+        # _exact's main columns alone: no concurrency groups, no prefill pairs.
+        runs = window_runs(
+            vantage=vantage,
+            window_hours=filters.window_hours,
+            tod_bucket=filters.tod_bucket,
+            start=filters.since,
+            end=filters.until,
+        )
+        stats = {row["endpoint_id"]: row for row in _primary_stats(runs.filter(where), shared=None)}
+        figures = stored_figures(stats, {}, {})
+    rows = [
+        _row(endpoint, figures.get(endpoint.id, _NO_FIGURES), workload, _NO_RUN)
+        for endpoint in _endpoints(figures, None)
+    ]
+    return sort_rows(rows, filters.sort)

@@ -24,7 +24,7 @@ import hashlib
 import json
 from typing import Any
 
-from django.db.models import Exists, OuterRef, TextField
+from django.db.models import Exists, OuterRef, QuerySet, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -69,6 +69,19 @@ def read(
 ) -> dict[int, list[Any]] | None:
     """Each endpoint's figures as selectors.leaderboard.stored_figures gives them from the
     merge, or None: not covered, not written for today and these workloads (merge instead)."""
+    rows = _rows(filters, vantage=vantage, workloads=workloads)
+    if rows is None:
+        return None
+    ids, parsed = _parsed(rows, "figures")
+    if not ids:
+        return None  # nothing written (or no data at all: the merge is as cheap)
+    return dict(zip(ids, parsed, strict=True))
+
+
+def _rows(
+    filters: BoardFilters, *, vantage: Vantage | None, workloads: Workloads
+) -> QuerySet[BoardFigures] | None:
+    """The stored rows of a covered filter for today, or None: not covered (merge instead)."""
     if vantage is None or not filters.sketched:
         return None
     if (filters.workload, filters.concurrency) not in covered(workloads):
@@ -77,7 +90,7 @@ def read(
     day = BoardFiguresDay.objects.filter(
         vantage=OuterRef("vantage"), day=OuterRef("day"), signature=signature(workloads)
     )
-    rows = BoardFigures.objects.filter(
+    return BoardFigures.objects.filter(
         Exists(day),
         vantage=vantage,
         day=today,
@@ -85,10 +98,12 @@ def read(
         tod_bucket=ALL if filters.tod_bucket is None else filters.tod_bucket,
         filter_key=filter_key(filters.workload, filters.concurrency),
     )
-    # As text, parsed in one call: 400 rows through the JSON field's converter cost twice as
-    # much as the rest of the read.
-    texts = rows.annotate(text=Cast("figures", TextField())).values_list("endpoint_id", "text")
+
+
+def _parsed(rows: QuerySet[BoardFigures], figures: Any) -> tuple[tuple[int, ...], list[Any]]:
+    """(endpoint ids, their `figures` expression's JSON) of `rows`. As text, parsed in one
+    call: 400 rows through the JSON field's converter cost twice as much as the rest of the
+    read."""
+    texts = rows.annotate(text=Cast(figures, TextField())).values_list("endpoint_id", "text")
     ids, parts = zip(*texts, strict=True) if texts else ((), ())
-    if not ids:
-        return None  # nothing written (or no data at all: the merge is as cheap)
-    return dict(zip(ids, json.loads(f"[{','.join(parts)}]"), strict=True))
+    return ids, json.loads(f"[{','.join(parts)}]")

@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q
 from django.utils import timezone
 
 from ..buckets import BUCKETS
@@ -40,10 +39,10 @@ def history_figures(
     curve = {w.id for w in workloads.items if w.context_tokens == 0}
     needed = curve | {w.id for w in (workload, base, long) if w is not None}
     scope = {"vantage": vantage, "window_hours": window_hours, "endpoint_ids": ids, "now": now}
-    rows = read.rollup_rows(tod_bucket=None, where=Q(workload_id__in=needed), **scope)
+    rows = read.rollup_rows(tod_bucket=None, workload_ids=needed, **scope)
     chosen = [row for row in rows if workload is not None and row["workload_id"] == workload.id]
     by_bucket = (
-        read.rollup_rows(tod_bucket=None, buckets=True, where=Q(workload=workload), **scope)
+        read.rollup_rows(tod_bucket=None, buckets=True, workload_ids=[workload.id], **scope)
         if workload is not None
         else []
     )

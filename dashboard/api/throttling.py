@@ -1,15 +1,28 @@
 """Rate limits that read their rates at request time, so settings overrides take effect.
 
-Counters live in the default cache (Redis or the database, see settings), which every web
-process shares: two gunicorn workers do not each allow the full rate.
+Counters live where every web process shares them (two gunicorn workers do not each allow the
+full rate): in Redis when the cache is Redis (see settings), else in the database's own counter
+table (dashboard.models.ThrottleCount), one statement a request.
 """
 
 import math
 
-from django.core.cache import cache as default_cache
-from django.db import connection, transaction
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
+from django.db import connections
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
+
+from ..models import ThrottleCount
+
+# One statement counts a request in and returns its count (PostgreSQL and SQLite alike).
+_UPSERT = (
+    "INSERT INTO tokspeed_throttle (key, count, expires) VALUES (%s, 1, %s) "
+    "ON CONFLICT (key) DO UPDATE SET count = tokspeed_throttle.count + 1 RETURNING count"
+)
+_EXPIRED = "DELETE FROM tokspeed_throttle WHERE expires < %s"
+if ThrottleCount._meta.db_table != "tokspeed_throttle":
+    raise RuntimeError("the throttle's statements name another table")
 
 
 class AtomicCount(SimpleRateThrottle):
@@ -17,11 +30,10 @@ class AtomicCount(SimpleRateThrottle):
     same count and all pass (DRF's history list is read, then written: 8 parallel clients got
     1,496 requests past a limit of 1,500 per window).
 
-    Redis: `SET NX` with the window as expiry, then `INCR` (one atomic command each). The
-    database cache (no Redis): the same under a transaction-scoped advisory lock on the key.
+    Redis: `SET NX` with the window as expiry, then `INCR` (one atomic command each). No
+    Redis: one upsert of the window's row on the default database (atomic by the row's lock);
+    a client's first request of a window also deletes the windows that have ended.
     """
-
-    cache = default_cache
 
     def allow_request(self, request, view) -> bool:
         if self.rate is None:
@@ -36,17 +48,16 @@ class AtomicCount(SimpleRateThrottle):
         return count <= self.num_requests
 
     def _increment(self, key: str) -> int:
-        ttl = int(self.duration) + 1
-        if "redis" in type(self.cache).__module__:
-            self.cache.add(key, 0, timeout=ttl)
-            return self.cache.incr(key)
-        with transaction.atomic(using="default"):
-            if connection.vendor == "postgresql":
-                with connection.cursor() as cursor:
-                    cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [key])
-            count = (self.cache.get(key) or 0) + 1
-            self.cache.set(key, count, timeout=ttl)
-            return count
+        cache = caches["default"]
+        if isinstance(cache, RedisCache):
+            cache.add(key, 0, timeout=int(self.duration) + 1)
+            return cache.incr(key)
+        with connections["default"].cursor() as cursor:
+            cursor.execute(_UPSERT, [key, self.window_ends])
+            (count,) = cursor.fetchone()
+            if count == 1:
+                cursor.execute(_EXPIRED, [self.now])
+        return count
 
     def wait(self) -> float:
         return max(math.ceil(self.window_ends - self.now), 1)

@@ -5,11 +5,12 @@ from django.shortcuts import render
 
 from benchmarks.selectors import agent_loop
 from benchmarks.selectors.filters import BoardFilters
-from benchmarks.selectors.leaderboard import leaderboard
+from benchmarks.selectors.leaderboard import main_board
 
 from ..caching import revalidated
 from ..forms import AgentLoopForm, FilterForm
 from .access import dashboard_view
+from .agent_loop_html import loop_rows_html
 from .empty import empty_state
 from .listing import listed, wants_all
 
@@ -35,7 +36,7 @@ def agent_loop_page(request: HttpRequest) -> HttpResponse:
         return render(request, "dashboard/agent_loop.html", context, status=400)
     calls, tokens, tool_s = (form.cleaned_data[k] for k in ("calls", "tokens_per_call", "tool_s"))
     projections = agent_loop.project(
-        leaderboard(filters), calls=calls, tokens_per_call=tokens, tool_s=tool_s
+        main_board(filters), calls=calls, tokens_per_call=tokens, tool_s=tool_s
     )
     # The fastest PAGE_ROWS in the chart and the table (dashboard.views.listing), ranked over all.
     shown, all_rows_query = listed(request.GET, projections)
@@ -44,6 +45,8 @@ def agent_loop_page(request: HttpRequest) -> HttpResponse:
         tokens_per_call=tokens,
         tool_s=tool_s,
         projections=shown,
+        # The table's rows, built in Python (agent_loop_html.loop_rows_html).
+        table_rows=loop_rows_html(shown, tokens),
         projection_count=len(projections),
         all_rows_query=all_rows_query,
         rows_all=wants_all(request.GET),

@@ -8,7 +8,7 @@ from benchmarks.breaker import open_trips
 from benchmarks.models import Run, Vantage, Workload
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.history import endpoint_history
-from benchmarks.selectors.scope import resolve_vantage, resolve_workload, since
+from benchmarks.selectors.scope import Workloads, resolve_vantage, since
 from providers.models import Endpoint
 
 from ..alert_badges import banner_items, banner_level
@@ -30,13 +30,15 @@ SATURATION_KEYS = ("saturated", "saturated_runs", "runs")
 def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
     endpoint = get_object_or_404(Endpoint.objects.select_related("provider"), slug=slug)
     filters = BoardFilters.from_query(request.GET)
-    # Resolved once for the history and the change points (an unknown slug stays a slug).
-    workload, vantage = resolve_workload(filters.workload), resolve_vantage(filters.vantage)
+    # Read once for the history and the change points (an unknown slug stays a slug).
+    workloads = Workloads.load()
+    workload, vantage = workloads.resolve(filters.workload), resolve_vantage(filters.vantage)
     history = endpoint_history(
         endpoint,
         workload=workload or filters.workload,
         vantage=vantage or filters.vantage,
         window_hours=filters.window_hours,
+        workloads=workloads,
     )
     alerts = open_alerts_by_endpoint([endpoint.id]).get(endpoint.id, [])
     return render(

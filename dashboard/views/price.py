@@ -7,7 +7,7 @@ from django.shortcuts import render
 
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.lanes import lane_groups
-from benchmarks.selectors.leaderboard import leaderboard
+from benchmarks.selectors.leaderboard import main_board
 from benchmarks.selectors.pricing import pareto_frontier
 
 from ..caching import revalidated
@@ -15,6 +15,7 @@ from ..forms import FilterForm
 from .access import dashboard_view
 from .empty import empty_state
 from .listing import listed, wants_all
+from .price_html import price_rows_html
 
 AXES = {"decode": ("decode_tps_p50", True), "ttft": ("ttft_p50_ms", False)}
 FIELDS = ("workload", "concurrency", "tod", "window", "vantage")
@@ -27,7 +28,7 @@ def price_page(request: HttpRequest) -> HttpResponse:
     y_axis = request.GET.get("y", "decode")
     if y_axis not in AXES:
         raise ValidationError({"y": [f"y: choose decode or ttft (got {y_axis!r})."]})
-    rows = [row for row in leaderboard(filters) if row.has_data]
+    rows = [row for row in main_board(filters) if row.has_data]
     points = [
         {
             "slug": row.slug,
@@ -67,9 +68,10 @@ def price_page(request: HttpRequest) -> HttpResponse:
             "keep": keep,
             "y_axis": y_axis,
             "points": table,
+            # The table's rows, built in Python (price_html.price_rows_html).
+            "table_rows": price_rows_html(table, set(frontiers[y_axis])),
             "point_count": len(points),
             "all_rows_query": all_rows_query,
-            "frontier": frontiers[y_axis],
             "chart": {
                 "points": points,
                 "frontiers": frontiers,

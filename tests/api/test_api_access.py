@@ -8,9 +8,12 @@ from django.conf import settings as django_settings
 from django.contrib.staticfiles import finders
 from django.core.cache import cache
 from django.core.management import call_command
+from django.db import connections
+from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from dashboard.models import ThrottleCount
 from providers.models import Provider
 from tests.api_factories import make_provider, token_client
 from tests.shared_redis import REDIS_URL, SHARED_REDIS
@@ -78,6 +81,36 @@ def test_it_throttles_anonymous_readers(anon, public, settings):
     assert codes == [200, 200, 200, 429]
     throttled = anon.get("/api/v1/workloads/")
     assert int(throttled["Retry-After"]) > 0
+
+
+def test_it_counts_an_anonymous_reader_by_address_whatever_x_forwarded_for_says(
+    anon, public, settings
+):
+    settings.REST_FRAMEWORK = {
+        **django_settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "3/min", "user": "5/min"},
+    }
+    # A new made-up header each time (one far longer than any address) is still one reader.
+    forged = ["203.0.113.7", "198.51.100.1, 203.0.113.9", "2001:db8::" + "1:" * 200 + "1"]
+    codes = [
+        anon.get("/api/v1/workloads/", HTTP_X_FORWARDED_FOR=header).status_code
+        for header in [*forged, "192.0.2.44"]
+    ]
+    assert codes == [200, 200, 200, 429]
+
+
+def test_it_counts_a_request_against_the_rate_in_one_statement(anon, public):
+    # No Redis: the counter is one upsert of its window's row (it was a transaction of an
+    # advisory lock, a cache read and a cache write: nine statements on every API request).
+    with CaptureQueriesContext(connections["default"]) as queries:
+        assert anon.get("/api/v1/workloads/").status_code == 200
+        assert anon.get("/api/v1/workloads/").status_code == 200
+    counting = [
+        q["sql"] for q in queries if re.search(r"throttle|tokspeed_cache|advisory", q["sql"])
+    ]
+    # The first request of a window also deletes the windows that have ended.
+    assert len(counting) == 3, counting
+    assert ThrottleCount.objects.get().count == 2
 
 
 @SHARED_REDIS

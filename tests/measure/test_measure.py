@@ -28,6 +28,7 @@ from benchmarks.measure import (
     measure_burst,
     measure_request,
 )
+from benchmarks.measure.http import connection
 from benchmarks.measure.timing import percentile
 from benchmarks.stats import summarize
 from providers.base import EndpointConfig, ErrorCategory
@@ -87,6 +88,36 @@ def token_events(truth: dict[str, Any], kinds: tuple[str, ...] = ("text", "reaso
     return [e for e in truth["events"] if e["kind"] in kinds and e["tokens"]]
 
 
+class _PreemptedRealtimeClock:
+    """`time` as the connection sees it, where the first CLOCK_REALTIME read of each burst of
+    reads comes 3 ms late, as if the process lost the CPU right before it (a loaded machine)."""
+
+    def __init__(self) -> None:
+        self.last_read_ns = 0
+
+    def time_ns(self) -> int:
+        if time.perf_counter_ns() - self.last_read_ns > 1_000_000:
+            until = time.perf_counter_ns() + 3_000_000
+            while time.perf_counter_ns() < until:
+                pass
+        self.last_read_ns = time.perf_counter_ns()
+        return time.time_ns()
+
+
+def test_a_first_token_is_never_stamped_before_it_was_sent_when_the_client_loses_the_cpu(
+    simulator: SimulatorHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The kernel's receive stamps are CLOCK_REALTIME; turning them into perf_counter time needs
+    # both clocks read together. Read 3 ms apart, every stamp would land 3 ms early: a TTFT
+    # shorter than the server's own.
+    monkeypatch.setattr(connection, "time", _PreemptedRealtimeClock())
+    m = measure(config_for(simulator, "openai_chat", "sim-fast+tokens=20+ttft=20"))
+    truth = simulator.truth(m.request_id)
+
+    assert_close_after(m.ttfb_ms, offset_ms(truth["headers_ns"], m))
+    assert_close_after(m.ttft_ms, offset_ms(truth["first_token_ns"], m))
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_it_measures_each_protocol_close_to_the_simulators_truth(
     simulator: SimulatorHandle, protocol: str
@@ -101,7 +132,8 @@ def test_it_measures_each_protocol_close_to_the_simulators_truth(
     assert m.ttfa_ms == m.ttft_ms  # no reasoning: the first token is an answer token
     assert_close_after(m.last_token_ms, offset_ms(truth["last_token_ns"], m))
     assert_close_after(m.total_ms, offset_ms(truth["end_ns"], m))
-    assert m.ttfb_ms <= m.first_event_ms <= m.ttft_ms <= m.last_token_ms <= m.total_ms
+    stamps = (m.ttfb_ms, m.first_event_ms, m.ttft_ms, m.last_token_ms, m.total_ms)
+    assert list(stamps) == sorted(stamps), stamps  # head, first event, first/last token, end
     assert m.connect_ms is not None and 0 < m.connect_ms < m.ttfb_ms
     assert (m.output_tokens, m.tokens_source) == (truth["output_tokens"], "usage")
     assert m.chunks == len(token_events(truth))

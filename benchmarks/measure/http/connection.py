@@ -34,11 +34,30 @@ _SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35) if sys.platform == "linu
 _ANCILLARY_SIZE = socket.CMSG_SPACE(16) if _SO_TIMESTAMPNS else 0
 _TIMESPEC = struct.Struct("qq")
 _STALE_NS = 60 * 1_000_000_000  # a kernel stamp this old (or in the future) is not trusted
+# CLOCK_REALTIME − perf_counter is trusted when read between two perf_counter reads this close.
+_TIGHT_NS = 5_000
 # Response head and first events read one message at a time: enough to cover the preamble
 # events every protocol sends before the first token (Responses API: four).
 _SPLIT_MESSAGES = 16
 _EVENT_END = re.compile(rb"\n\r?\n")
 _HAPPY_EYEBALLS_DELAY_S = 0.25  # RFC 8305's recommended connection attempt delay
+
+
+def _realtime_offset() -> int:
+    """CLOCK_REALTIME − perf_counter, read between two perf_counter reads; read again (up to
+    three times, the tightest kept) when the process lost the CPU between them, which would put
+    every kernel stamp of this read early by as long as it was away."""
+    best_width = best = 0
+    for attempt in range(3):
+        before = perf_counter_ns()
+        realtime = time.time_ns()
+        after = perf_counter_ns()
+        width = after - before
+        if attempt == 0 or width < best_width:
+            best_width, best = width, realtime - (before + after) // 2
+        if width <= _TIGHT_NS:
+            break
+    return best
 
 
 def _kernel_stamp(ancdata: list[tuple[int, int, bytes]], now_ns: int, offset_ns: int) -> int:
@@ -89,7 +108,7 @@ class Connection:
 
     def _on_readable(self) -> None:
         now = perf_counter_ns()
-        offset = time.time_ns() - now
+        offset = _realtime_offset()
         try:
             if self._split_budget > 0 and _SO_TIMESTAMPNS is not None:
                 self._read_split(now, offset)

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from alerts.pages.selectors import open_alerts_by_endpoint
 from benchmarks.selectors import agent_loop
 from benchmarks.selectors.filters import BoardFilters
-from benchmarks.selectors.leaderboard import leaderboard
+from benchmarks.selectors.leaderboard import leaderboard, main_board
 
 from ...alert_badges import api_alerts
 from ...board_models import only_model, parse_model_params
@@ -142,7 +142,7 @@ class AgentLoopView(StrictQueryMixin, APIView):
         )
         filters = BoardFilters.from_query(query)
         projections = agent_loop.project(
-            leaderboard(filters), calls=calls, tokens_per_call=tokens, tool_s=tool_s
+            main_board(filters), calls=calls, tokens_per_call=tokens, tool_s=tool_s
         )
         return Response(
             {
