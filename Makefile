@@ -12,8 +12,13 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-venv: $(BIN)/python
+# Installed once, and again only when requirements.txt changes: `make run` does not ask pip
+# to check every package at each start.
+$(VENV)/.requirements-installed: requirements.txt | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+venv: $(VENV)/.requirements-installed
 
 dev-venv: $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements-dev.txt

@@ -107,6 +107,9 @@ class Launcher:
         # A laptop demo: the simulator lives on loopback, and nobody has a login yet.
         env.setdefault("TOKSPEED_ALLOW_PRIVATE_ENDPOINTS", "1")
         env.setdefault("TOKSPEED_PUBLIC_DASHBOARD", "1")
+        # Links in alert emails, channel messages and export downloads name this server, not
+        # the settings' default port (`make run PORT=8123` linked to :8000).
+        env.setdefault("TOKSPEED_BASE_URL", f"http://{self.host}:{self.port}")
         if self.mails_to_files:
             env["EMAIL_BACKEND"] = "django.core.mail.backends.filebased.EmailBackend"
             env["EMAIL_FILE_PATH"] = str(self.mail_dir)

@@ -62,6 +62,11 @@ def change(now: float | None, before: float | None) -> float | None:
     return now / before - 1.0 if now is not None and before else None
 
 
+def named(label: str, provider: str) -> str:
+    """An endpoint as the report names it: the board row's label at its provider."""
+    return f"{label} @ {provider}"
+
+
 @dataclass(frozen=True, slots=True)
 class EndpointMonth:
     endpoint_id: int
@@ -74,6 +79,11 @@ class EndpointMonth:
     blended_price_per_mtok: float | None
     month: Figures
     before: Figures
+
+    @property
+    def name(self) -> str:
+        """The row's name where it is read: one model at several providers names each."""
+        return named(self.label, self.provider)
 
     @property
     def ttft_change(self) -> float | None:
@@ -191,7 +201,8 @@ def _best(rows: list[BoardRow], key: str, attr: str) -> tuple[tuple[str, ...], f
     ranked = sort_rows([replace(row) for row in rows if row.has_data], key)
     mark_ties(ranked, key)
     first = [row for row in ranked if row.rank == 1]
-    return tuple(row.label for row in first), getattr(first[0], attr) if first else None
+    names = tuple(named(row.label, row.provider) for row in first)
+    return names, getattr(first[0], attr) if first else None
 
 
 def _winners(scope: str, rows: list[BoardRow]) -> Winners:

@@ -62,7 +62,7 @@ def _slower(s: Slower) -> str:
             f"first token {tables.ms(e.month.ttft_p50_ms)} from "
             f"{tables.ms(e.before.ttft_p50_ms)}{tables.changed(e.ttft_change)}"
         )
-    return f"- {e.label}: {', '.join(parts)}"
+    return f"- {e.name}: {', '.join(parts)}"
 
 
 def _alert(a: AlertLine) -> str:

@@ -65,7 +65,7 @@ def decode(figures: Figures) -> str:
 
 def endpoint_cells(e: EndpointMonth) -> list[str]:
     return [
-        e.label,
+        e.name,
         e.lane,
         f"{money(e.price_in_per_mtok)} / {money(e.price_out_per_mtok)}",
         ttft(e.month),

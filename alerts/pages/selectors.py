@@ -16,7 +16,8 @@ from django.db.models import Count, Max, Min, QuerySet
 from alerts.config import detector_config
 from alerts.lifecycle.series import series_runs
 from alerts.models import ACTIVE, Alert, ChangePoint, Kind, Metric, Segment, Severity, Status
-from benchmarks.models import Run
+from benchmarks.models import Run, Vantage
+from providers.models import Endpoint, Provider
 
 # The alerts page's tabs: which statuses each shows.
 VIEWS = {
@@ -81,6 +82,14 @@ def alerts(
     ):
         if value and value not in choices:
             errors[name] = f"Choose one of: {', '.join(choices)}."
+    # A mistyped slug is refused: an empty list would read as "nothing is wrong".
+    for name, value, model in (
+        ("endpoint", endpoint, Endpoint),
+        ("provider", provider, Provider),
+        ("vantage", vantage, Vantage),
+    ):
+        if value and not model.objects.filter(slug=value).exists():
+            errors[name] = f"{name}: no {name} with slug '{value}'."
     if errors:
         raise ValidationError(errors)
     query = Alert.objects.filter(status__in=VIEWS[view]).select_related(

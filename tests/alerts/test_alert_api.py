@@ -118,3 +118,15 @@ def test_it_lets_a_viewer_read_alerts_but_not_act_on_them(django_user_model, reg
         assert "operators" in response.json()["detail"]
     regression.refresh_from_db()
     assert regression.status == Status.OPEN and not Segment.objects.exists()
+
+
+def test_a_mistyped_endpoint_provider_or_vantage_is_refused_not_an_empty_list(
+    api, regression
+) -> None:
+    """A typo in a slug answered 200 with no alerts, which reads as "nothing is wrong"; the
+    alerts page already refused it."""
+    for name, slug in (("endpoint", "acme-mm"), ("provider", "acmee"), ("vantage", "euu")):
+        bad = api.get(f"/api/v1/alerts/?{name}={slug}")
+        assert bad.status_code == 400, (name, bad.content)
+        assert slug in bad.json()[name][0]
+    assert api.get("/api/v1/alerts/?endpoint=acme-m&vantage=eu").json()["count"] == 1

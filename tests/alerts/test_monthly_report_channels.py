@@ -197,7 +197,9 @@ def test_it_posts_the_report_once_to_each_channel_that_chose_it_on_the_first(
     assert re.search(r"(?<!\n)\n(?!\n)", body) is None, "Teams needs a blank line per line"
     for fact in (steady, "Acme support", f"#{seeded['resolved'].id} ", "/reports/monthly/2026-06/"):
         assert fact in body, fact
-    assert f"**Slower than the month before**\n\n- {slowing}: decode " in body, body
+    # Named with its provider, as every endpoint row of the report is.
+    slower_line = f"**Slower than the month before**\n\n- {seeded['slowing'].label}: decode "
+    assert slower_line in body, body
 
     hook = posts(receiver)["webhook"][0]
     verify(secrets.signing_secret(made["webhook"]), hook.headers["X-Tokspeed-Signature"], hook.body)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from datetime import UTC, datetime
 
 import pytest
 import time_machine
@@ -15,6 +16,7 @@ from django.contrib.auth.models import User
 from alerts.monthly.month import Month
 from alerts.monthly.report import build
 from alerts.monthly.tables import money
+from tests import dashboard_data as data
 from tests import monthly_data
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +63,7 @@ def test_it_reports_the_leaderboards_figures_for_the_month_and_the_month_before(
     # The winners of a time of day are that bucket's board leaders for the month.
     night = api_rows(reader, JUNE, tod="0", sort="decode")
     leader = max(night.values(), key=lambda row: row["decode_tps_p50"])
-    assert leader["label"] in report.times_of_day[0].decode
+    assert f"{leader['label']} @ {leader['provider']}" in report.times_of_day[0].decode
 
 
 def test_it_shows_the_month_with_winners_alerts_and_advice_and_never_a_prompt(reader, year):
@@ -93,7 +95,7 @@ def test_it_downloads_the_pages_rows_as_csv(reader, year):
         for tr in re.findall(r"<tr>(.*?)</tr>", table, re.S)
         if "<td" in tr
     ]
-    assert [row["label"] for row in rows] == [cells[0] for cells in page_rows]
+    assert [f"{row['label']} @ {row['provider']}" for row in rows] == [c[0] for c in page_rows]
     for row, cells in zip(rows, page_rows, strict=True):
         assert cells[3].startswith(f"{float(row['ttft_p50_ms']):,.0f} ms")
         assert cells[5].startswith(f"{float(row['decode_tps_p50']):,.1f} tok/s")
@@ -120,3 +122,31 @@ def test_it_says_an_empty_month_has_no_data_and_refuses_a_bad_month(reader):
     assert bad_window.status_code == 400
     for since in ("not a date", "0001-01-01", "2026-02-30"):
         assert reader.get("/api/v1/leaderboard/", {"since": since}).status_code == 400
+
+
+def test_one_model_at_two_providers_is_two_rows_a_reader_can_tell_apart(client):
+    """A catalogue names a model the same at every provider ("Llama 3.3 70B" at Groq and at
+    Cerebras; `make run`'s simulated profiles at four clouds): each row and each winner says
+    its provider, instead of the same name twice ("X = X" for a tie)."""
+    data.default_workloads()
+    now = datetime(2027, 2, 3, 12, 0, tzinfo=UTC)
+    january = Month(2027, 1)
+    names = {}
+    for slug, name in (("groq", "Groq"), ("cerebras", "Cerebras")):
+        ep = data.endpoint(data.provider(slug, name=name), f"{slug}-llama", display_name="Llama")
+        names[name] = ep
+        for day in (5, 6, 7):
+            data.run(ep, datetime(2027, 1, day, 10, 0, tzinfo=UTC), decode_tps=80.0, ttft_ms=400.0)
+    with time_machine.travel(now, tick=False):
+        client.force_login(User.objects.create_user("ana"))
+        html = client.get(f"/reports/monthly/{january.slug}/").content.decode()
+        report = build(january)
+    table = html.split('id="monthly-endpoints"')[1].split("</table>")[0]
+    firsts = [
+        re.sub(r"<[^>]+>", "", cells[0]).strip()
+        for tr in re.findall(r"<tr>(.*?)</tr>", table, re.S)
+        if (cells := re.findall(r"<td[^>]*>(.*?)</td>", tr))
+    ]
+    assert sorted(firsts) == ["Llama @ Cerebras", "Llama @ Groq"]
+    (base,) = [w for w in report.workloads if w.scope == "Base (standard prompt)"]
+    assert sorted(base.decode) == ["Llama @ Cerebras", "Llama @ Groq"]  # a tie, each named
