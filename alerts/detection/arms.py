@@ -242,12 +242,13 @@ def settled(
     run of a real step read as "over" would reset the count toward opening."""
     settled = mean
     if len(resid) >= 3:
-        left_out = worst_episode(t, resid, episode_s)
+        # The worst episode before the newest run (which is never in it)
+        left_out = np.append(worst_episode(t[:-1], resid[:-1], episode_s), False)
         worst = int(np.argmax(np.where(left_out, resid, -np.inf)))
         others = resid[~left_out]
-        followed = not left_out[-1]
+        contradicted = resid[-1] <= resid[worst]  # the newest run is no worse
         if (
-            followed
+            contradicted
             and len(others) >= 2
             and resid[worst] - others.mean() > SPIKE_SDS * scales[worst]
         ):
