@@ -43,21 +43,19 @@ def p_value(shift: float, sd: float, df: int) -> float:
     return float(special.stdtr(max(df, 2), -shift / sd)) if sd > 0 else 1.0
 
 
-def arm(name: str, c, resid, runs: Runs, baseline: Baseline, episode_s: float = 0.0) -> Arm:
+def arm(name: str, c, resid, runs: Runs, baseline: Baseline) -> Arm:
     """The arm whose estimate is the linear combination c·resid of the runs, with the standard
     error `variances` gives it (from the hours between the runs). Degrees of freedom: the
     fewest baseline runs behind any bucket's scale involved (its own runs plus the pooled runs
-    it is shrunk toward: SHRINK_RUNS runs' worth). Its `without_worst` leaves out the runs of
-    the episode (`episode_s` long) that contributes most (`worst_episode`)."""
+    it is shrunk toward: SHRINK_RUNS runs' worth)."""
     sd = math.sqrt(float(variances(c, runs, baseline)[0]))
     df = degrees_of_freedom(runs, baseline)
     contributions = c * resid
     shift = float(contributions.sum())
-    left_out = worst_episode(runs.t, contributions, episode_s)
-    weight = float(c[left_out].sum())
-    without_worst = 0.0  # one run, or one episode, alone: nothing is left without it
-    if not left_out.all() and weight < 1:
-        without_worst = (shift - float(contributions[left_out].sum())) / (1 - weight)
+    worst = int(np.argmax(contributions))
+    without_worst = 0.0  # one run alone: nothing is left without it
+    if len(resid) > 1 and c[worst] < 1:
+        without_worst = (shift - float(contributions[worst])) / (1 - float(c[worst]))
     return Arm(
         name,
         len(resid),
@@ -67,25 +65,6 @@ def arm(name: str, c, resid, runs: Runs, baseline: Baseline, episode_s: float = 
         float(np.min(resid[-2:])),
         without_worst,
     )
-
-
-def worst_episode(t: np.ndarray, contributions: np.ndarray, episode_s: float) -> np.ndarray:
-    """Mask of the runs (times t, Unix s, sorted) of the provider episode that contributes
-    most to an estimate: of every stretch of `episode_s` that starts at a run, the one whose
-    runs' contributions sum highest (episode_s 0: the one run that contributes most). A
-    6-hour dip measured by a scheduled run and a confirmation run an hour or two later is one
-    episode, and one episode never carries an arm (DetectorConfig.episode_hours); a lasting
-    step measured for longer than an episode still shows without its worst one."""
-    if episode_s <= 0 or len(t) < 2:
-        mask = np.zeros(len(t), bool)
-        mask[int(np.argmax(contributions))] = True
-        return mask
-    ends = np.searchsorted(t, t + episode_s, side="left")  # stretch i: runs i .. ends[i] − 1
-    sums = np.concatenate(([0.0], np.cumsum(contributions)))
-    start = int(np.argmax(sums[ends] - sums[: len(t)]))
-    mask = np.zeros(len(t), bool)
-    mask[start : ends[start]] = True
-    return mask
 
 
 def _level(baseline: Baseline, bucket: int) -> tuple[int, float]:
@@ -229,28 +208,18 @@ def spike(resid: np.ndarray, scales: np.ndarray) -> np.ndarray:
     return mask
 
 
-def settled(
-    resid: np.ndarray, scales: np.ndarray, mean: float, t: np.ndarray, episode_s: float = 0.0
-) -> float:
-    """The last day's shift as "back to normal" reads it: its runs' weighted mean, or the mean
-    of the others when the worst provider episode (`worst_episode`: a 6-hour dip measured by
-    a scheduled run and a confirmation run) is a spike (its worst run SPIKE_SDS of its noise
-    scale worse than the others' mean: a short dip that is over), so one bad episode cannot
-    hold an alert open for a day after it. Not the least of several estimates: a regression
-    that persists would read as over whenever one of them dipped by chance. The newest run is
-    never in that spike: nothing has contradicted it yet (as in `spike`), and the first slow
-    run of a real step read as "over" would reset the count toward opening."""
+def settled(resid: np.ndarray, scales: np.ndarray, mean: float) -> float:
+    """The last day's shift as "back to normal" reads it: its runs' weighted mean, or their
+    mean without the worst run when that run is a spike (a short dip that is over), so one bad
+    run cannot hold an alert open for a day after it. Not the least of several estimates: a
+    regression that persists would read as over whenever one of them dipped by chance. The
+    newest run is never that spike: nothing has contradicted it yet (as in `spike`), and the
+    first slow run of a real step read as "over" would reset the count toward opening."""
     settled = mean
     if len(resid) >= 3:
-        # The worst episode before the newest run (which is never in it)
-        left_out = np.append(worst_episode(t[:-1], resid[:-1], episode_s), False)
-        worst = int(np.argmax(np.where(left_out, resid, -np.inf)))
-        others = resid[~left_out]
-        contradicted = resid[-1] <= resid[worst]  # the newest run is no worse
-        if (
-            contradicted
-            and len(others) >= 2
-            and resid[worst] - others.mean() > SPIKE_SDS * scales[worst]
-        ):
+        worst = int(np.argmax(resid))
+        others = np.delete(resid, worst)
+        followed = worst < len(resid) - 1
+        if followed and resid[worst] - others.mean() > SPIKE_SDS * scales[worst]:
             settled = min(settled, float(others.mean()))
     return settled

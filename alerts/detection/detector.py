@@ -36,7 +36,7 @@ from alerts.detection.baseline import (
     pool,
 )
 from alerts.detection.local_time import BEFORE_S, dst_hold
-from alerts.detection.rules import EPISODE_SLACK_S, DetectorConfig, MetricRule
+from alerts.detection.rules import DetectorConfig, MetricRule
 from alerts.detection.state_space import STATE_ARM, step_arm
 from benchmarks.buckets import BUCKETS
 
@@ -273,8 +273,7 @@ def _assess(
     # the provider): the arms that would carry it for three days leave it out. Two such runs
     # are a pattern and count.
     usable = ~spike(resid, baseline.scales(long))
-    in_day = long.t > now - config.recent_hours * HOUR_S
-    w = _Window(long, resid, usable, in_day, _episode_s(baseline, config))
+    w = _Window(long, resid, usable, long.t > now - config.recent_hours * HOUR_S)
     arms = _window_arms(w, baseline, config)
     fitted = window if frozen is None else None  # the state-space arm: not when frozen
     arms += _week_arms(history, w, baseline, fitted, (now, long_start), rule, config)
@@ -284,8 +283,7 @@ def _assess(
     if frozen is not None and len(long) >= 2:
         recovered, effect = _recovery(w, baseline, rule=rule, config=config, opened=opened)
     first = arms[0]  # the 24 h arm
-    day_scales = baseline.scales(long)[w.in_day]
-    settled = settled_shift(resid[w.in_day], day_scales, first.shift, long.t[w.in_day], w.episode_s)
+    settled = settled_shift(resid[w.in_day], baseline.scales(long)[w.in_day], first.shift)
     z = float(special.ndtri(0.5 + config.ci_level / 2))
     expected_now = float(np.exp(median(baseline.expected(day))))
     worse = rule.worse_fraction(first.shift)
@@ -316,17 +314,6 @@ def _assess(
         latest_bucket=int(long.bucket[-1]),
         now=now,
     )
-
-
-def _episode_s(baseline: Baseline, config: DetectorConfig) -> float:
-    """How close runs must be to be one provider episode for the arms and "back to normal"
-    (arms.worst_episode): `episode_hours`, but less than the schedule's own spacing (the
-    baseline's median, Baseline.spacing_h), so that on a schedule denser than an episode (an
-    hourly one) each scheduled run is its own evidence, as its p-values pay for its looks
-    (_looks), and only runs closer than the schedule's (confirmation runs) share an episode."""
-    if not baseline.spacing_h:
-        return config.episode_s
-    return min(config.episode_s, baseline.spacing_h * HOUR_S - EPISODE_SLACK_S)
 
 
 def _dst_hold(
@@ -374,7 +361,6 @@ class _Window:
     resid: np.ndarray
     usable: np.ndarray
     in_day: np.ndarray
-    episode_s: float = 0.0  # one provider episode (DetectorConfig.episode_s): never carries an arm
 
 
 def _mean_arm(w: _Window, baseline: Baseline, name: str, mask) -> Arm:
@@ -384,7 +370,7 @@ def _mean_arm(w: _Window, baseline: Baseline, name: str, mask) -> Arm:
         mask = mask & w.usable
     runs = w.runs.where(mask)
     coefficients = mean_coefficients(runs, baseline)
-    return make_arm(name, coefficients, w.resid[mask], runs, baseline, w.episode_s)
+    return make_arm(name, coefficients, w.resid[mask], runs, baseline)
 
 
 def _latest(n: int, k: int) -> np.ndarray:
@@ -442,7 +428,7 @@ def _trend_arm(
     if c is None:
         return None
     resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
-    return make_arm(TREND_ARM, c, resid, runs, baseline, w.episode_s)
+    return make_arm(TREND_ARM, c, resid, runs, baseline)
 
 
 def _week_arms(
@@ -475,7 +461,7 @@ def _step_arm(runs: Runs, w: _Window, baseline: Baseline, long_start: float, rul
         runs = runs.where(~np.isin(runs.t, spiked))
     resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
     first = int(np.searchsorted(runs.t, long_start, side="right"))
-    return step_arm(runs, resid, baseline, first, model, w.episode_s)
+    return step_arm(runs, resid, baseline, first, model)
 
 
 def _looks(long: Runs, config: DetectorConfig) -> float:

@@ -35,6 +35,9 @@ class Streak:
     positive_at: float | None = None
 
 
+SLACK_S = 60.0  # run slots are whole seconds: a positive a minute short of the episode still counts
+
+
 def independent(streak: Streak, at: float | None, config: DetectorConfig) -> bool:
     """Whether a positive measured at `at` (Unix s) is evidence of its own beside the streak's
     last counted one: at least `episode_hours` later in real time (a provider episode of a few
@@ -42,14 +45,14 @@ def independent(streak: Streak, at: float | None, config: DetectorConfig) -> boo
     positive of a streak always is; so is one whose time is not known."""
     if at is None or streak.positives == 0 or streak.positive_at is None:
         return True
-    return at - streak.positive_at >= config.episode_s
+    return at - streak.positive_at >= config.episode_hours * 3600.0 - SLACK_S
 
 
 def counts_from(streak: Streak, config: DetectorConfig) -> float | None:
     """The earliest time (Unix s) a positive would count toward opening (None: any time)."""
     if streak.positives == 0 or streak.positive_at is None:
         return None
-    return streak.positive_at + config.episode_s
+    return streak.positive_at + config.episode_hours * 3600.0 - SLACK_S
 
 
 def advance(

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 DECODE = "decode_tps"
 TTFT = "ttft_ms"
 SPEED_METRICS = (DECODE, TTFT)
-EPISODE_SLACK_S = 60.0  # run slots are whole seconds: a run a minute short of an episode counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,13 +125,6 @@ class DetectorConfig:
     # effect; the series is then armed again against that level (docs/alerts.md)
     new_normal_hours: int = 168
     rules: dict[str, MetricRule] = field(default_factory=speed_rules)
-
-    @property
-    def episode_s(self) -> float:
-        """Runs less than this far apart (Unix s) are one provider episode: `episode_hours`,
-        a minute short (run slots are whole seconds: a run a minute short of the episode is
-        already another)."""
-        return max(self.episode_hours * 3600.0 - EPISODE_SLACK_S, 0.0)
 
     def enough_baseline(self, times) -> bool:
         """Whether runs at these times (Unix s, sorted) are enough to fit a baseline on."""

@@ -30,7 +30,7 @@ from dataclasses import replace
 import numpy as np
 from scipy import linalg
 
-from alerts.detection.arms import Arm, covariance, degrees_of_freedom, p_value, worst_episode
+from alerts.detection.arms import Arm, covariance, degrees_of_freedom, p_value
 from alerts.detection.baseline import HOUR_S, MIN_SCALE, Baseline, Drift, Runs
 
 STATE_ARM = "step since"
@@ -81,20 +81,13 @@ def _solve(cov: np.ndarray, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def step_arm(
-    runs: Runs,
-    resid: np.ndarray,
-    baseline: Baseline,
-    first: int,
-    model: Drift,
-    episode_s: float = 0.0,
+    runs: Runs, resid: np.ndarray, baseline: Baseline, first: int, model: Drift
 ) -> Arm | None:
     """The surest "worse by a step since run τ" over the onsets τ from index `first` (the long
     window's first run) on, estimated on `runs` (the week before now: the runs before the
     onset show where the level stood) under the local-level `model`; None when no onset
     leaves MIN_AFTER runs. Its `without_worst` is the same estimate with the run since the
-    onset left out as the mean arms leave them out: the episode (`episode_s` long) of the runs
-    since the onset that contributes most (arms.worst_episode): one episode never carries an
-    arm."""
+    onset that contributes most to it left out (one run never carries an arm)."""
     n = len(runs)
     tried = onsets(first, n)
     if not len(tried):
@@ -106,11 +99,10 @@ def step_arm(
     sds = 1 / np.sqrt(info)
     best = int(np.argmax(shifts / sds))
     c, shift, sd = coefficients[best], float(shifts[best]), float(sds[best])
-    # The episode since the onset that contributes most (a run before it that reads the level
-    # low would otherwise stand in for the slow runs that carry the step)
-    since = steps[best] > 0
-    keep = np.ones(n, bool)
-    keep[since] = ~worst_episode(runs.t[since], (c * resid)[since], episode_s)
+    # The run since the onset that contributes most (a run before it that reads the level
+    # low would otherwise stand in for the one slow run that carries the step)
+    worst = int(np.argmax(np.where(steps[best] > 0, c * resid, -np.inf)))
+    keep = np.arange(n) != worst
     without_worst = 0.0
     if steps[best][keep].any():
         c_keep, _ = _solve(cov[np.ix_(keep, keep)], steps[best][keep][None, :])

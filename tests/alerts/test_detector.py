@@ -577,35 +577,6 @@ def test_it_never_opens_on_one_bad_run_however_sure_its_p() -> None:
     assert judgement.verdict == Verdict.POSITIVE
 
 
-def with_runs(runs: Runs, extra: dict[datetime, float]) -> Runs:
-    """The runs and a few more (a confirmation run between the schedule's) at their values."""
-    times = [*runs.t, *(s.timestamp() for s in extra)]
-    logs = [*runs.log_value, *(math.log(v) for v in extra.values())]
-    return Runs.of(times, logs)
-
-
-def test_one_provider_episode_never_carries_an_arm_however_many_runs_measure_it() -> None:
-    # A 6-hour −40 % dip measured by the schedule's 10:00 run and a confirmation run an hour
-    # later; the schedule's 18:00 run is back to normal. Both slow runs are one episode of the
-    # provider's (ALERTS_EPISODE_HOURS): no arm may count on the second to stand in for the
-    # first, and the last day reads back to normal without them.
-    end = MONDAY + timedelta(days=20, hours=18)
-    dip = end - timedelta(hours=8)
-    runs, now = series(end, lambda s: 42.0 if s == dip else 70.0)
-    runs = with_runs(runs, {dip + timedelta(hours=1): 42.0})
-    test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)
-    carried = [a.name for a in test.arms if rules_fraction(a.without_worst) >= 0.05]
-    assert not carried, f"{carried} still worse by half the effect without the dip's episode"
-    [judgement] = judge([test], CONFIG)
-    assert judgement.verdict == Verdict.CLEAR, judgement.reason
-    # The same runs as one lasting step (the 18:00 run slow too): the episode leaves the
-    # newer run to carry it, and it counts.
-    runs, now = series(end, lambda s: 42.0 if s >= dip else 70.0)
-    runs = with_runs(runs, {dip + timedelta(hours=1): 42.0})
-    [judgement] = judge([assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)], CONFIG)
-    assert judgement.verdict == Verdict.POSITIVE and judgement.fresh
-
-
 def test_it_never_reads_the_first_slow_run_of_a_step_as_back_to_normal() -> None:
     # The latest run 40 % slower: nothing has contradicted it yet, so "back to normal" must not
     # take it for a spike that is over. A "clear" there would reset the count toward opening
