@@ -470,11 +470,11 @@ ALERTS_NEW_NORMAL_HOURS = envint("ALERTS_NEW_NORMAL_HOURS", 168)
 # suspect, each once its noise model's correlation with the run before is at most DECORRELATED
 # and never sooner than MIN_SPACING_HOURS, at most MAX_PER_SERIES per suspicion (0: off) and
 # BUDGET_SHARE of the scheduled runs a month.
-ALERTS_CONFIRM_MAX_PER_SERIES = envint("ALERTS_CONFIRM_MAX_PER_SERIES", 12)
+ALERTS_CONFIRM_MAX_PER_SERIES = envint("ALERTS_CONFIRM_MAX_PER_SERIES", 6)
 ALERTS_CONFIRM_BUDGET_SHARE = envfloat("ALERTS_CONFIRM_BUDGET_SHARE", 0.15)
 ALERTS_CONFIRM_MIN_SPACING_HOURS = envfloat("ALERTS_CONFIRM_MIN_SPACING_HOURS", 2.0)
 ALERTS_CONFIRM_DECORRELATED = envfloat("ALERTS_CONFIRM_DECORRELATED", 0.5)
-ALERTS_CONFIRM_SUSPECT_Q = envfloat("ALERTS_CONFIRM_SUSPECT_Q", 0.3)
+ALERTS_CONFIRM_SUSPECT_Q = envfloat("ALERTS_CONFIRM_SUSPECT_Q", 0.1)
 # Availability: an outage opens when each of the last OUTAGE_RUNS runs has ≥ this share of error
 # samples, and resolves under half of it over those runs.
 ALERTS_OUTAGE_ERROR_SHARE = envfloat("ALERTS_OUTAGE_ERROR_SHARE", 0.5)

@@ -44,11 +44,6 @@ DRIFT_BLOCK_H = 72.0  # the blocks whose means show a drift slower than the lags
 WINSOR_MADS = 8.0  # where a residual stops counting in full toward levels and scales
 VARIOGRAM_H = 96.0  # the longest lag (hours) the level's walk per hour is read from
 HOUR_S = 3600.0
-# A run this close to the hour its bucket's level was measured at (or within the spread of the
-# bucket's runs and REACH_PAD_H) reads that level; further off, the daily curve (DailyCurve)
-REACH_MIN_H = 1.0
-REACH_PAD_H = 0.5
-MIN_GAP_H = 2.0  # three buckets' hours closer than this pin no daily curve down
 # Two series' lag-1 correlations this many standard errors of their difference apart are read
 # as two noises that really differ (Baseline pooling: shrink)
 AGREE_SDS = 2.0
@@ -57,14 +52,13 @@ AGREE_SDS = 2.0
 @dataclass(frozen=True, slots=True)
 class Runs:
     """One value per run, sorted by time: t (run slot, Unix seconds), log of the median sample
-    value, time-of-day bucket, the day of the week of the slot (0 = Monday) and its hour of the
-    day (0–24, fractional), all in UTC or in the series' demand time zone (Runs.of)."""
+    value, time-of-day bucket, and the day of the week of the slot (0 = Monday), both in UTC
+    or in the series' demand time zone (Runs.of)."""
 
     t: np.ndarray
     log_value: np.ndarray
     bucket: np.ndarray
     day: np.ndarray
-    hour: np.ndarray
 
     @classmethod
     def of(cls, t, log_value, zone: str | None = None) -> Runs:
@@ -77,7 +71,7 @@ class Runs:
         local = t + utc_offsets(t, zone) if zone else t
         bucket = ((local % DAY_S) // (BUCKET_HOURS * 3600)).astype(int)
         day = ((local // DAY_S + 3) % 7).astype(int)  # 1970-01-01 was a Thursday (3)
-        return cls(t, log_value, bucket, day, (local % DAY_S) / HOUR_S)
+        return cls(t, log_value, bucket, day)
 
     @classmethod
     def from_samples(cls, values, times, zone: str | None = None) -> Runs:
@@ -114,20 +108,12 @@ class Runs:
         return len(self.t)
 
     def where(self, mask) -> Runs:
-        return Runs(
-            self.t[mask], self.log_value[mask], self.bucket[mask], self.day[mask], self.hour[mask]
-        )
+        return Runs(self.t[mask], self.log_value[mask], self.bucket[mask], self.day[mask])
 
     def between(self, start: float, end: float) -> Runs:
         """Runs with start < t ≤ end."""
         lo, hi = np.searchsorted(self.t, [start, end], side="right")
-        return Runs(
-            self.t[lo:hi],
-            self.log_value[lo:hi],
-            self.bucket[lo:hi],
-            self.day[lo:hi],
-            self.hour[lo:hi],
-        )
+        return Runs(self.t[lo:hi], self.log_value[lo:hi], self.bucket[lo:hi], self.day[lo:hi])
 
 
 def median(x: np.ndarray) -> float:
@@ -148,47 +134,6 @@ class Drift:
 
     own: float
     per_hour: float
-
-
-@dataclass(frozen=True, slots=True)
-class DailyCurve:
-    """The expected time-of-day effect at any hour, from the buckets' levels at the hours they
-    were measured (3 or more): the day's first harmonic fitted to them, plus what it leaves at
-    each point interpolated linearly around the clock, so it passes through every point. Three
-    runs a day 8 h apart measure the harmonic exactly; a run between them (a confirmation run)
-    reads the daily cycle at its own hour, not the level of a bucket measured hours away (on a
-    ±10 % daily sine, 2 h off is up to 5 % off)."""
-
-    coef: np.ndarray  # the harmonic: mean, cosine and sine parts
-    hours: np.ndarray  # the points' hours, sorted, with the last before 0 and the first past 24
-    left: np.ndarray  # what the harmonic leaves at each of them
-
-    @classmethod
-    def through(cls, points: Sequence[tuple[float, float]]) -> DailyCurve | None:
-        """The curve through (hour, effect) points sorted by hour; None with fewer than 3, or
-        3 of which two lie within MIN_GAP_H (they pin no harmonic down)."""
-        if len(points) < 3:
-            return None
-        hours = np.array([h for h, _ in points])
-        if len(points) == 3 and np.min(np.diff(np.r_[hours, hours[0] + 24.0])) < MIN_GAP_H:
-            return None
-        values = np.array([v for _, v in points])
-        basis = _harmonic(hours)
-        if len(points) == 3:
-            coef = np.linalg.solve(basis, values)  # three hours 8 h apart: exactly
-        else:
-            coef = np.linalg.lstsq(basis, values, rcond=None)[0]
-        left = values - basis @ coef
-        around = np.r_[hours[-1] - 24.0, hours, hours[0] + 24.0]
-        return cls(coef, around, np.r_[left[-1], left, left[0]])
-
-    def __call__(self, hour: np.ndarray) -> np.ndarray:
-        return _harmonic(hour) @ self.coef + np.interp(hour, self.hours, self.left)
-
-
-def _harmonic(hour: np.ndarray) -> np.ndarray:
-    angle = np.asarray(hour, dtype=float) * (2 * math.pi / 24.0)
-    return np.column_stack([np.ones_like(angle), np.cos(angle), np.sin(angle)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,18 +172,9 @@ class Baseline:
     # That variogram's model (the state-space arm's), fitted once with the baseline; not
     # stored (None on a baseline read back: a frozen one has no state-space arm)
     level_walk: Drift | None = field(default=None, repr=False, compare=False)
-    # The hour of the day each bucket's level was measured at (the median hour of its runs)
-    # and how far from it a run still reads that level (hours): a run further off (a
-    # confirmation run between scheduled ones) reads the daily curve through the buckets'
-    # levels at its own hour (DailyCurve). Empty (a baseline stored before): bucket levels.
-    tod_hour: dict[int, float] = field(default_factory=dict)
-    tod_reach: dict[int, float] = field(default_factory=dict)
     _tod: np.ndarray = field(init=False, repr=False, compare=False)
     _scale: np.ndarray = field(init=False, repr=False, compare=False)
     _day: np.ndarray = field(init=False, repr=False, compare=False)
-    _hour: np.ndarray = field(init=False, repr=False, compare=False)
-    _reach: np.ndarray = field(init=False, repr=False, compare=False)
-    _curve: DailyCurve | bool | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Lookup tables by bucket, built once: the detector reads them a dozen times a call.
@@ -247,31 +183,9 @@ class Baseline:
         scale = [self.scale.get(b, self.overall_scale) for b in range(4)]
         object.__setattr__(self, "_scale", np.array(scale))
         object.__setattr__(self, "_day", np.array([self.day.get(d, 0.0) for d in range(7)]))
-        hours = {b: h for b, h in self.tod_hour.items() if b in self.time_of_day}
-        object.__setattr__(
-            self, "_hour", np.array([hours.get(b, math.nan) for b in range(4)], dtype=float)
-        )
-        reach = [self.tod_reach.get(b, 0.0) for b in range(4)]
-        object.__setattr__(self, "_reach", np.array(reach, dtype=float))
-        object.__setattr__(self, "_curve", None)  # built when a run off the hours needs it
 
     def expected(self, runs: Runs) -> np.ndarray:
-        tod = self._tod[runs.bucket]
-        if len(self.tod_hour) >= 3:
-            off = ~(np.abs(runs.hour - self._hour[runs.bucket]) <= self._reach[runs.bucket])
-            if off.any():
-                curve = self.daily_curve()
-                if curve is not None:
-                    tod[off] = curve(runs.hour[off])
-        return self.level + tod + self.weekly(runs)
-
-    def daily_curve(self) -> DailyCurve | None:
-        """The daily curve through the buckets' levels at their hours (None: under 3)."""
-        if self._curve is None:
-            hours = {b: h for b, h in self.tod_hour.items() if b in self.time_of_day}
-            points = sorted((hours[b], self.time_of_day[b]) for b in hours)
-            object.__setattr__(self, "_curve", DailyCurve.through(points) or False)
-        return self._curve or None
+        return self.level + self._tod[runs.bucket] + self.weekly(runs)
 
     def weekly(self, runs: Runs) -> np.ndarray:
         """The week's part of each run's expected value: weekend and day-of-week effects."""
@@ -320,8 +234,6 @@ class Baseline:
             "spacing_h": self.spacing_h,
             "drift_var": self.drift_var,
             "walk_var": self.walk_var,
-            "tod_hour": {str(k): v for k, v in self.tod_hour.items()},
-            "tod_reach": {str(k): v for k, v in self.tod_reach.items()},
         }
 
     @classmethod
@@ -344,8 +256,6 @@ class Baseline:
             spacing_h=None if data.get("spacing_h") is None else float(data["spacing_h"]),
             drift_var=float(data.get("drift_var", 0.0)),
             walk_var=float(data.get("walk_var", 0.0)),
-            tod_hour={int(k): float(v) for k, v in data.get("tod_hour", {}).items()},
-            tod_reach={int(k): float(v) for k, v in data.get("tod_reach", {}).items()},
         )
 
 
@@ -509,10 +419,9 @@ def _levels(runs: Runs, *, min_bucket_runs: int, fitted_week: bool) -> tuple[Bas
     # them), then the weekend effect is the median weekend run against its slot's level.
     typical = ~runs.weekend if fitted_week else np.ones(len(runs), bool)
     level = median(y[typical])
-    hours, reach, on = _bucket_hours(runs, typical)
     time_of_day: dict[int, float] = {}
     for b in np.unique(runs.bucket):
-        in_bucket = y[typical & on & (runs.bucket == b)]
+        in_bucket = y[typical & (runs.bucket == b)]
         if len(in_bucket) >= min_bucket_runs:
             time_of_day[int(b)] = median(in_bucket) - level
     weekend = 0.0
@@ -525,10 +434,7 @@ def _levels(runs: Runs, *, min_bucket_runs: int, fitted_week: bool) -> tuple[Bas
     # first, then each level moved by its runs' mean residual, winsorized at WINSOR_MADS robust
     # scales so that one outage-slowed afternoon still barely moves it. (The overall level
     # moves only for the runs of buckets too sparse for a level of their own.)
-    model = Baseline(
-        level, time_of_day, weekend, {}, 0.0, 0.0, len(runs), float(runs.t[-1]),
-        tod_hour=hours, tod_reach=reach,
-    )  # fmt: skip
+    model = Baseline(level, time_of_day, weekend, {}, 0.0, 0.0, len(runs), float(runs.t[-1]))
     resid = y - model.expected(runs)
     bound = WINSOR_MADS * max(_mad_scale(resid), MIN_SCALE)
     clipped = np.clip(resid, -bound, bound)
@@ -536,35 +442,11 @@ def _levels(runs: Runs, *, min_bucket_runs: int, fitted_week: bool) -> tuple[Bas
     moved = float(clipped[sparse].mean()) if sparse.any() else 0.0
     by_bucket = np.full(4, moved)
     for b in time_of_day:
-        by_bucket[b] = float(clipped[typical & on & (runs.bucket == b)].mean())
+        by_bucket[b] = float(clipped[typical & (runs.bucket == b)].mean())
     if fitted_week:
         weekend += float((clipped[runs.weekend] - by_bucket[runs.bucket[runs.weekend]]).mean())
     means = {b: v + by_bucket[b] - moved for b, v in time_of_day.items()}
     return replace(model, level=level + moved, time_of_day=means, weekend=weekend), bound
-
-
-def _bucket_hours(
-    runs: Runs, typical: np.ndarray
-) -> tuple[dict[int, float], dict[int, float], np.ndarray]:
-    """Each bucket's hour (the median hour of the day of its typical runs), how far from it
-    its runs lie (REACH_MIN_H at least, or the spread of three in four of them and half an
-    hour: an hourly schedule's bucket reaches all its hours), and which runs lie that close.
-    A run further off (a confirmation run hours from the schedule's) does not set the bucket's
-    level: it reads the daily curve at its own hour (Baseline.expected)."""
-    hours: dict[int, float] = {}
-    reach: dict[int, float] = {}
-    on = np.ones(len(runs), bool)
-    for b in np.unique(runs.bucket):
-        mine = runs.bucket == b
-        own = runs.hour[typical & mine]
-        if not len(own):
-            continue
-        centre = median(own)
-        off = np.abs(own - centre)
-        spread = float(np.sort(off)[math.ceil(0.75 * (len(off) - 1))])
-        hours[int(b)], reach[int(b)] = centre, max(REACH_MIN_H, spread + REACH_PAD_H)
-        on[mine] = np.abs(runs.hour[mine] - centre) <= reach[int(b)]
-    return hours, reach, on
 
 
 def _scales(

@@ -49,10 +49,10 @@ class ConfirmPolicy:
     correlation, by the baseline's noise model, a confirmation may share with the run before
     it."""
 
-    max_per_series: int = 12
+    max_per_series: int = 6
     budget_share: float = 0.15
     min_spacing_hours: float = 2.0
-    suspect_q: float = 0.3
+    suspect_q: float = 0.1
     decorrelated: float = 0.5
 
     @property
