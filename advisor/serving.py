@@ -2,7 +2,7 @@
 
 A router polls every minute; the advice only changes when a run finishes, so the answer is
 computed once per (question, data version) and reused. The data version is read from indexes
-in two cheap queries: the newest run id, and the ids of runs not yet finished (a run finishing
+in one cheap statement: the newest run id, and the ids of runs not yet finished (a run finishing
 leaves that set). A ten-minute clock bucket lets the window slide and the staleness warning age.
 """
 
