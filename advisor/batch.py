@@ -379,13 +379,17 @@ def _quantiles(
     order = np.lexsort((buckets, groups))  # stable: run order within each endpoint and bucket
     bucket_key = (groups * width + buckets)[order]
     firsts = np.flatnonzero(np.append(True, bucket_key[1:] != bucket_key[:-1]))
-    components = np.concatenate([np.tile(np.arange(n), fractions), order])
     question_starts = np.concatenate(
         [(np.arange(fractions)[:, None] * n + segments[None, :]).ravel(), fractions * n + firsts]
     )
     asked = np.concatenate([np.repeat(TASK_FRACTIONS, len(segments)), np.full(len(firsts), 0.5)])
+
+    def laid_out(values: np.ndarray) -> np.ndarray:
+        """Every component once per fraction, then in bucket order: tiled, not indexed."""
+        return np.concatenate([np.tile(values, fractions), values[order]])
+
     found = solve_quantiles(
-        means[components], sds[components], weights[components], question_starts, asked
+        laid_out(means), laid_out(sds), laid_out(weights), question_starts, asked
     ).tolist()
     for f, name in enumerate(QUANTILE_NAMES):
         for k, i in enumerate(chosen.tolist()):

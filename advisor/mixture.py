@@ -90,10 +90,11 @@ def solve_quantiles(
     point masses have no density, and a mixture has flat stretches). A question stops once its
     step is within the tolerance; the rest go on alone."""
     sizes = np.diff(np.append(starts, len(m)))
-    question = np.repeat(np.arange(len(starts)), sizes)
-    w = w / np.add.reduceat(w, starts)[question]
+    # Each question's figure laid over its components: np.repeat, not an index per component
+    # (the same values, a quarter of the time).
+    w = w / np.repeat(np.add.reduceat(w, starts), sizes)
     f = np.asarray(fractions, dtype=float) - 1e-12
-    z = ndtri(f)[question]
+    z = np.repeat(ndtri(f), sizes)
     low = np.minimum.reduceat(m + s * (z - 1e-3), starts)
     high = np.maximum.reduceat(m + s * (z + 1e-3), starts)
     t = np.clip(np.add.reduceat(w * (m + s * z), starts), low, high)
@@ -104,12 +105,13 @@ def solve_quantiles(
     # them out): narrowed when some close, not gathered again at every step. Where every
     # component has a spread (the advice's), the point-mass branch is not evaluated.
     open_q, f_open = np.arange(len(starts)), f
-    local_starts, local_q = starts, question
+    local_starts, local_sizes = starts, sizes
     m_open, safe_open, w_open, density_open = m, np.where(spread, s, 1.0), w, w_density
     mass_open = None if spread.all() else spread
     for _ in range(MAX_STEPS):
         t_open = t[open_q]
-        gap = t_open[local_q] - m_open
+        gap = np.repeat(t_open, local_sizes)
+        gap -= m_open
         scaled = gap / safe_open
         below = ndtr(scaled) if mass_open is None else np.where(mass_open, ndtr(scaled), gap >= 0)
         below *= w_open
@@ -140,13 +142,12 @@ def solve_quantiles(
             break
         if done.any():
             open_q, f_open = open_q[~done], f_open[~done]
-            keep = ~done[local_q]
+            keep = np.repeat(~done, local_sizes)
             m_open, safe_open = m_open[keep], safe_open[keep]
             w_open, density_open = w_open[keep], density_open[keep]
             mass_open = None if mass_open is None else mass_open[keep]
             local_sizes = sizes[open_q]
             local_starts = np.cumsum(local_sizes) - local_sizes
-            local_q = np.repeat(np.arange(len(open_q)), local_sizes)
     else:
         return high  # not settled in MAX_STEPS: the upper end holds at least the fraction
     return t
