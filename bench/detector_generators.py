@@ -40,7 +40,10 @@ class Family:
     week_amp: tuple[float, float] = (0.0, 0.0)
     noise: str = "normal"  # normal | t3 | outliers | backends | bursts
     slot_noise: bool = False
-    shared: str = "none"  # none | iid | ar1
+    shared: str = "none"  # none | iid | ar1 | ou
+    # The "ou" provider state: its σ and its correlation per 8 hours, in real time (an
+    # Ornstein–Uhlenbeck process sampled at the run times, whatever the schedule)
+    ou: tuple[float, float] = (0.0, 0.0)
     late: bool = False
     # Skewed noise: the share of requests on the slow backend and how much slower it is
     # (noise "backends"); the share of runs meeting a congested provider and how much worse
@@ -104,6 +107,19 @@ FAMILIES = [
         shared="iid",
         tune=True,
     ),
+    # Tuning families of drifting providers (added last, for the same reason): a provider
+    # state that wanders in real time, with other spreads, speeds and shapes than the held-out
+    # drift families (bench/detector_heldout.py: σ 0.06, φ 0.8 and 0.95 per 8 h).
+    Family("peak·drift-ou σ5% φ0.9", shape="peak", shared="ou", ou=(0.05, 0.9), tune=True),
+    Family(
+        "sine·week·drift-ou σ7% φ0.97·late",
+        week="sine",
+        week_amp=(0.0, 0.05),
+        shared="ou",
+        ou=(0.07, 0.97),
+        late=True,
+        tune=True,
+    ),
 ]
 
 
@@ -156,7 +172,8 @@ def sample_noise(rng, family: Family, hours: np.ndarray, worse_sign: float) -> n
     if family.slot_noise:
         per_slot = rng.permutation([0.08, 0.15, 0.25])
         sigma = per_slot[((hours % 24) // 8).astype(int)]
-    own = np.sqrt(np.maximum(sigma**2 - (SHARED**2 if family.shared != "none" else 0), 0))
+    part = family.ou[0] if family.shared == "ou" else SHARED if family.shared != "none" else 0.0
+    own = np.sqrt(np.maximum(sigma**2 - part**2, 0))
     if family.noise == "t3":
         # t(3) has variance 3: scaled to the same σ.
         per_sample = rng.standard_t(3, (n, SAMPLES)) / np.sqrt(3) * own[:, None]
