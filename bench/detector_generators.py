@@ -110,7 +110,7 @@ FAMILIES = [
     # Tuning families of drifting providers (added last, for the same reason): a provider
     # state that wanders in real time, with other spreads, speeds and shapes than the held-out
     # drift families (bench/detector_heldout.py: σ 0.06, φ 0.8 and 0.95 per 8 h).
-    Family("peak·drift-ou σ5% φ0.9", shape="peak", shared="ou", ou=(0.05, 0.9), tune=True),
+    Family("peak·drift-ou σ7% φ0.85", shape="peak", shared="ou", ou=(0.07, 0.85), tune=True),
     Family(
         "sine·week·drift-ou σ7% φ0.97·late",
         week="sine",
@@ -197,7 +197,20 @@ def sample_noise(rng, family: Family, hours: np.ndarray, worse_sign: float) -> n
         for i in range(1, n):
             shared[i] = phi * shared[i - 1] + rng.normal(0, SHARED * np.sqrt(1 - phi**2))
         per_sample += shared[:, None]
+    elif family.shared == "ou":
+        per_sample += _ou(rng, *family.ou, hours)[:, None]
     return per_sample
+
+
+def _ou(rng, sigma: float, phi: float, hours: np.ndarray) -> np.ndarray:
+    """An Ornstein–Uhlenbeck state at the run times: spread σ, correlation φ per 8 hours."""
+    out = np.empty(len(hours))
+    out[0] = rng.normal(0, sigma)
+    decay = phi ** (np.diff(hours) / 8.0)
+    steps = rng.normal(0, 1, len(hours)) * sigma * np.sqrt(1 - np.r_[0.0, decay] ** 2)
+    for i in range(1, len(hours)):
+        out[i] = decay[i - 1] * out[i - 1] + steps[i]
+    return out
 
 
 Signal = Callable[[np.ndarray], np.ndarray]  # hours → worse-oriented fractional change
