@@ -9,7 +9,8 @@ a random first time, 5 samples per run, 60 days. What a family varies:
 - the noise of a sample: log-normal σ = 0.15, Student t (3 d.o.f., heavy tails), 1 % of
   requests 3× slower, a σ that differs by slot (8 / 15 / 25 %);
 - noise shared by the samples of a run (σ = 0.06 of the 0.15), independent or drifting
-  (AR(1), φ = 0.8);
+  (AR(1), φ = 0.8); and for tuning, a provider state drifting in real time (an
+  Ornstein–Uhlenbeck process at the run times, σ 0.07 of the 0.15, φ 0.85 or 0.97 per 8 h);
 - skewed noise: two backends behind one endpoint, 30 % of requests on one 40 % slower; or 5 %
   of runs meeting a congested provider, every request of the run 25 % worse (both held out,
   added after the defaults were chosen); and for tuning, one replica in seven 60 % slower, or
