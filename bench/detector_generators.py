@@ -9,7 +9,8 @@ a random first time, 5 samples per run, 60 days. What a family varies:
 - the noise of a sample: log-normal σ = 0.15, Student t (3 d.o.f., heavy tails), 1 % of
   requests 3× slower, a σ that differs by slot (8 / 15 / 25 %);
 - noise shared by the samples of a run (σ = 0.06 of the 0.15), independent or drifting
-  (AR(1), φ = 0.8);
+  (AR(1), φ = 0.8); and for tuning, a provider state drifting in real time (an
+  Ornstein–Uhlenbeck process at the run times, σ 0.07 of the 0.15, φ 0.85 or 0.97 per 8 h);
 - skewed noise: two backends behind one endpoint, 30 % of requests on one 40 % slower; or 5 %
   of runs meeting a congested provider, every request of the run 25 % worse (both held out,
   added after the defaults were chosen); and for tuning, one replica in seven 60 % slower, or
@@ -40,7 +41,10 @@ class Family:
     week_amp: tuple[float, float] = (0.0, 0.0)
     noise: str = "normal"  # normal | t3 | outliers | backends | bursts
     slot_noise: bool = False
-    shared: str = "none"  # none | iid | ar1
+    shared: str = "none"  # none | iid | ar1 | ou
+    # The "ou" provider state: its σ and its correlation per 8 hours, in real time (an
+    # Ornstein–Uhlenbeck process sampled at the run times, whatever the schedule)
+    ou: tuple[float, float] = (0.0, 0.0)
     late: bool = False
     # Skewed noise: the share of requests on the slow backend and how much slower it is
     # (noise "backends"); the share of runs meeting a congested provider and how much worse
@@ -104,6 +108,19 @@ FAMILIES = [
         shared="iid",
         tune=True,
     ),
+    # Tuning families of drifting providers (added last, for the same reason): a provider
+    # state that wanders in real time, with other spreads, speeds and shapes than the held-out
+    # drift families (bench/detector_heldout.py: σ 0.06, φ 0.8 and 0.95 per 8 h).
+    Family("peak·drift-ou σ7% φ0.85", shape="peak", shared="ou", ou=(0.07, 0.85), tune=True),
+    Family(
+        "sine·week·drift-ou σ7% φ0.97·late",
+        week="sine",
+        week_amp=(0.0, 0.05),
+        shared="ou",
+        ou=(0.07, 0.97),
+        late=True,
+        tune=True,
+    ),
 ]
 
 
@@ -156,7 +173,8 @@ def sample_noise(rng, family: Family, hours: np.ndarray, worse_sign: float) -> n
     if family.slot_noise:
         per_slot = rng.permutation([0.08, 0.15, 0.25])
         sigma = per_slot[((hours % 24) // 8).astype(int)]
-    own = np.sqrt(np.maximum(sigma**2 - (SHARED**2 if family.shared != "none" else 0), 0))
+    part = family.ou[0] if family.shared == "ou" else SHARED if family.shared != "none" else 0.0
+    own = np.sqrt(np.maximum(sigma**2 - part**2, 0))
     if family.noise == "t3":
         # t(3) has variance 3: scaled to the same σ.
         per_sample = rng.standard_t(3, (n, SAMPLES)) / np.sqrt(3) * own[:, None]
@@ -180,7 +198,20 @@ def sample_noise(rng, family: Family, hours: np.ndarray, worse_sign: float) -> n
         for i in range(1, n):
             shared[i] = phi * shared[i - 1] + rng.normal(0, SHARED * np.sqrt(1 - phi**2))
         per_sample += shared[:, None]
+    elif family.shared == "ou":
+        per_sample += _ou(rng, *family.ou, hours)[:, None]
     return per_sample
+
+
+def _ou(rng, sigma: float, phi: float, hours: np.ndarray) -> np.ndarray:
+    """An Ornstein–Uhlenbeck state at the run times: spread σ, correlation φ per 8 hours."""
+    out = np.empty(len(hours))
+    out[0] = rng.normal(0, sigma)
+    decay = phi ** (np.diff(hours) / 8.0)
+    steps = rng.normal(0, 1, len(hours)) * sigma * np.sqrt(1 - np.r_[0.0, decay] ** 2)
+    for i in range(1, len(hours)):
+        out[i] = decay[i - 1] * out[i - 1] + steps[i]
+    return out
 
 
 Signal = Callable[[np.ndarray], np.ndarray]  # hours → worse-oriented fractional change

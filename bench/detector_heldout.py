@@ -151,4 +151,6 @@ def noise_model(family) -> tuple[float, float]:
     (bench/detector_generators' shared-AR1 family drifts with φ 0.8 per run, 8 hours)."""
     if isinstance(family, Held):
         return family.drift, family.phi
+    if getattr(family, "shared", "none") == "ou":
+        return family.ou
     return (PART, 0.8) if getattr(family, "shared", "none") == "ar1" else (0.0, 0.0)

@@ -31,7 +31,15 @@ import numpy as np
 from scipy import linalg
 
 from alerts.detection.arms import Arm, covariance, degrees_of_freedom, p_value
-from alerts.detection.baseline import HOUR_S, MIN_SCALE, Baseline, Drift, Runs
+from alerts.detection.baseline import (
+    HOUR_S,
+    MIN_DECAY,
+    MIN_SCALE,
+    VARIOGRAM_H,
+    Baseline,
+    Drift,
+    Runs,
+)
 
 STATE_ARM = "step since"
 MIN_AFTER = 3  # runs since the onset: without its worst run, two still show the step
@@ -41,7 +49,17 @@ MAX_ONSETS = 9  # onsets tried (evenly spread over the long window on a dense sc
 def state_covariance(runs: Runs, baseline: Baseline, model: Drift) -> np.ndarray:
     """The covariance of the runs' residuals under the local-level model: own noise (by
     bucket), the level's random walk from the first run, the level's error there, and the
-    baseline's bucket and day level errors (arms.covariance less its own-noise part)."""
+    baseline's bucket and day level errors (arms.covariance less its own-noise part).
+
+    Where the baseline's correlation in hours (its own lags shrunk toward the pool's) says
+    the level wanders further over VARIOGRAM_H than its variogram does (a flat or low
+    variogram beside a clear lag correlation: the variogram is the series' alone and reads
+    a drift low more often than the pooled correlation), the runs' covariance is the mean
+    arms' own (arms.covariance: the runs' noise correlated in hours), without the walk since
+    the baseline: the arm then reads the runs since τ against the runs before it by that
+    correlation, and a provider's drift raises its bar as it raises the mean arms'."""
+    if correlated_walk(baseline) > model.per_hour * VARIOGRAM_H / 2:
+        return covariance(runs, replace(baseline, walk_var=0.0))
     sigma = baseline.scales(runs)
     ratio = (sigma / baseline.overall_scale) ** 2
     hours = (runs.t - runs.t[0]) / HOUR_S
@@ -56,6 +74,19 @@ def state_covariance(runs: Runs, baseline: Baseline, model: Drift) -> np.ndarray
     levels = covariance(runs, replace(baseline, walk_var=0.0))
     levels -= baseline.correlations(runs.t) * sigma[:, None] * sigma[None, :]
     return own + walk + start + levels
+
+
+def correlated_walk(baseline: Baseline) -> float:
+    """How far the level wanders over VARIOGRAM_H by the baseline's correlation in hours
+    (Baseline.correlations: w ψ^(Δh / spacing) of σ², w = min(ρ / ψ, 1)): the part of a run's
+    variance that runs VARIOGRAM_H apart do not share, of the part that runs at no distance
+    share, w σ² (1 − ψ^(VARIOGRAM_H / spacing)); 0 for uncorrelated runs."""
+    if baseline.rho <= 0:
+        return 0.0
+    psi = max(baseline.phi, MIN_DECAY)
+    spacing = baseline.spacing_h or 8.0
+    shared = min(baseline.rho / psi, 1.0) * baseline.overall_scale**2
+    return shared * (1 - psi ** (VARIOGRAM_H / spacing))
 
 
 def onsets(first: int, n: int) -> np.ndarray:

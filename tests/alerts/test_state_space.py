@@ -16,7 +16,13 @@ from alerts.detection.baseline import Runs, drift, fit
 from alerts.detection.detector import LONG_ARM, SINCE_ARM, Verdict, assess_series, judge
 from alerts.detection.hysteresis import Streak, Transition, advance
 from alerts.detection.rules import DECODE, DetectorConfig
-from alerts.detection.state_space import MAX_ONSETS, STATE_ARM, onsets, step_arm
+from alerts.detection.state_space import (
+    MAX_ONSETS,
+    STATE_ARM,
+    correlated_walk,
+    onsets,
+    step_arm,
+)
 
 CONFIG = DetectorConfig()
 RULE = CONFIG.rules[DECODE]
@@ -157,6 +163,20 @@ def test_a_drifting_provider_raises_the_mean_arms_bar_by_where_its_level_can_hav
     stepped = Runs.of(runs.t, runs.log_value + np.where(HOURS >= onset, math.log(0.75), 0.0))
     opened = replay(stepped, from_day=33, config=CONFIG)
     assert opened and onset <= opened[0][0] <= onset + 24, opened
+
+
+def test_a_drift_its_correlation_shows_and_its_variogram_does_not_opens_no_alert() -> None:
+    # A provider whose state wanders (AR(1), φ 0.95 per 8 h, σ 6 %) under 6 % run noise,
+    # nothing changed. On day 14 its 11-day baseline's variogram is flat (no walk per hour)
+    # while its lag correlation shows the drift: the state-space arm, which read the level as
+    # fixed, opened on the wander there; it now reads the runs with the correlation the mean
+    # arms read them with, and no alert opens.
+    runs = runs_of(drifting(22, phi=0.95, sd=0.06, white=0.06))
+    now = MONDAY.timestamp() + 338 * 3600.0
+    test = assess_series(runs.between(0, now), now=now, rule=RULE, config=CONFIG)
+    assert test.baseline.level_walk.per_hour == 0.0 and test.baseline.rho > 0.1
+    assert correlated_walk(test.baseline) > 0
+    assert replay(runs, from_day=10, config=CONFIG) == []
 
 
 def test_a_steady_series_has_no_walk_and_its_arms_are_as_before() -> None:
