@@ -43,12 +43,13 @@ def p_value(shift: float, sd: float, df: int) -> float:
     return float(special.stdtr(max(df, 2), -shift / sd)) if sd > 0 else 1.0
 
 
-def arm(name: str, c, resid, runs: Runs, baseline: Baseline) -> Arm:
+def arm(name: str, c, resid, runs: Runs, baseline: Baseline, noise=None) -> Arm:
     """The arm whose estimate is the linear combination c·resid of the runs, with the standard
-    error `variances` gives it (from the hours between the runs). Degrees of freedom: the
-    fewest baseline runs behind any bucket's scale involved (its own runs plus the pooled runs
-    it is shrunk toward: SHRINK_RUNS runs' worth)."""
-    sd = math.sqrt(float(variances(c, runs, baseline)[0]))
+    error `variances` gives it (from the hours between the runs; `noise`: their own noise's
+    covariance, when known). Degrees of freedom: the fewest baseline runs behind any bucket's
+    scale involved (its own runs plus the pooled runs it is shrunk toward: SHRINK_RUNS runs'
+    worth)."""
+    sd = math.sqrt(float(variances(c, runs, baseline, noise)[0]))
     df = degrees_of_freedom(runs, baseline)
     contributions = c * resid
     shift = float(contributions.sum())
@@ -74,7 +75,7 @@ def _level(baseline: Baseline, bucket: int) -> tuple[int, float]:
     return n_b, baseline.scale.get(bucket, baseline.overall_scale)
 
 
-def variances(c, runs: Runs, baseline: Baseline) -> np.ndarray:
+def variances(c, runs: Runs, baseline: Baseline, noise=None) -> np.ndarray:
     """The variance of each row of coefficients c (one row, or m rows × the runs) applied to
     the runs' residuals.
 
@@ -86,16 +87,20 @@ def variances(c, runs: Runs, baseline: Baseline) -> np.ndarray:
     72 h blocks (Baseline.drift_var), which moves the window and, less, the baseline.
     Without the second, a slot arm of three runs against a bucket level fitted on fourteen is
     far too sure of itself; without the others, a drifting provider alerts on its drift.
+    `noise`: the first part's covariance (Baseline.noise_covariance of the runs), when known.
     """
     c = np.atleast_2d(c)
-    sigma = baseline.scales(runs)
-    cov = baseline.correlations(runs.t) * sigma[:, None] * sigma[None, :]
-    variance = np.einsum("ki,ij,kj->k", c, cov, c)
-    for bucket in np.unique(runs.bucket):
-        n_b, sigma_b = _level(baseline, int(bucket))
+    if noise is None:
+        noise = baseline.noise_covariance(runs)
+    variance = np.einsum("ki,ij,kj->k", c, noise, c)
+    for bucket in sorted(set(runs.bucket.tolist())):
+        n_b, sigma_b = _level(baseline, bucket)
         variance += c[:, runs.bucket == bucket].sum(axis=1) ** 2 * sigma_b**2 / max(n_b, 1)
-    for day, error in baseline.day_var.items():
-        variance += c[:, runs.day == day].sum(axis=1) ** 2 * error
+    if baseline.day_var:
+        days = set(runs.day.tolist())  # a day without runs adds nothing
+        for day, error in baseline.day_var.items():
+            if day in days:
+                variance += c[:, runs.day == day].sum(axis=1) ** 2 * error
     return variance + c.sum(axis=1) ** 2 * shared_offset(baseline)
 
 
@@ -103,7 +108,12 @@ def shared_offset(baseline: Baseline) -> float:
     """The variance every run shares (the last two parts of `variances`): the error of the
     baseline's level that a drifting series' correlated runs leave, and the drift slower than
     the lags see (Baseline.drift_var); or, where larger, where the level can have walked since
-    the baseline (Baseline.walk_var). A steady series' walk is 0: nothing changes there."""
+    the baseline (Baseline.walk_var). A steady series' walk is 0: nothing changes there. Once
+    per baseline (Baseline.memo)."""
+    return baseline.memo("shared_offset", _shared_offset)
+
+
+def _shared_offset(baseline: Baseline) -> float:
     psi = max(baseline.phi, MIN_DECAY) if baseline.rho > 0 else 0.0
     drift = mean_inflation(baseline.n, baseline.rho, psi) - 1
     level = baseline.overall_scale**2 / baseline.n * drift
@@ -115,12 +125,12 @@ def shared_offset(baseline: Baseline) -> float:
     return max(slow, baseline.walk_var)
 
 
-def covariance(runs: Runs, baseline: Baseline) -> np.ndarray:
+def covariance(runs: Runs, baseline: Baseline, noise=None) -> np.ndarray:
     """The covariance matrix of the runs' residuals that `variances` implies (c Σ cᵀ of any
-    coefficients c is what `variances` gives them): the runs' own noise correlated in hours,
-    each bucket's and day's level error shared by its runs, and the shared offset."""
-    sigma = baseline.scales(runs)
-    cov = baseline.correlations(runs.t) * sigma[:, None] * sigma[None, :]
+    coefficients c is what `variances` gives them): the runs' own noise correlated in hours
+    (`noise`, when known: Baseline.noise_covariance), each bucket's and day's level error
+    shared by its runs, and the shared offset."""
+    cov = baseline.noise_covariance(runs) if noise is None else noise.copy()
     for bucket in np.unique(runs.bucket):
         n_b, sigma_b = _level(baseline, int(bucket))
         mine = (runs.bucket == bucket).astype(float)

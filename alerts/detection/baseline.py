@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -113,6 +114,10 @@ class Runs:
     def between(self, start: float, end: float) -> Runs:
         """Runs with start < t ≤ end."""
         lo, hi = np.searchsorted(self.t, [start, end], side="right")
+        return self.between_index(lo, hi)
+
+    def between_index(self, lo: int, hi: int) -> Runs:
+        """The runs from index lo up to (not including) hi."""
         return Runs(self.t[lo:hi], self.log_value[lo:hi], self.bucket[lo:hi], self.day[lo:hi])
 
 
@@ -175,6 +180,8 @@ class Baseline:
     _tod: np.ndarray = field(init=False, repr=False, compare=False)
     _scale: np.ndarray = field(init=False, repr=False, compare=False)
     _day: np.ndarray = field(init=False, repr=False, compare=False)
+    # What depends on nothing but the baseline, computed once when first asked (`memo`)
+    _memo: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Lookup tables by bucket, built once: the detector reads them a dozen times a call.
@@ -183,6 +190,13 @@ class Baseline:
         scale = [self.scale.get(b, self.overall_scale) for b in range(4)]
         object.__setattr__(self, "_scale", np.array(scale))
         object.__setattr__(self, "_day", np.array([self.day.get(d, 0.0) for d in range(7)]))
+        object.__setattr__(self, "_memo", {})
+
+    def memo(self, key: str, compute):
+        """compute(self), once per baseline: the baseline is frozen, the arms ask it again."""
+        if key not in self._memo:
+            self._memo[key] = compute(self)
+        return self._memo[key]
 
     def expected(self, runs: Runs) -> np.ndarray:
         return self.level + self._tod[runs.bucket] + self.weekly(runs)
@@ -210,6 +224,13 @@ class Baseline:
         out = min(self.rho / psi, 1.0) * psi**lag
         np.fill_diagonal(out, 1.0)
         return out
+
+    def noise_covariance(self, runs: Runs) -> np.ndarray:
+        """The covariance of the runs' own noise: their scales, correlated by the hours between
+        them (correlations). With `spacing_h` known, entry by entry: a submatrix of a window's
+        is its runs' own (`arms.variances` takes it so)."""
+        sigma = self.scales(runs)
+        return self.correlations(runs.t) * sigma[:, None] * sigma[None, :]
 
     def shifted(self, log_shift: float) -> Baseline:
         """The same baseline at another level (an accepted step): shapes and noise unchanged."""
@@ -350,15 +371,10 @@ def drift(t: np.ndarray, resid: np.ndarray, overall_scale: float) -> Drift | Non
         return None
     bound = WINSOR_MADS * overall_scale
     r = np.clip(resid, -bound, bound)
-    lags, halves = [], []
-    for offset in range(1, len(t)):
-        lag = (t[offset:] - t[:-offset]) / HOUR_S
-        inside = lag <= VARIOGRAM_H
-        if not inside.any():
-            break
-        lags.append(lag[inside])
-        halves.append((r[offset:] - r[:-offset])[inside] ** 2 / 2)
-    x, y = np.concatenate(lags), np.concatenate(halves)
+    later, earlier = _within(t, VARIOGRAM_H * HOUR_S)
+    lag = (t[later] - t[earlier]) / HOUR_S
+    inside = lag <= VARIOGRAM_H
+    x, y = lag[inside], (r[later] - r[earlier])[inside] ** 2 / 2
     if len(x) < 8 or np.ptp(x) <= 0:
         return None
     slope, intercept = np.polyfit(x, y, 1)
@@ -367,6 +383,23 @@ def drift(t: np.ndarray, resid: np.ndarray, overall_scale: float) -> Drift | Non
     if intercept <= 0:
         return Drift(0.0, float(2 * np.mean(y / x)))
     return Drift(float(intercept), float(2 * slope))
+
+
+def _within(t: np.ndarray, span: float) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (later, earlier) of the runs at times t (sorted), every pair whose runs are
+    up to `span` seconds apart among them, taken offset by offset (1 run apart, then 2, …)."""
+    n = len(t)
+    ahead = np.searchsorted(t, t + span, side="right") - np.arange(n) - 1
+    return _pairs(n, min(int(ahead.max()) + 1, n - 1))
+
+
+@lru_cache(maxsize=512)
+def _pairs(n: int, offsets: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (i + k, i) of n runs for k = 1..offsets (≥ 1), offset by offset."""
+    later = np.concatenate([np.arange(k, n) for k in range(1, offsets + 1)])
+    earlier = np.concatenate([np.arange(n - k) for k in range(1, offsets + 1)])
+    later.flags.writeable = earlier.flags.writeable = False
+    return later, earlier
 
 
 def walk_var(model_drift: Drift | None, resid: np.ndarray, overall_scale: float) -> float:
@@ -395,15 +428,13 @@ def _drift_var(model: Baseline, runs: Runs, resid: np.ndarray) -> float:
     block = ((runs.t - runs.t[0]) // (DRIFT_BLOCK_H * 3600.0)).astype(int)
     clipped = np.clip(resid, -WINSOR_MADS * model.overall_scale, WINSOR_MADS * model.overall_scale)
     observed, expected, blocks = 0.0, 0.0, 0
-    for b in np.unique(block):
-        mine = block == b
-        if mine.sum() < 2:
+    edges = [0, *(np.flatnonzero(block[1:] != block[:-1]) + 1).tolist(), len(block)]
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):  # runs are sorted: blocks are runs
+        if hi - lo < 2:
             continue
-        sub = runs.where(mine)
-        sigma = model.scales(sub)
-        cov = model.correlations(sub.t) * sigma[:, None] * sigma[None, :]
-        observed += float(clipped[mine].mean()) ** 2
-        expected += float(cov.sum()) / mine.sum() ** 2
+        cov = model.noise_covariance(runs.between_index(lo, hi))
+        observed += float(clipped[lo:hi].mean()) ** 2
+        expected += float(cov.sum()) / (hi - lo) ** 2
         blocks += 1
     if blocks < 3:
         return 0.0
@@ -420,7 +451,7 @@ def _levels(runs: Runs, *, min_bucket_runs: int, fitted_week: bool) -> tuple[Bas
     typical = ~runs.weekend if fitted_week else np.ones(len(runs), bool)
     level = median(y[typical])
     time_of_day: dict[int, float] = {}
-    for b in np.unique(runs.bucket):
+    for b in sorted(set(runs.bucket.tolist())):
         in_bucket = y[typical & (runs.bucket == b)]
         if len(in_bucket) >= min_bucket_runs:
             time_of_day[int(b)] = median(in_bucket) - level
@@ -459,7 +490,7 @@ def _scales(
     variance)."""
     overall = max(_robust_sd(resid) * _unbias(len(resid), max(levels, 1)), MIN_SCALE)
     scale, counts = {}, {}
-    for b in np.unique(bucket):
+    for b in sorted(set(bucket.tolist())):
         r = resid[bucket == b]
         counts[int(b)] = len(r)
         own = _robust_sd(r) * _unbias(len(r), 1)
@@ -482,13 +513,13 @@ def lag_correlations(resid: np.ndarray, t: np.ndarray, spacing: float | None) ->
     variance = float(centred @ centred) / len(resid)
     if variance <= MIN_SCALE**2:
         return None
-    sums, counts = np.zeros(5), np.zeros(5)
-    for offset in range(1, min(len(resid), 16)):
-        lag = np.rint((t[offset:] - t[:-offset]) / 3600 / spacing)
-        inside = (lag >= 1) & (lag <= 4)
-        products = centred[offset:] * centred[:-offset]
-        np.add.at(sums, lag[inside].astype(int), products[inside])
-        np.add.at(counts, lag[inside].astype(int), 1)
+    later, earlier = _pairs(len(resid), min(len(resid), 16) - 1)  # up to 15 runs apart
+    lag = np.rint((t[later] - t[earlier]) / 3600 / spacing)
+    inside = (lag >= 1) & (lag <= 4)
+    index = lag[inside].astype(int)
+    # bincount adds in order, offset by offset, as a loop over the offsets would
+    sums = np.bincount(index, weights=(centred[later] * centred[earlier])[inside], minlength=5)
+    counts = np.bincount(index, minlength=5).astype(float)
     if counts[1] < 4:
         return None
     return Lags(sums[1:] / np.maximum(counts[1:], 1) / variance, counts[1:])

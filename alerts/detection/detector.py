@@ -273,12 +273,17 @@ def _assess(
     # the provider): the arms that would carry it for three days leave it out. Two such runs
     # are a pattern and count.
     usable = ~spike(resid, baseline.scales(long))
-    w = _Window(long, resid, usable, long.t > now - config.recent_hours * HOUR_S)
+    # The window's own-noise covariance once, for every arm on its runs (a submatrix each);
+    # without the baseline's spacing each subset would read its own (Baseline.correlations)
+    noise = baseline.noise_covariance(long) if baseline.spacing_h else None
+    w = _Window(long, resid, usable, long.t > now - config.recent_hours * HOUR_S, noise)
     arms = _window_arms(w, baseline, config)
     fitted = window if frozen is None else None  # the state-space arm: not when frozen
     arms += _week_arms(history, w, baseline, fitted, (now, long_start), rule, config)
     looks = _looks(long, config)
-    arms = tuple(replace(a, p_value=min(1.0, a.p_value * looks)) for a in arms)
+    if looks != 1.0:
+        arms = [replace(a, p_value=min(1.0, a.p_value * looks)) for a in arms]
+    arms = tuple(arms)
     recovered, effect = None, None
     if frozen is not None and len(long) >= 2:
         recovered, effect = _recovery(w, baseline, rule=rule, config=config, opened=opened)
@@ -361,6 +366,14 @@ class _Window:
     resid: np.ndarray
     usable: np.ndarray
     in_day: np.ndarray
+    noise: np.ndarray | None = None  # Baseline.noise_covariance of the runs (None: not known)
+
+    def noise_of(self, mask: np.ndarray) -> np.ndarray | None:
+        """The own-noise covariance of the runs in `mask` (None: not known)."""
+        if self.noise is None:
+            return None
+        index = np.flatnonzero(mask)
+        return self.noise[np.ix_(index, index)]
 
 
 def _mean_arm(w: _Window, baseline: Baseline, name: str, mask) -> Arm:
@@ -370,7 +383,7 @@ def _mean_arm(w: _Window, baseline: Baseline, name: str, mask) -> Arm:
         mask = mask & w.usable
     runs = w.runs.where(mask)
     coefficients = mean_coefficients(runs, baseline)
-    return make_arm(name, coefficients, w.resid[mask], runs, baseline)
+    return make_arm(name, coefficients, w.resid[mask], runs, baseline, w.noise_of(mask))
 
 
 def _latest(n: int, k: int) -> np.ndarray:
@@ -403,16 +416,18 @@ def _window_arms(w: _Window, baseline: Baseline, config: DetectorConfig) -> list
     # Runs of one slot are a day apart (their correlation read off the hours). Each slot arm's
     # p-value is multiplied by the number of slots tested (Bonferroni within the series):
     # three or four chances a day to find one slot worse by chance are one test's worth.
-    slot_arms = []
-    for bucket in np.unique(long.bucket):
+    slots = []
+    for bucket in sorted(set(long.bucket.tolist())):
         mine = long.bucket == bucket
         if config.min_slot_runs <= mine.sum() < n:
-            name = f"{SLOT_ARM} {BUCKETS.get(int(bucket), bucket)}"
-            arm = _mean_arm(w, baseline, name, mine)
+            name = f"{SLOT_ARM} {BUCKETS.get(bucket, bucket)}"
             own = mine & w.usable
             fades = fading(w.resid[own], baseline.scales(long.where(own)))
-            slot_arms.append(replace(arm, bucket=int(bucket), fading=fades))
-    arms.extend(replace(a, p_value=min(1.0, a.p_value * len(slot_arms))) for a in slot_arms)
+            slots.append((_mean_arm(w, baseline, name, mine), bucket, fades))
+    arms.extend(
+        replace(a, p_value=min(1.0, a.p_value * len(slots)), bucket=bucket, fading=fades)
+        for a, bucket, fades in slots
+    )
     return arms
 
 
