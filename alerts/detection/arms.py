@@ -92,16 +92,27 @@ def variances(c, runs: Runs, baseline: Baseline, noise=None) -> np.ndarray:
     c = np.atleast_2d(c)
     if noise is None:
         noise = baseline.noise_covariance(runs)
+    one = len(c) == 1  # one arm: its sums as floats (numpy's cost per call, not its sums)
+
+    def total(mask=None):
+        sums = c.sum(axis=1) if mask is None else c[:, mask].sum(axis=1)
+        return float(sums[0]) if one else sums
+
     variance = np.einsum("ki,ij,kj->k", c, noise, c)
+    variance = float(variance[0]) if one else variance
     for bucket in sorted(set(runs.bucket.tolist())):
         n_b, sigma_b = _level(baseline, bucket)
-        variance += c[:, runs.bucket == bucket].sum(axis=1) ** 2 * sigma_b**2 / max(n_b, 1)
+        s = total(runs.bucket == bucket)
+        variance += s * s * sigma_b**2 / max(n_b, 1)
     if baseline.day_var:
         days = set(runs.day.tolist())  # a day without runs adds nothing
         for day, error in baseline.day_var.items():
             if day in days:
-                variance += c[:, runs.day == day].sum(axis=1) ** 2 * error
-    return variance + c.sum(axis=1) ** 2 * shared_offset(baseline)
+                s = total(runs.day == day)
+                variance += s * s * error
+    s = total()
+    variance += s * s * shared_offset(baseline)
+    return np.array([variance]) if one else variance
 
 
 def shared_offset(baseline: Baseline) -> float:
@@ -144,9 +155,8 @@ def covariance(runs: Runs, baseline: Baseline, noise=None) -> np.ndarray:
 def degrees_of_freedom(runs: Runs, baseline: Baseline) -> int:
     """The fewest baseline runs behind any bucket's scale involved (its own runs plus the
     pooled runs it is shrunk toward: SHRINK_RUNS runs' worth), at most the baseline's runs."""
-    return int(
-        min([baseline.n, *(_level(baseline, int(b))[0] + SHRINK_RUNS for b in set(runs.bucket))])
-    )
+    buckets = set(runs.bucket.tolist())
+    return int(min([baseline.n, *(_level(baseline, b)[0] + SHRINK_RUNS for b in buckets)]))
 
 
 def suffix_means(runs: Runs, resid: np.ndarray, baseline: Baseline):

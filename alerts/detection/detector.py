@@ -373,7 +373,7 @@ class _Window:
         if self.noise is None:
             return None
         index = np.flatnonzero(mask)
-        return self.noise[np.ix_(index, index)]
+        return self.noise[index[:, None], index]
 
 
 def _mean_arm(w: _Window, baseline: Baseline, name: str, mask) -> Arm:
