@@ -215,15 +215,18 @@ class Baseline:
         apart (a confirmation run) share nearly all of a drifting provider's state; runs a
         day apart little of a fast-decaying one; a schedule of 6 a day is judged as 3."""
         t = np.asarray(t, dtype=float)
-        out = np.eye(len(t))
         if self.rho <= 0 or len(t) < 2:
-            return out
+            return np.eye(len(t))
         spacing = self.spacing_h or _spacing_h(t) or 8.0
-        psi = max(self.phi, MIN_DECAY)
-        lag = np.abs(t[:, None] - t[None, :]) / 3600.0 / spacing
-        out = min(self.rho / psi, 1.0) * psi**lag
+        out = self.correlation(np.abs(t[:, None] - t[None, :]), spacing)
         np.fill_diagonal(out, 1.0)
         return out
+
+    def correlation(self, apart: np.ndarray, spacing: float) -> np.ndarray:
+        """The correlation of two different runs' residuals `apart` seconds apart on a schedule
+        of runs `spacing` hours apart, with ρ > 0 (see correlations)."""
+        psi = max(self.phi, MIN_DECAY)
+        return min(self.rho / psi, 1.0) * psi ** (apart / 3600.0 / spacing)
 
     def noise_covariance(self, runs: Runs) -> np.ndarray:
         """The covariance of the runs' own noise: their scales, correlated by the hours between
@@ -427,19 +430,50 @@ def _drift_var(model: Baseline, runs: Runs, resid: np.ndarray) -> float:
     Needs three blocks with two runs or more; the positive part of the excess."""
     block = ((runs.t - runs.t[0]) // (DRIFT_BLOCK_H * 3600.0)).astype(int)
     clipped = np.clip(resid, -WINSOR_MADS * model.overall_scale, WINSOR_MADS * model.overall_scale)
-    observed, expected, blocks = 0.0, 0.0, 0
     edges = [0, *(np.flatnonzero(block[1:] != block[:-1]) + 1).tolist(), len(block)]
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):  # runs are sorted: blocks are runs
-        if hi - lo < 2:
-            continue
-        cov = model.noise_covariance(runs.between_index(lo, hi))
-        observed += float(clipped[lo:hi].mean()) ** 2
-        expected += float(cov.sum()) / (hi - lo) ** 2
-        blocks += 1
+    # Runs are sorted: each block is a stretch of them, runs[lo:hi]
+    spans = [(lo, hi) for lo, hi in zip(edges[:-1], edges[1:], strict=True) if hi - lo >= 2]
+    blocks = len(spans)
     if blocks < 3:
         return 0.0
+    observed, expected = 0.0, 0.0
+    for (lo, hi), total in zip(spans, _block_noise_sums(model, runs, spans), strict=True):
+        observed += (float(clipped[lo:hi].sum()) / (hi - lo)) ** 2  # the block's mean
+        expected += total / (hi - lo) ** 2
     # The block means' squares about the fitted levels (which took one block's worth out).
     return max(0.0, (observed / (blocks - 1) - expected / blocks))
+
+
+def _block_noise_sums(model: Baseline, runs: Runs, spans: list[tuple[int, int]]) -> list[float]:
+    """The sum of each block's own-noise covariance matrix (Baseline.noise_covariance of
+    runs[lo:hi]), every block's entries computed at once, each block summed as its matrix."""
+    if not model.spacing_h:  # each block would read its own spacing
+        return [float(model.noise_covariance(runs.between_index(*s)).sum()) for s in spans]
+    sizes = tuple(hi - lo for lo, hi in spans)
+    rows, cols, same = _block_entries(sizes)
+    kept = np.concatenate([np.arange(lo, hi) for lo, hi in spans])
+    t, sigma = runs.t[kept], model.scales(runs)[kept]
+    if model.rho > 0:
+        corr = model.correlation(np.abs(t[rows] - t[cols]), model.spacing_h)
+        corr[same] = 1.0
+    else:
+        corr = same.astype(float)
+    cov = corr * sigma[rows] * sigma[cols]
+    ends = np.cumsum([0, *(m * m for m in sizes)]).tolist()
+    return [float(cov[a:b].sum()) for a, b in zip(ends[:-1], ends[1:], strict=True)]
+
+
+@lru_cache(maxsize=1024)
+def _block_entries(sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row and column of every entry of square blocks of these sizes laid one after another
+    (each block's entries row by row, as its matrix holds them), and which are diagonal."""
+    blocks = list(zip(np.cumsum([0, *sizes[:-1]]).tolist(), sizes, strict=True))
+    rows = np.concatenate([np.repeat(np.arange(s, s + m), m) for s, m in blocks])
+    cols = np.concatenate([np.tile(np.arange(s, s + m), m) for s, m in blocks])
+    same = rows == cols
+    for array in (rows, cols, same):
+        array.flags.writeable = False
+    return rows, cols, same
 
 
 def _levels(runs: Runs, *, min_bucket_runs: int, fitted_week: bool) -> tuple[Baseline, float]:
