@@ -115,28 +115,29 @@ def variances(c, runs: Runs, baseline: Baseline, noise=None) -> np.ndarray:
     return np.array([variance]) if one else variance
 
 
-def shared_offset(baseline: Baseline) -> float:
+def shared_offset(baseline: Baseline, *, walk: bool = True) -> float:
     """The variance every run shares (the last two parts of `variances`): the error of the
     baseline's level that a drifting series' correlated runs leave, and the drift slower than
     the lags see (Baseline.drift_var); or, where larger, where the level can have walked since
     the baseline (Baseline.walk_var). A steady series' walk is 0: nothing changes there. Once
-    per baseline (Baseline.memo)."""
-    return baseline.memo("shared_offset", _shared_offset)
+    per baseline (Baseline.memo). walk=False: without the walk (as with walk_var 0)."""
+    slow = baseline.memo("slow_offset", _slow_offset)
+    # Where the level can have walked since the baseline, as its variogram shows it wander
+    # (Baseline.walk_var): a young baseline's correlation and blocks miss a drift that its
+    # runs' differences show. The larger of the two, as both are the level's one error.
+    return max(slow, baseline.walk_var if walk else 0.0)
 
 
-def _shared_offset(baseline: Baseline) -> float:
+def _slow_offset(baseline: Baseline) -> float:
+    """shared_offset's level error and slow drift."""
     psi = max(baseline.phi, MIN_DECAY) if baseline.rho > 0 else 0.0
     drift = mean_inflation(baseline.n, baseline.rho, psi) - 1
     level = baseline.overall_scale**2 / baseline.n * drift
     span_h = (baseline.end - (baseline.start or baseline.end)) / 3600.0
-    slow = level + baseline.drift_var * (1 + DRIFT_BLOCK_H / max(span_h, DRIFT_BLOCK_H))
-    # Where the level can have walked since the baseline, as its variogram shows it wander
-    # (Baseline.walk_var): a young baseline's correlation and blocks miss a drift that its
-    # runs' differences show. The larger of the two, as both are the level's one error.
-    return max(slow, baseline.walk_var)
+    return level + baseline.drift_var * (1 + DRIFT_BLOCK_H / max(span_h, DRIFT_BLOCK_H))
 
 
-def covariance(runs: Runs, baseline: Baseline, noise=None) -> np.ndarray:
+def covariance(runs: Runs, baseline: Baseline, noise=None, *, walk: bool = True) -> np.ndarray:
     """The covariance matrix of the runs' residuals that `variances` implies (c Σ cᵀ of any
     coefficients c is what `variances` gives them): the runs' own noise correlated in hours
     (`noise`, when known: Baseline.noise_covariance), each bucket's and day's level error
@@ -149,7 +150,7 @@ def covariance(runs: Runs, baseline: Baseline, noise=None) -> np.ndarray:
     for day, error in baseline.day_var.items():
         mine = (runs.day == day).astype(float)
         cov += np.outer(mine, mine) * error
-    return cov + shared_offset(baseline)
+    return cov + shared_offset(baseline, walk=walk)
 
 
 def degrees_of_freedom(runs: Runs, baseline: Baseline) -> int:

@@ -273,10 +273,8 @@ def _assess(
     # the provider): the arms that would carry it for three days leave it out. Two such runs
     # are a pattern and count.
     usable = ~spike(resid, baseline.scales(long))
-    # The window's own-noise covariance once, for every arm on its runs (a submatrix each);
-    # without the baseline's spacing each subset would read its own (Baseline.correlations)
-    noise = baseline.noise_covariance(long) if baseline.spacing_h else None
-    w = _Window(long, resid, usable, long.t > now - config.recent_hours * HOUR_S, noise)
+    in_day = long.t > now - config.recent_hours * HOUR_S
+    w = _Window(long, resid, usable, in_day, _noise(long, baseline))
     arms = _window_arms(w, baseline, config)
     fitted = window if frozen is None else None  # the state-space arm: not when frozen
     arms += _week_arms(history, w, baseline, fitted, (now, long_start), rule, config)
@@ -431,19 +429,14 @@ def _window_arms(w: _Window, baseline: Baseline, config: DetectorConfig) -> list
     return arms
 
 
-def _trend_arm(
-    runs: Runs, w: _Window, baseline: Baseline, *, now: float, rule: MetricRule
-) -> Arm | None:
-    """A straight line through the week's residuals (the window's spike left out), read now;
-    None when the runs are too few to fit one."""
-    spiked = w.runs.t[~w.usable]
-    if len(spiked):
-        runs = runs.where(~np.isin(runs.t, spiked))
+def _trend_arm(week: tuple, baseline: Baseline, *, now: float) -> Arm | None:
+    """A straight line through the week's residuals, read now; None when the runs are too few
+    to fit one. week: its runs, their residuals and own-noise covariance (_week_arms)."""
+    runs, resid, noise = week
     c = trend_coefficients(runs, baseline, now)
     if c is None:
         return None
-    resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
-    return make_arm(TREND_ARM, c, resid, runs, baseline)
+    return make_arm(TREND_ARM, c, resid, runs, baseline, noise)
 
 
 def _week_arms(
@@ -457,26 +450,34 @@ def _week_arms(
     start = _reach(history, now, config.trend_hours, TREND_MIN_RUNS)
     if fitted is None:
         start = max(start, long_start)
-    week = history.between(start, now)
-    arms = [_trend_arm(week, w, baseline, now=now, rule=rule)]
-    if fitted is not None and config.step_p_value > 0:
-        arms.append(_step_arm(week, w, baseline, long_start, rule))
-    return [arm for arm in arms if arm is not None]
-
-
-def _step_arm(runs: Runs, w: _Window, baseline: Baseline, long_start: float, rule) -> Arm | None:
-    """The state-space arm (state_space.step_arm) on the week's runs, the window's spike left
-    out, its onsets in the long window; its drift model the one fitted with the baseline on
-    its runs (Baseline.level_walk; None: too few, no arm)."""
-    model = baseline.level_walk
-    if model is None:
-        return None
-    spiked = w.runs.t[~w.usable]
+    runs = history.between(start, now)
+    spiked = w.runs.t[~w.usable]  # the window's spike is left out of the week too
     if len(spiked):
         runs = runs.where(~np.isin(runs.t, spiked))
     resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
+    week = (runs, resid, _noise(runs, baseline))
+    arms = [_trend_arm(week, baseline, now=now)]
+    if fitted is not None and config.step_p_value > 0:
+        arms.append(_step_arm(week, baseline, long_start))
+    return [arm for arm in arms if arm is not None]
+
+
+def _step_arm(week: tuple, baseline: Baseline, long_start: float) -> Arm | None:
+    """The state-space arm (state_space.step_arm) on the week's runs (as _trend_arm's), its
+    onsets in the long window; its drift model the one fitted with the baseline on its runs
+    (Baseline.level_walk; None: too few, no arm)."""
+    model = baseline.level_walk
+    if model is None:
+        return None
+    runs, resid, noise = week
     first = int(np.searchsorted(runs.t, long_start, side="right"))
-    return step_arm(runs, resid, baseline, first, model)
+    return step_arm(runs, resid, baseline, first, model, noise)
+
+
+def _noise(runs: Runs, baseline: Baseline) -> np.ndarray | None:
+    """The runs' own-noise covariance, for every arm on them (a submatrix each: `_Window`);
+    without the baseline's spacing each subset would read its own (Baseline.correlations)."""
+    return baseline.noise_covariance(runs) if baseline.spacing_h else None
 
 
 def _looks(long: Runs, config: DetectorConfig) -> float:
