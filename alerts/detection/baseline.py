@@ -438,7 +438,7 @@ def _drift_var(model: Baseline, runs: Runs, resid: np.ndarray) -> float:
         return 0.0
     observed, expected = 0.0, 0.0
     for (lo, hi), total in zip(spans, _block_noise_sums(model, runs, spans), strict=True):
-        observed += (float(clipped[lo:hi].sum()) / (hi - lo)) ** 2  # the block's mean
+        observed += _mean(clipped[lo:hi]) ** 2
         expected += total / (hi - lo) ** 2
     # The block means' squares about the fitted levels (which took one block's worth out).
     return max(0.0, (observed / (blocks - 1) - expected / blocks))
@@ -504,12 +504,12 @@ def _levels(runs: Runs, *, min_bucket_runs: int, fitted_week: bool) -> tuple[Bas
     bound = WINSOR_MADS * max(_mad_scale(resid), MIN_SCALE)
     clipped = np.clip(resid, -bound, bound)
     sparse = typical & ~np.isin(runs.bucket, list(time_of_day))
-    moved = float(clipped[sparse].mean()) if sparse.any() else 0.0
+    moved = _mean(clipped[sparse]) if sparse.any() else 0.0
     by_bucket = np.full(4, moved)
     for b in time_of_day:
-        by_bucket[b] = float(clipped[typical & (runs.bucket == b)].mean())
+        by_bucket[b] = _mean(clipped[typical & (runs.bucket == b)])
     if fitted_week:
-        weekend += float((clipped[runs.weekend] - by_bucket[runs.bucket[runs.weekend]]).mean())
+        weekend += _mean(clipped[runs.weekend] - by_bucket[runs.bucket[runs.weekend]])
     means = {b: v + by_bucket[b] - moved for b, v in time_of_day.items()}
     return replace(model, level=level + moved, time_of_day=means, weekend=weekend), bound
 
@@ -669,10 +669,21 @@ def _robust_sd(x: np.ndarray) -> float:
     if len(x) < 2:
         return 0.0
     centre = float(median(x))
-    mad = _mad_scale(x)
+    mad = 1.4826 * median(np.abs(x - centre))  # _mad_scale(x)
     if mad == 0:
-        return float(np.std(x))
-    return float(np.std(np.clip(x, centre - WINSOR_MADS * mad, centre + WINSOR_MADS * mad)))
+        return _std(x)
+    return _std(np.clip(x, centre - WINSOR_MADS * mad, centre + WINSOR_MADS * mad))
+
+
+def _std(x: np.ndarray) -> float:
+    """np.std(x), step by step as numpy takes it, without its cost per call."""
+    d = x - _mean(x)
+    return math.sqrt(float((d * d).sum()) / len(x))
+
+
+def _mean(x: np.ndarray) -> float:
+    """np.mean(x) of a non-empty array, as numpy takes it (its sum over its count)."""
+    return float(x.sum()) / len(x)
 
 
 def mean_inflation(m, rho: float, phi: float | None = None):
