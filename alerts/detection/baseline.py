@@ -597,9 +597,9 @@ def _reading_spread(raw: np.ndarray, lags: int = 64) -> float:
     (Bartlett's formula; r_k = ρ φ^(k−1) from the raw lags): 1 for independent runs, several
     times that for a drifting series, whose 28 days hold few independent stretches."""
     rho, phi = _decay(raw, 0.0)
-    r = np.r_[1.0, rho * phi ** np.arange(lags)]
-    full = np.r_[r[:0:-1], r]  # r_−k … r_k
-    after, before = np.r_[full[1:], 0.0], np.r_[0.0, full[:-1]]
+    r = np.concatenate(([1.0], rho * phi ** np.arange(lags)))
+    full = np.concatenate((r[:0:-1], r))  # r_−k … r_k
+    after, before = np.concatenate((full[1:], [0.0])), np.concatenate(([0.0], full[:-1]))
     terms = full**2 + after * before - 4 * rho * full * after + 2 * full**2 * rho**2
     return max(float(terms.sum()), 1.0)
 
