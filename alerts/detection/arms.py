@@ -63,7 +63,7 @@ def arm(name: str, c, resid, runs: Runs, baseline: Baseline, noise=None) -> Arm:
         shift,
         sd,
         p_value(shift, sd, int(df) - 1),
-        float(np.min(resid[-2:])),
+        min(resid[-2:].tolist()),
         without_worst,
     )
 
