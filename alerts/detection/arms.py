@@ -43,12 +43,13 @@ def p_value(shift: float, sd: float, df: int) -> float:
     return float(special.stdtr(max(df, 2), -shift / sd)) if sd > 0 else 1.0
 
 
-def arm(name: str, c, resid, runs: Runs, baseline: Baseline) -> Arm:
+def arm(name: str, c, resid, runs: Runs, baseline: Baseline, noise=None) -> Arm:
     """The arm whose estimate is the linear combination c·resid of the runs, with the standard
-    error `variances` gives it (from the hours between the runs). Degrees of freedom: the
-    fewest baseline runs behind any bucket's scale involved (its own runs plus the pooled runs
-    it is shrunk toward: SHRINK_RUNS runs' worth)."""
-    sd = math.sqrt(float(variances(c, runs, baseline)[0]))
+    error `variances` gives it (from the hours between the runs; `noise`: their own noise's
+    covariance, when known). Degrees of freedom: the fewest baseline runs behind any bucket's
+    scale involved (its own runs plus the pooled runs it is shrunk toward: SHRINK_RUNS runs'
+    worth)."""
+    sd = math.sqrt(float(variances(c, runs, baseline, noise)[0]))
     df = degrees_of_freedom(runs, baseline)
     contributions = c * resid
     shift = float(contributions.sum())
@@ -62,7 +63,7 @@ def arm(name: str, c, resid, runs: Runs, baseline: Baseline) -> Arm:
         shift,
         sd,
         p_value(shift, sd, int(df) - 1),
-        float(np.min(resid[-2:])),
+        min(resid[-2:].tolist()),
         without_worst,
     )
 
@@ -74,7 +75,7 @@ def _level(baseline: Baseline, bucket: int) -> tuple[int, float]:
     return n_b, baseline.scale.get(bucket, baseline.overall_scale)
 
 
-def variances(c, runs: Runs, baseline: Baseline) -> np.ndarray:
+def variances(c, runs: Runs, baseline: Baseline, noise=None) -> np.ndarray:
     """The variance of each row of coefficients c (one row, or m rows × the runs) applied to
     the runs' residuals.
 
@@ -86,41 +87,62 @@ def variances(c, runs: Runs, baseline: Baseline) -> np.ndarray:
     72 h blocks (Baseline.drift_var), which moves the window and, less, the baseline.
     Without the second, a slot arm of three runs against a bucket level fitted on fourteen is
     far too sure of itself; without the others, a drifting provider alerts on its drift.
+    `noise`: the first part's covariance (Baseline.noise_covariance of the runs), when known.
     """
     c = np.atleast_2d(c)
-    sigma = baseline.scales(runs)
-    cov = baseline.correlations(runs.t) * sigma[:, None] * sigma[None, :]
-    variance = np.einsum("ki,ij,kj->k", c, cov, c)
-    for bucket in np.unique(runs.bucket):
-        n_b, sigma_b = _level(baseline, int(bucket))
-        variance += c[:, runs.bucket == bucket].sum(axis=1) ** 2 * sigma_b**2 / max(n_b, 1)
-    for day, error in baseline.day_var.items():
-        variance += c[:, runs.day == day].sum(axis=1) ** 2 * error
-    return variance + c.sum(axis=1) ** 2 * shared_offset(baseline)
+    if noise is None:
+        noise = baseline.noise_covariance(runs)
+    one = len(c) == 1  # one arm: its sums as floats (numpy's cost per call, not its sums)
+
+    def total(mask=None):
+        sums = c.sum(axis=1) if mask is None else c[:, mask].sum(axis=1)
+        return float(sums[0]) if one else sums
+
+    variance = np.einsum("ki,ij,kj->k", c, noise, c)
+    variance = float(variance[0]) if one else variance
+    for bucket in sorted(set(runs.bucket.tolist())):
+        n_b, sigma_b = _level(baseline, bucket)
+        s = total(runs.bucket == bucket)
+        variance += s * s * sigma_b**2 / max(n_b, 1)
+    if baseline.day_var:
+        days = set(runs.day.tolist())  # a day without runs adds nothing
+        for day, error in baseline.day_var.items():
+            if day in days:
+                s = total(runs.day == day)
+                variance += s * s * error
+    s = total()
+    variance += s * s * shared_offset(baseline)
+    return np.array([variance]) if one else variance
 
 
-def shared_offset(baseline: Baseline) -> float:
+def shared_offset(baseline: Baseline, *, walk: bool = True) -> float:
     """The variance every run shares (the last two parts of `variances`): the error of the
     baseline's level that a drifting series' correlated runs leave, and the drift slower than
     the lags see (Baseline.drift_var); or, where larger, where the level can have walked since
-    the baseline (Baseline.walk_var). A steady series' walk is 0: nothing changes there."""
+    the baseline (Baseline.walk_var). A steady series' walk is 0: nothing changes there. Once
+    per baseline (Baseline.memo). walk=False: without the walk (as with walk_var 0)."""
+    slow = baseline.memo("slow_offset", _slow_offset)
+    # Where the level can have walked since the baseline, as its variogram shows it wander
+    # (Baseline.walk_var): a young baseline's correlation and blocks miss a drift that its
+    # runs' differences show. The larger of the two, as both are the level's one error.
+    return max(slow, baseline.walk_var if walk else 0.0)
+
+
+def _slow_offset(baseline: Baseline) -> float:
+    """shared_offset's level error and slow drift."""
     psi = max(baseline.phi, MIN_DECAY) if baseline.rho > 0 else 0.0
     drift = mean_inflation(baseline.n, baseline.rho, psi) - 1
     level = baseline.overall_scale**2 / baseline.n * drift
     span_h = (baseline.end - (baseline.start or baseline.end)) / 3600.0
-    slow = level + baseline.drift_var * (1 + DRIFT_BLOCK_H / max(span_h, DRIFT_BLOCK_H))
-    # Where the level can have walked since the baseline, as its variogram shows it wander
-    # (Baseline.walk_var): a young baseline's correlation and blocks miss a drift that its
-    # runs' differences show. The larger of the two, as both are the level's one error.
-    return max(slow, baseline.walk_var)
+    return level + baseline.drift_var * (1 + DRIFT_BLOCK_H / max(span_h, DRIFT_BLOCK_H))
 
 
-def covariance(runs: Runs, baseline: Baseline) -> np.ndarray:
+def covariance(runs: Runs, baseline: Baseline, noise=None, *, walk: bool = True) -> np.ndarray:
     """The covariance matrix of the runs' residuals that `variances` implies (c Σ cᵀ of any
-    coefficients c is what `variances` gives them): the runs' own noise correlated in hours,
-    each bucket's and day's level error shared by its runs, and the shared offset."""
-    sigma = baseline.scales(runs)
-    cov = baseline.correlations(runs.t) * sigma[:, None] * sigma[None, :]
+    coefficients c is what `variances` gives them): the runs' own noise correlated in hours
+    (`noise`, when known: Baseline.noise_covariance), each bucket's and day's level error
+    shared by its runs, and the shared offset."""
+    cov = baseline.noise_covariance(runs) if noise is None else noise.copy()
     for bucket in np.unique(runs.bucket):
         n_b, sigma_b = _level(baseline, int(bucket))
         mine = (runs.bucket == bucket).astype(float)
@@ -128,15 +150,14 @@ def covariance(runs: Runs, baseline: Baseline) -> np.ndarray:
     for day, error in baseline.day_var.items():
         mine = (runs.day == day).astype(float)
         cov += np.outer(mine, mine) * error
-    return cov + shared_offset(baseline)
+    return cov + shared_offset(baseline, walk=walk)
 
 
 def degrees_of_freedom(runs: Runs, baseline: Baseline) -> int:
     """The fewest baseline runs behind any bucket's scale involved (its own runs plus the
     pooled runs it is shrunk toward: SHRINK_RUNS runs' worth), at most the baseline's runs."""
-    return int(
-        min([baseline.n, *(_level(baseline, int(b))[0] + SHRINK_RUNS for b in set(runs.bucket))])
-    )
+    buckets = set(runs.bucket.tolist())
+    return int(min([baseline.n, *(_level(baseline, b)[0] + SHRINK_RUNS for b in buckets)]))
 
 
 def suffix_means(runs: Runs, resid: np.ndarray, baseline: Baseline):

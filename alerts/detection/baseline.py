@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -113,6 +114,10 @@ class Runs:
     def between(self, start: float, end: float) -> Runs:
         """Runs with start < t ≤ end."""
         lo, hi = np.searchsorted(self.t, [start, end], side="right")
+        return self.between_index(lo, hi)
+
+    def between_index(self, lo: int, hi: int) -> Runs:
+        """The runs from index lo up to (not including) hi."""
         return Runs(self.t[lo:hi], self.log_value[lo:hi], self.bucket[lo:hi], self.day[lo:hi])
 
 
@@ -175,6 +180,8 @@ class Baseline:
     _tod: np.ndarray = field(init=False, repr=False, compare=False)
     _scale: np.ndarray = field(init=False, repr=False, compare=False)
     _day: np.ndarray = field(init=False, repr=False, compare=False)
+    # What depends on nothing but the baseline, computed once when first asked (`memo`)
+    _memo: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Lookup tables by bucket, built once: the detector reads them a dozen times a call.
@@ -183,6 +190,13 @@ class Baseline:
         scale = [self.scale.get(b, self.overall_scale) for b in range(4)]
         object.__setattr__(self, "_scale", np.array(scale))
         object.__setattr__(self, "_day", np.array([self.day.get(d, 0.0) for d in range(7)]))
+        object.__setattr__(self, "_memo", {})
+
+    def memo(self, key: str, compute):
+        """compute(self), once per baseline: the baseline is frozen, the arms ask it again."""
+        if key not in self._memo:
+            self._memo[key] = compute(self)
+        return self._memo[key]
 
     def expected(self, runs: Runs) -> np.ndarray:
         return self.level + self._tod[runs.bucket] + self.weekly(runs)
@@ -201,15 +215,25 @@ class Baseline:
         apart (a confirmation run) share nearly all of a drifting provider's state; runs a
         day apart little of a fast-decaying one; a schedule of 6 a day is judged as 3."""
         t = np.asarray(t, dtype=float)
-        out = np.eye(len(t))
         if self.rho <= 0 or len(t) < 2:
-            return out
+            return np.eye(len(t))
         spacing = self.spacing_h or _spacing_h(t) or 8.0
-        psi = max(self.phi, MIN_DECAY)
-        lag = np.abs(t[:, None] - t[None, :]) / 3600.0 / spacing
-        out = min(self.rho / psi, 1.0) * psi**lag
+        out = self.correlation(np.abs(t[:, None] - t[None, :]), spacing)
         np.fill_diagonal(out, 1.0)
         return out
+
+    def correlation(self, apart: np.ndarray, spacing: float) -> np.ndarray:
+        """The correlation of two different runs' residuals `apart` seconds apart on a schedule
+        of runs `spacing` hours apart, with ρ > 0 (see correlations)."""
+        psi = max(self.phi, MIN_DECAY)
+        return min(self.rho / psi, 1.0) * psi ** (apart / 3600.0 / spacing)
+
+    def noise_covariance(self, runs: Runs) -> np.ndarray:
+        """The covariance of the runs' own noise: their scales, correlated by the hours between
+        them (correlations). With `spacing_h` known, entry by entry: a submatrix of a window's
+        is its runs' own (`arms.variances` takes it so)."""
+        sigma = self.scales(runs)
+        return self.correlations(runs.t) * sigma[:, None] * sigma[None, :]
 
     def shifted(self, log_shift: float) -> Baseline:
         """The same baseline at another level (an accepted step): shapes and noise unchanged."""
@@ -350,15 +374,10 @@ def drift(t: np.ndarray, resid: np.ndarray, overall_scale: float) -> Drift | Non
         return None
     bound = WINSOR_MADS * overall_scale
     r = np.clip(resid, -bound, bound)
-    lags, halves = [], []
-    for offset in range(1, len(t)):
-        lag = (t[offset:] - t[:-offset]) / HOUR_S
-        inside = lag <= VARIOGRAM_H
-        if not inside.any():
-            break
-        lags.append(lag[inside])
-        halves.append((r[offset:] - r[:-offset])[inside] ** 2 / 2)
-    x, y = np.concatenate(lags), np.concatenate(halves)
+    later, earlier = _within(t, VARIOGRAM_H * HOUR_S)
+    lag = (t[later] - t[earlier]) / HOUR_S
+    inside = lag <= VARIOGRAM_H
+    x, y = lag[inside], (r[later] - r[earlier])[inside] ** 2 / 2
     if len(x) < 8 or np.ptp(x) <= 0:
         return None
     slope, intercept = np.polyfit(x, y, 1)
@@ -367,6 +386,23 @@ def drift(t: np.ndarray, resid: np.ndarray, overall_scale: float) -> Drift | Non
     if intercept <= 0:
         return Drift(0.0, float(2 * np.mean(y / x)))
     return Drift(float(intercept), float(2 * slope))
+
+
+def _within(t: np.ndarray, span: float) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (later, earlier) of the runs at times t (sorted), every pair whose runs are
+    up to `span` seconds apart among them, taken offset by offset (1 run apart, then 2, …)."""
+    n = len(t)
+    ahead = np.searchsorted(t, t + span, side="right") - np.arange(n) - 1
+    return _pairs(n, min(int(ahead.max()) + 1, n - 1))
+
+
+@lru_cache(maxsize=512)
+def _pairs(n: int, offsets: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (i + k, i) of n runs for k = 1..offsets (≥ 1), offset by offset."""
+    later = np.concatenate([np.arange(k, n) for k in range(1, offsets + 1)])
+    earlier = np.concatenate([np.arange(n - k) for k in range(1, offsets + 1)])
+    later.flags.writeable = earlier.flags.writeable = False
+    return later, earlier
 
 
 def walk_var(model_drift: Drift | None, resid: np.ndarray, overall_scale: float) -> float:
@@ -394,21 +430,50 @@ def _drift_var(model: Baseline, runs: Runs, resid: np.ndarray) -> float:
     Needs three blocks with two runs or more; the positive part of the excess."""
     block = ((runs.t - runs.t[0]) // (DRIFT_BLOCK_H * 3600.0)).astype(int)
     clipped = np.clip(resid, -WINSOR_MADS * model.overall_scale, WINSOR_MADS * model.overall_scale)
-    observed, expected, blocks = 0.0, 0.0, 0
-    for b in np.unique(block):
-        mine = block == b
-        if mine.sum() < 2:
-            continue
-        sub = runs.where(mine)
-        sigma = model.scales(sub)
-        cov = model.correlations(sub.t) * sigma[:, None] * sigma[None, :]
-        observed += float(clipped[mine].mean()) ** 2
-        expected += float(cov.sum()) / mine.sum() ** 2
-        blocks += 1
+    edges = [0, *(np.flatnonzero(block[1:] != block[:-1]) + 1).tolist(), len(block)]
+    # Runs are sorted: each block is a stretch of them, runs[lo:hi]
+    spans = [(lo, hi) for lo, hi in zip(edges[:-1], edges[1:], strict=True) if hi - lo >= 2]
+    blocks = len(spans)
     if blocks < 3:
         return 0.0
+    observed, expected = 0.0, 0.0
+    for (lo, hi), total in zip(spans, _block_noise_sums(model, runs, spans), strict=True):
+        observed += _mean(clipped[lo:hi]) ** 2
+        expected += total / (hi - lo) ** 2
     # The block means' squares about the fitted levels (which took one block's worth out).
     return max(0.0, (observed / (blocks - 1) - expected / blocks))
+
+
+def _block_noise_sums(model: Baseline, runs: Runs, spans: list[tuple[int, int]]) -> list[float]:
+    """The sum of each block's own-noise covariance matrix (Baseline.noise_covariance of
+    runs[lo:hi]), every block's entries computed at once, each block summed as its matrix."""
+    if not model.spacing_h:  # each block would read its own spacing
+        return [float(model.noise_covariance(runs.between_index(*s)).sum()) for s in spans]
+    sizes = tuple(hi - lo for lo, hi in spans)
+    rows, cols, same = _block_entries(sizes)
+    kept = np.concatenate([np.arange(lo, hi) for lo, hi in spans])
+    t, sigma = runs.t[kept], model.scales(runs)[kept]
+    if model.rho > 0:
+        corr = model.correlation(np.abs(t[rows] - t[cols]), model.spacing_h)
+        corr[same] = 1.0
+    else:
+        corr = same.astype(float)
+    cov = corr * sigma[rows] * sigma[cols]
+    ends = np.cumsum([0, *(m * m for m in sizes)]).tolist()
+    return [float(cov[a:b].sum()) for a, b in zip(ends[:-1], ends[1:], strict=True)]
+
+
+@lru_cache(maxsize=1024)
+def _block_entries(sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row and column of every entry of square blocks of these sizes laid one after another
+    (each block's entries row by row, as its matrix holds them), and which are diagonal."""
+    blocks = list(zip(np.cumsum([0, *sizes[:-1]]).tolist(), sizes, strict=True))
+    rows = np.concatenate([np.repeat(np.arange(s, s + m), m) for s, m in blocks])
+    cols = np.concatenate([np.tile(np.arange(s, s + m), m) for s, m in blocks])
+    same = rows == cols
+    for array in (rows, cols, same):
+        array.flags.writeable = False
+    return rows, cols, same
 
 
 def _levels(runs: Runs, *, min_bucket_runs: int, fitted_week: bool) -> tuple[Baseline, float]:
@@ -420,7 +485,7 @@ def _levels(runs: Runs, *, min_bucket_runs: int, fitted_week: bool) -> tuple[Bas
     typical = ~runs.weekend if fitted_week else np.ones(len(runs), bool)
     level = median(y[typical])
     time_of_day: dict[int, float] = {}
-    for b in np.unique(runs.bucket):
+    for b in sorted(set(runs.bucket.tolist())):
         in_bucket = y[typical & (runs.bucket == b)]
         if len(in_bucket) >= min_bucket_runs:
             time_of_day[int(b)] = median(in_bucket) - level
@@ -439,12 +504,12 @@ def _levels(runs: Runs, *, min_bucket_runs: int, fitted_week: bool) -> tuple[Bas
     bound = WINSOR_MADS * max(_mad_scale(resid), MIN_SCALE)
     clipped = np.clip(resid, -bound, bound)
     sparse = typical & ~np.isin(runs.bucket, list(time_of_day))
-    moved = float(clipped[sparse].mean()) if sparse.any() else 0.0
+    moved = _mean(clipped[sparse]) if sparse.any() else 0.0
     by_bucket = np.full(4, moved)
     for b in time_of_day:
-        by_bucket[b] = float(clipped[typical & (runs.bucket == b)].mean())
+        by_bucket[b] = _mean(clipped[typical & (runs.bucket == b)])
     if fitted_week:
-        weekend += float((clipped[runs.weekend] - by_bucket[runs.bucket[runs.weekend]]).mean())
+        weekend += _mean(clipped[runs.weekend] - by_bucket[runs.bucket[runs.weekend]])
     means = {b: v + by_bucket[b] - moved for b, v in time_of_day.items()}
     return replace(model, level=level + moved, time_of_day=means, weekend=weekend), bound
 
@@ -459,7 +524,7 @@ def _scales(
     variance)."""
     overall = max(_robust_sd(resid) * _unbias(len(resid), max(levels, 1)), MIN_SCALE)
     scale, counts = {}, {}
-    for b in np.unique(bucket):
+    for b in sorted(set(bucket.tolist())):
         r = resid[bucket == b]
         counts[int(b)] = len(r)
         own = _robust_sd(r) * _unbias(len(r), 1)
@@ -482,13 +547,13 @@ def lag_correlations(resid: np.ndarray, t: np.ndarray, spacing: float | None) ->
     variance = float(centred @ centred) / len(resid)
     if variance <= MIN_SCALE**2:
         return None
-    sums, counts = np.zeros(5), np.zeros(5)
-    for offset in range(1, min(len(resid), 16)):
-        lag = np.rint((t[offset:] - t[:-offset]) / 3600 / spacing)
-        inside = (lag >= 1) & (lag <= 4)
-        products = centred[offset:] * centred[:-offset]
-        np.add.at(sums, lag[inside].astype(int), products[inside])
-        np.add.at(counts, lag[inside].astype(int), 1)
+    later, earlier = _pairs(len(resid), min(len(resid), 16) - 1)  # up to 15 runs apart
+    lag = np.rint((t[later] - t[earlier]) / 3600 / spacing)
+    inside = (lag >= 1) & (lag <= 4)
+    index = lag[inside].astype(int)
+    # bincount adds in order, offset by offset, as a loop over the offsets would
+    sums = np.bincount(index, weights=(centred[later] * centred[earlier])[inside], minlength=5)
+    counts = np.bincount(index, minlength=5).astype(float)
     if counts[1] < 4:
         return None
     return Lags(sums[1:] / np.maximum(counts[1:], 1) / variance, counts[1:])
@@ -532,9 +597,9 @@ def _reading_spread(raw: np.ndarray, lags: int = 64) -> float:
     (Bartlett's formula; r_k = ρ φ^(k−1) from the raw lags): 1 for independent runs, several
     times that for a drifting series, whose 28 days hold few independent stretches."""
     rho, phi = _decay(raw, 0.0)
-    r = np.r_[1.0, rho * phi ** np.arange(lags)]
-    full = np.r_[r[:0:-1], r]  # r_−k … r_k
-    after, before = np.r_[full[1:], 0.0], np.r_[0.0, full[:-1]]
+    r = np.concatenate(([1.0], rho * phi ** np.arange(lags)))
+    full = np.concatenate((r[:0:-1], r))  # r_−k … r_k
+    after, before = np.concatenate((full[1:], [0.0])), np.concatenate(([0.0], full[:-1]))
     terms = full**2 + after * before - 4 * rho * full * after + 2 * full**2 * rho**2
     return max(float(terms.sum()), 1.0)
 
@@ -604,10 +669,21 @@ def _robust_sd(x: np.ndarray) -> float:
     if len(x) < 2:
         return 0.0
     centre = float(median(x))
-    mad = _mad_scale(x)
+    mad = 1.4826 * median(np.abs(x - centre))  # _mad_scale(x)
     if mad == 0:
-        return float(np.std(x))
-    return float(np.std(np.clip(x, centre - WINSOR_MADS * mad, centre + WINSOR_MADS * mad)))
+        return _std(x)
+    return _std(np.clip(x, centre - WINSOR_MADS * mad, centre + WINSOR_MADS * mad))
+
+
+def _std(x: np.ndarray) -> float:
+    """np.std(x), step by step as numpy takes it, without its cost per call."""
+    d = x - _mean(x)
+    return math.sqrt(float((d * d).sum()) / len(x))
+
+
+def _mean(x: np.ndarray) -> float:
+    """np.mean(x) of a non-empty array, as numpy takes it (its sum over its count)."""
+    return float(x.sum()) / len(x)
 
 
 def mean_inflation(m, rho: float, phi: float | None = None):

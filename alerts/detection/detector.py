@@ -273,12 +273,15 @@ def _assess(
     # the provider): the arms that would carry it for three days leave it out. Two such runs
     # are a pattern and count.
     usable = ~spike(resid, baseline.scales(long))
-    w = _Window(long, resid, usable, long.t > now - config.recent_hours * HOUR_S)
+    in_day = long.t > now - config.recent_hours * HOUR_S
+    w = _Window(long, resid, usable, in_day, _noise(long, baseline))
     arms = _window_arms(w, baseline, config)
     fitted = window if frozen is None else None  # the state-space arm: not when frozen
     arms += _week_arms(history, w, baseline, fitted, (now, long_start), rule, config)
     looks = _looks(long, config)
-    arms = tuple(replace(a, p_value=min(1.0, a.p_value * looks)) for a in arms)
+    if looks != 1.0:
+        arms = [replace(a, p_value=min(1.0, a.p_value * looks)) for a in arms]
+    arms = tuple(arms)
     recovered, effect = None, None
     if frozen is not None and len(long) >= 2:
         recovered, effect = _recovery(w, baseline, rule=rule, config=config, opened=opened)
@@ -361,6 +364,14 @@ class _Window:
     resid: np.ndarray
     usable: np.ndarray
     in_day: np.ndarray
+    noise: np.ndarray | None = None  # Baseline.noise_covariance of the runs (None: not known)
+
+    def noise_of(self, mask: np.ndarray) -> np.ndarray | None:
+        """The own-noise covariance of the runs in `mask` (None: not known)."""
+        if self.noise is None:
+            return None
+        index = np.flatnonzero(mask)
+        return self.noise[index[:, None], index]
 
 
 def _mean_arm(w: _Window, baseline: Baseline, name: str, mask) -> Arm:
@@ -370,7 +381,7 @@ def _mean_arm(w: _Window, baseline: Baseline, name: str, mask) -> Arm:
         mask = mask & w.usable
     runs = w.runs.where(mask)
     coefficients = mean_coefficients(runs, baseline)
-    return make_arm(name, coefficients, w.resid[mask], runs, baseline)
+    return make_arm(name, coefficients, w.resid[mask], runs, baseline, w.noise_of(mask))
 
 
 def _latest(n: int, k: int) -> np.ndarray:
@@ -403,32 +414,29 @@ def _window_arms(w: _Window, baseline: Baseline, config: DetectorConfig) -> list
     # Runs of one slot are a day apart (their correlation read off the hours). Each slot arm's
     # p-value is multiplied by the number of slots tested (Bonferroni within the series):
     # three or four chances a day to find one slot worse by chance are one test's worth.
-    slot_arms = []
-    for bucket in np.unique(long.bucket):
+    slots = []
+    for bucket in sorted(set(long.bucket.tolist())):
         mine = long.bucket == bucket
         if config.min_slot_runs <= mine.sum() < n:
-            name = f"{SLOT_ARM} {BUCKETS.get(int(bucket), bucket)}"
-            arm = _mean_arm(w, baseline, name, mine)
+            name = f"{SLOT_ARM} {BUCKETS.get(bucket, bucket)}"
             own = mine & w.usable
             fades = fading(w.resid[own], baseline.scales(long.where(own)))
-            slot_arms.append(replace(arm, bucket=int(bucket), fading=fades))
-    arms.extend(replace(a, p_value=min(1.0, a.p_value * len(slot_arms))) for a in slot_arms)
+            slots.append((_mean_arm(w, baseline, name, mine), bucket, fades))
+    arms.extend(
+        replace(a, p_value=min(1.0, a.p_value * len(slots)), bucket=bucket, fading=fades)
+        for a, bucket, fades in slots
+    )
     return arms
 
 
-def _trend_arm(
-    runs: Runs, w: _Window, baseline: Baseline, *, now: float, rule: MetricRule
-) -> Arm | None:
-    """A straight line through the week's residuals (the window's spike left out), read now;
-    None when the runs are too few to fit one."""
-    spiked = w.runs.t[~w.usable]
-    if len(spiked):
-        runs = runs.where(~np.isin(runs.t, spiked))
+def _trend_arm(week: tuple, baseline: Baseline, *, now: float) -> Arm | None:
+    """A straight line through the week's residuals, read now; None when the runs are too few
+    to fit one. week: its runs, their residuals and own-noise covariance (_week_arms)."""
+    runs, resid, noise = week
     c = trend_coefficients(runs, baseline, now)
     if c is None:
         return None
-    resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
-    return make_arm(TREND_ARM, c, resid, runs, baseline)
+    return make_arm(TREND_ARM, c, resid, runs, baseline, noise)
 
 
 def _week_arms(
@@ -442,26 +450,34 @@ def _week_arms(
     start = _reach(history, now, config.trend_hours, TREND_MIN_RUNS)
     if fitted is None:
         start = max(start, long_start)
-    week = history.between(start, now)
-    arms = [_trend_arm(week, w, baseline, now=now, rule=rule)]
-    if fitted is not None and config.step_p_value > 0:
-        arms.append(_step_arm(week, w, baseline, long_start, rule))
-    return [arm for arm in arms if arm is not None]
-
-
-def _step_arm(runs: Runs, w: _Window, baseline: Baseline, long_start: float, rule) -> Arm | None:
-    """The state-space arm (state_space.step_arm) on the week's runs, the window's spike left
-    out, its onsets in the long window; its drift model the one fitted with the baseline on
-    its runs (Baseline.level_walk; None: too few, no arm)."""
-    model = baseline.level_walk
-    if model is None:
-        return None
-    spiked = w.runs.t[~w.usable]
+    runs = history.between(start, now)
+    spiked = w.runs.t[~w.usable]  # the window's spike is left out of the week too
     if len(spiked):
         runs = runs.where(~np.isin(runs.t, spiked))
     resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
+    week = (runs, resid, _noise(runs, baseline))
+    arms = [_trend_arm(week, baseline, now=now)]
+    if fitted is not None and config.step_p_value > 0:
+        arms.append(_step_arm(week, baseline, long_start))
+    return [arm for arm in arms if arm is not None]
+
+
+def _step_arm(week: tuple, baseline: Baseline, long_start: float) -> Arm | None:
+    """The state-space arm (state_space.step_arm) on the week's runs (as _trend_arm's), its
+    onsets in the long window; its drift model the one fitted with the baseline on its runs
+    (Baseline.level_walk; None: too few, no arm)."""
+    model = baseline.level_walk
+    if model is None:
+        return None
+    runs, resid, noise = week
     first = int(np.searchsorted(runs.t, long_start, side="right"))
-    return step_arm(runs, resid, baseline, first, model)
+    return step_arm(runs, resid, baseline, first, model, noise)
+
+
+def _noise(runs: Runs, baseline: Baseline) -> np.ndarray | None:
+    """The runs' own-noise covariance, for every arm on them (a submatrix each: `_Window`);
+    without the baseline's spacing each subset would read its own (Baseline.correlations)."""
+    return baseline.noise_covariance(runs) if baseline.spacing_h else None
 
 
 def _looks(long: Runs, config: DetectorConfig) -> float:

@@ -25,10 +25,9 @@ most MAX_ONSETS of them), the surest taken, its p-value multiplied by the number
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 from scipy import linalg
+from scipy.linalg import lapack
 
 from alerts.detection.arms import Arm, covariance, degrees_of_freedom, p_value
 from alerts.detection.baseline import (
@@ -46,10 +45,11 @@ MIN_AFTER = 3  # runs since the onset: without its worst run, two still show the
 MAX_ONSETS = 9  # onsets tried (evenly spread over the long window on a dense schedule)
 
 
-def state_covariance(runs: Runs, baseline: Baseline, model: Drift) -> np.ndarray:
+def state_covariance(runs: Runs, baseline: Baseline, model: Drift, noise=None) -> np.ndarray:
     """The covariance of the runs' residuals under the local-level model: own noise (by
     bucket), the level's random walk from the first run, the level's error there, and the
-    baseline's bucket and day level errors (arms.covariance less its own-noise part).
+    baseline's bucket and day level errors (arms.covariance less its own-noise part, `noise`:
+    Baseline.noise_covariance of the runs, when known).
 
     Where the baseline's correlation in hours (its own lags shrunk toward the pool's) says
     the level wanders further over VARIOGRAM_H than its variogram does (a flat or low
@@ -59,7 +59,7 @@ def state_covariance(runs: Runs, baseline: Baseline, model: Drift) -> np.ndarray
     the baseline: the arm then reads the runs since τ against the runs before it by that
     correlation, and a provider's drift raises its bar as it raises the mean arms'."""
     if correlated_walk(baseline) > model.per_hour * VARIOGRAM_H / 2:
-        return covariance(runs, replace(baseline, walk_var=0.0))
+        return covariance(runs, baseline, noise, walk=False)
     sigma = baseline.scales(runs)
     ratio = (sigma / baseline.overall_scale) ** 2
     hours = (runs.t - runs.t[0]) / HOUR_S
@@ -71,8 +71,10 @@ def state_covariance(runs: Runs, baseline: Baseline, model: Drift) -> np.ndarray
     # arms.covariance less its runs' own (correlated) noise, which the walk and `own` model
     # here: the bucket and day level errors and the baseline level's shared error (without
     # Baseline.walk_var, the walk since the baseline that `start` and `walk` model here)
-    levels = covariance(runs, replace(baseline, walk_var=0.0))
-    levels -= baseline.correlations(runs.t) * sigma[:, None] * sigma[None, :]
+    if noise is None:
+        noise = baseline.noise_covariance(runs)
+    levels = covariance(runs, baseline, noise, walk=False)
+    levels -= noise
     return own + walk + start + levels
 
 
@@ -104,27 +106,35 @@ def onsets(first: int, n: int) -> np.ndarray:
 
 def _solve(cov: np.ndarray, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """GLS coefficients of each step indicator (rows of `steps`) and their information
-    hᵀΣ⁻¹h: coefficient row c satisfies c·resid = the step's estimate, c Σ cᵀ = 1 / info."""
-    factor = linalg.cho_factor(cov, lower=True, check_finite=False)
-    weighted = linalg.cho_solve(factor, steps.T, check_finite=False).T
+    hᵀΣ⁻¹h: coefficient row c satisfies c·resid = the step's estimate, c Σ cᵀ = 1 / info.
+    (LAPACK's Cholesky routines called directly, as scipy.linalg.cho_factor / cho_solve call
+    them: their argument checks cost more than the solve on a week's runs.)"""
+    factor, status = lapack.dpotrf(cov, lower=1, clean=0)
+    if status != 0:
+        raise linalg.LinAlgError(f"dpotrf: {status} (the covariance is not positive definite)")
+    weighted, status = lapack.dpotrs(factor, steps.T, lower=1)
+    if status != 0:
+        raise linalg.LinAlgError(f"dpotrs: {status}")
+    weighted = weighted.T
     info = np.einsum("ij,ij->i", steps, weighted)
     return weighted / info[:, None], info
 
 
 def step_arm(
-    runs: Runs, resid: np.ndarray, baseline: Baseline, first: int, model: Drift
+    runs: Runs, resid: np.ndarray, baseline: Baseline, first: int, model: Drift, noise=None
 ) -> Arm | None:
     """The surest "worse by a step since run τ" over the onsets τ from index `first` (the long
     window's first run) on, estimated on `runs` (the week before now: the runs before the
     onset show where the level stood) under the local-level `model`; None when no onset
     leaves MIN_AFTER runs. Its `without_worst` is the same estimate with the run since the
-    onset that contributes most to it left out (one run never carries an arm)."""
+    onset that contributes most to it left out (one run never carries an arm). noise: the
+    runs' own-noise covariance, when known (Baseline.noise_covariance)."""
     n = len(runs)
     tried = onsets(first, n)
     if not len(tried):
         return None
     steps = (np.arange(n)[None, :] >= tried[:, None]).astype(float)
-    cov = state_covariance(runs, baseline, model)
+    cov = state_covariance(runs, baseline, model, noise)
     coefficients, info = _solve(cov, steps)
     shifts = coefficients @ resid
     sds = 1 / np.sqrt(info)
@@ -133,10 +143,10 @@ def step_arm(
     # The run since the onset that contributes most (a run before it that reads the level
     # low would otherwise stand in for the one slow run that carries the step)
     worst = int(np.argmax(np.where(steps[best] > 0, c * resid, -np.inf)))
-    keep = np.arange(n) != worst
+    keep = np.flatnonzero(np.arange(n) != worst)
     without_worst = 0.0
     if steps[best][keep].any():
-        c_keep, _ = _solve(cov[np.ix_(keep, keep)], steps[best][keep][None, :])
+        c_keep, _ = _solve(cov[keep[:, None], keep], steps[best][keep][None, :])
         without_worst = float(c_keep[0] @ resid[keep])
     df = degrees_of_freedom(runs.where(steps[best] > 0), baseline)
     p = min(1.0, p_value(shift, sd, df - 1) * len(tried))
