@@ -38,10 +38,6 @@ BEFORE_S = 7 * 86_400.0
 FIRST_RUN_S = 30 * 3600.0
 # The slot's runs since a change must span this long: the same hours on two days.
 REPEAT_S = 20 * 3600.0
-# How much less likely (log-likelihood) a step from the first or second run after a change
-# may be than one from the slot's most likely onset, for the change to explain it: e² ≈ 7
-# times (_onset_at_change)
-ONSET_LOG_LR = 2.0
 # A slot worse than this (worse-oriented log units: decode 39 % slower, TTFT 65 % higher) is
 # never put down to the clock: a demand peak an hour earlier is not a collapse.
 MAX_LOG_SHIFT = 0.5
@@ -126,13 +122,12 @@ def dst_slot(
 
     t, bucket, resid, scale: runs up to `now` (worse-oriented log residuals against the
     baseline, and its noise scale of each), from at least a week before the oldest instant.
-    For a change at T: a step of the slot from its first or second run after T is nearly
-    as likely as one from its most likely onset (the start of the stretch to now whose
-    residual sum over √length is largest, as detector.onset reads it: _onset_at_change),
-    the first within 30 h of T and the last at least 20 h after the first (the pattern seen
-    on two days); its runs since T average at least `half` (half the minimum effect) worse
-    and at most MAX_LOG_SHIFT, and its week before T did not; and the other slots' runs
-    since T are not surely worse by `half` (their mean less two
+    For a change at T: the slot's most likely onset (the start of the stretch to now whose
+    residual sum over √length is largest, as detector.onset reads it) is its first or second
+    run after T, the first within 30 h of it and the last at least 20 h after the first (the
+    pattern seen on two days); its runs since T average at least `half` (half
+    the minimum effect) worse and at most MAX_LOG_SHIFT, and its week before T did not; and
+    the other slots' runs since T are not surely worse by `half` (their mean less two
     standard errors under it) and average at least `half` better than the slot's.
     """
     for at in instants[::-1]:  # the latest change first
@@ -161,25 +156,16 @@ def dst_slot(
                     continue
             window = (bucket == b) & (t > at - BEFORE_S) & (t <= now)
             runs = np.flatnonzero(window)
-            start = int(np.searchsorted(runs, first))
-            if _onset_at_change(resid[window], float(np.median(scale[window])), start):
+            if _onset(resid[window]) - int(np.searchsorted(runs, first)) in (0, 1):
                 return int(b), float(at)
     return None
 
 
-def _onset_at_change(resid: np.ndarray, scale: float, start: int) -> bool:
-    """Whether a worse stretch running to the end of `resid` (one slot's runs, a day apart)
-    is as likely to start at its first or second run after the change (index `start` or the
-    one after) as at its most likely onset: the log-likelihood of a step from there (the
-    stretch's residual sum over √length, in noise scales, squared and halved) within
-    ONSET_LOG_LR of the best onset's. Noise moves the most likely onset by a run or two (a
-    quiet run after the change and a loud newest one put it at the third), a step that
-    begins days after the change moves it further by far."""
+def _onset(resid: np.ndarray) -> int:
+    """Index of the most likely start of a worse stretch running to the end."""
     lengths = np.arange(len(resid), 0, -1)
-    z = np.cumsum(resid[::-1])[::-1] / np.sqrt(lengths) / max(scale, 1e-9)
-    support = np.maximum(z, 0.0) ** 2 / 2
-    at_change = float(np.max(support[start : start + 2], initial=0.0))
-    return at_change > 0 and at_change >= float(np.max(support)) - ONSET_LOG_LR
+    tail_sums = np.cumsum(resid[::-1])[::-1]
+    return int(np.argmax(tail_sums / np.sqrt(lengths)))
 
 
 def dst_hold(
