@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from tokspeed.celery import app
 
+from .api.throttling import forget_ended_windows
 from .exports import jobs
 
 
@@ -20,3 +21,9 @@ def exports_housekeeping() -> None:
     for export_id in jobs.pending(older_than=timezone.now() - timedelta(minutes=5)):
         jobs.build(export_id)
     jobs.expire()
+
+
+@app.task(name="dashboard.forget_throttle_windows", ignore_result=True)
+def forget_throttle_windows() -> None:
+    """Delete the API throttle's counters of ended windows (no Redis: one row each)."""
+    forget_ended_windows()

@@ -266,6 +266,8 @@ CELERY_BEAT_SCHEDULE = {
     # The tick claims due slots; an unconsumed tick is useless a minute later, so it expires.
     "tick": {"task": "benchmarks.tasks.tick", "schedule": "* * * * *", "options": {"expires": 55}},
     "exports": {"task": "dashboard.exports_housekeeping", "schedule": "*/5 * * * *"},
+    # The API throttle's counters of ended windows (without Redis, a row per client a window).
+    "throttle-windows": {"task": "dashboard.forget_throttle_windows", "schedule": "*/10 * * * *"},
     # Off-peak: deletes samples past TOKSPEED_SAMPLE_RETENTION_DAYS in short batches.
     "expire-samples": {
         "task": "benchmarks.tasks.expire_samples",

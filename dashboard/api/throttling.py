@@ -6,6 +6,7 @@ table (dashboard.models.ThrottleCount), one statement a request.
 """
 
 import math
+import time
 
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
@@ -20,7 +21,6 @@ _UPSERT = (
     "INSERT INTO tokspeed_throttle (key, count, expires) VALUES (%s, 1, %s) "
     "ON CONFLICT (key) DO UPDATE SET count = tokspeed_throttle.count + 1 RETURNING count"
 )
-_EXPIRED = "DELETE FROM tokspeed_throttle WHERE expires < %s"
 if ThrottleCount._meta.db_table != "tokspeed_throttle":
     raise RuntimeError("the throttle's statements name another table")
 
@@ -32,7 +32,7 @@ class AtomicCount(SimpleRateThrottle):
 
     Redis: `SET NX` with the window as expiry, then `INCR` (one atomic command each). No
     Redis: one upsert of the window's row on the default database (atomic by the row's lock);
-    a client's first request of a window also deletes the windows that have ended.
+    rows of ended windows are deleted by a beat task (forget_ended_windows).
     """
 
     def allow_request(self, request, view) -> bool:
@@ -55,12 +55,16 @@ class AtomicCount(SimpleRateThrottle):
         with connections["default"].cursor() as cursor:
             cursor.execute(_UPSERT, [key, self.window_ends])
             (count,) = cursor.fetchone()
-            if count == 1:
-                cursor.execute(_EXPIRED, [self.now])
         return count
 
     def wait(self) -> float:
         return max(math.ceil(self.window_ends - self.now), 1)
+
+
+def forget_ended_windows(now: float | None = None) -> int:
+    """Delete the counters of windows that have ended (Unix time `now`); rows deleted."""
+    ended = ThrottleCount.objects.filter(expires__lt=time.time() if now is None else now)
+    return ended.delete()[0]
 
 
 class AnonThrottle(AtomicCount, AnonRateThrottle):
