@@ -54,7 +54,8 @@ def row_html(
     bad = ' class="bad"' if c["errors_bad"] else ""
     errors = (
         f"<span{bad}>{esc(c['errors'])}</span>"
-        f'<span class="spread">of <span class="c-samples">{esc(row.samples)}</span> samples</span>'
+        f'<span class="spread">of <span class="c-samples">{esc(row.samples)}</span> '
+        f"{'sample' if row.samples == 1 else 'samples'}</span>"
     )
     last = (
         f'<span title="{esc(c["last_run_title"])}">{esc(c["last_run"])}</span><span class="sub">'

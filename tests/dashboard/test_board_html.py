@@ -67,3 +67,12 @@ def test_it_writes_each_leaderboard_row_as_the_template_did(settings):
     assert "&lt;b&gt;A &amp; B&#x27;s &quot;lane&quot;&lt;/b&gt;" in row_html(
         _rows()[1], cells(_rows()[1]), _alerts(4), ""
     )
+
+
+def test_a_row_of_one_sample_says_sample_not_samples():
+    row = BoardRow(
+        endpoint_id=4, slug="first-run", label="First run", model="m", provider="P",
+        simulated=False, status="ok", runs=1, samples=1, errors=0, error_rate=0.0,
+    )  # fmt: skip
+    html = row_html(row, cells(row), leaderboard._NO_ALERTS, "")
+    assert '<span class="c-samples">1</span> sample</span>' in html
