@@ -42,7 +42,7 @@ class DayOrTimeField(forms.Field):
                 raise ValidationError("Give a day (2026-01-31) or an ISO 8601 time.") from None
             if self.end_of_day:
                 if day >= date.max:
-                    raise ValidationError("Give a real day.")
+                    raise ValidationError(f"Give a day before {date.max.isoformat()}.")
                 day += timedelta(days=1)
             return datetime.combine(day, time(), tzinfo=UTC)
         return IsoDateTimeField().clean(text)

@@ -64,7 +64,7 @@ class RunListForm(forms.Form):
         if start and end and start > end:
             self.add_error("to", "Must be the same day as “from” or later.")
         if end and end >= date.max:
-            self.add_error("to", "Give a real day.")
+            self.add_error("to", f"Give a day before {date.max.isoformat()}.")
         since, until = data.get("since"), data.get("until")
         if since and until and since >= until:
             self.add_error(None, "until must be later than since.")

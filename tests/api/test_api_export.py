@@ -196,3 +196,9 @@ def test_it_keeps_background_exports_to_signed_in_users(anon, runs, export_dir, 
     response = anon.get("/api/v1/export/runs.csv", {"background": "1"})
     assert response.status_code in (401, 403)
     assert "signed-in user" in response.json()["detail"]
+
+
+def test_it_says_which_days_an_export_can_end_on(reader):
+    response = reader.get("/api/v1/export/runs.csv", {"to": "9999-12-31"})
+    assert response.status_code == 400
+    assert response.json() == {"to": ["Give a day before 9999-12-31."]}

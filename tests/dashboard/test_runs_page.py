@@ -199,3 +199,9 @@ def test_it_filters_status_without_scanning_the_table(fleet, status):
     explained = plan({"status": status})
     assert "Seq Scan on benchmarks_run" not in explained, explained
     assert re.search(r"run_status|run_newest", explained), explained
+
+
+def test_it_says_which_days_an_end_day_can_be(viewer, fleet):
+    response = viewer.get("/runs/", {"to": "9999-12-31"})
+    assert response.status_code == 400
+    assert "Give a day before 9999-12-31." in response.content.decode()
