@@ -46,8 +46,9 @@ class Choice:
 
 
 def picker_groups() -> list[tuple[str, list[Choice]]]:
-    """Every live endpoint, grouped by model family (the most widely served first), then by
-    provider: the comparison people come for is one model at several providers.
+    """Every live endpoint, grouped by model family (_family_order: measurable families first,
+    then the most widely served), then by provider: the comparison people come for is one
+    model at several providers.
 
     One query: every endpoint with its provider's columns (an archived one too, for the
     families its display name gives its model id: families_by_model_id)."""
@@ -77,7 +78,14 @@ def picker_groups() -> list[tuple[str, list[Choice]]]:
             endpoint_enabled=enabled,
         )
         groups.setdefault(family, []).append(Choice(slug, model, display_name, provider, reason))
-    return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0].lower()))
+    return sorted(groups.items(), key=_family_order)
+
+
+def _family_order(group: tuple[str, list[Choice]]) -> tuple[bool, int, str]:
+    """Families with an endpoint tokspeed can measure first (a catalogue family nobody holds a
+    key for says "not measured" on every line), then the most widely served, then by name."""
+    family, choices = group
+    return (all(choice.why_disabled for choice in choices), -len(choices), family.lower())
 
 
 _PROVIDER = (

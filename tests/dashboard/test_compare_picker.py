@@ -47,7 +47,9 @@ def test_it_lists_every_live_endpoint_with_its_marks_and_escapes_its_names(
     html = user_client.get("/compare/?e=odd-one&e=off-one").content.decode()
 
     groups = re.findall(r'<fieldset class="picker-group" data-model="([^"]+)"', html)
-    assert groups == ["Other", "Model &lt;i&gt;X&lt;/i&gt;"]  # most providers first
+    # "Other" is served by more providers, but none of them is measured: the family people can
+    # compare comes first.
+    assert groups == ["Model &lt;i&gt;X&lt;/i&gt;", "Other"]
     assert '<legend>Other <span class="muted">· 3 providers</span></legend>' in html
     found = labels(html)
     assert sorted(found) == ["keyless-one", "odd-one", "off-one", "paused-one", "sim-one"]
@@ -76,3 +78,17 @@ def test_it_reads_the_picker_in_the_same_number_of_queries_however_many_endpoint
     with django_assert_num_queries(len(few.captured_queries)):
         html = user_client.get("/compare/").content.decode()
     assert len(labels(html)) == 7
+
+
+def test_it_lists_the_most_widely_served_measurable_family_first(user_client):
+    for name in ("a", "b"):
+        data.endpoint(data.provider(f"two-{name}"), f"two-{name}", display_name="Zeta")
+    data.endpoint(data.provider("one"), "one-only", display_name="Alpha")
+    for name in ("a", "b", "c"):
+        provider = data.provider(f"off-{name}", enabled=False)
+        data.endpoint(provider, f"off-{name}", display_name="Beta")
+
+    html = user_client.get("/compare/").content.decode()
+
+    groups = re.findall(r'<fieldset class="picker-group" data-model="([^"]+)"', html)
+    assert groups == ["Zeta", "Alpha", "Beta"]
