@@ -157,6 +157,6 @@ def reason(chosen: Option | None, options: list[Option], shape: Shape) -> str:
         cheaper = 1 - chosen.cost_per_task / following.cost_per_task
         return f"{line}; {cheaper:.0%} cheaper than the next inside budget ({following.label})."
     gap = following.projection.task_p90_s - chosen.projection.task_p90_s
-    if gap <= 0:
+    if seconds(gap) == seconds(0.0):  # a gap that reads "0.00 s" is a tie to the reader
         return f"{line}; tied on time with {following.label} (their spreads overlap)."
     return f"{line}; {seconds(gap)} faster at p90 than the next inside budget ({following.label})."

@@ -213,3 +213,18 @@ def test_it_says_when_nothing_meets_the_budget():
     chosen = rank([only], shape)
     assert not chosen.inside_budget
     assert reason(chosen, [only], shape).startswith("Nothing meets the 1.0 s budget")
+
+
+def test_it_calls_a_gap_too_small_to_print_a_tie_not_0_00_s_faster():
+    shape = Shape(input_tokens=200, output_tokens=100, budget_s=10)
+    spread = [T0 + timedelta(hours=8 * i) for i in range(4)]
+    first = option("first", [point(s, ttft=900 + 100 * i) for i, s in enumerate(spread)], shape,
+                   cost=None)  # fmt: skip
+    second = option("second", [point(s, ttft=901 + 100 * i) for i, s in enumerate(spread)], shape,
+                    cost=None)  # fmt: skip
+    options = [second, first]
+    chosen = rank(options, shape)
+    assert chosen is first
+    line = reason(chosen, options, shape)
+    assert line.endswith("tied on time with Second (their spreads overlap).")
+    assert "0.00 s faster" not in line
