@@ -85,6 +85,13 @@ def group_median(values: np.ndarray, groups: np.ndarray, count: int) -> np.ndarr
     return out
 
 
+def _rows(rows: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """rows[where] (a mask or indexes), column-major as project_batch lays its runs out."""
+    if where.dtype == bool:
+        where = np.flatnonzero(where)
+    return rows.T.take(where, axis=1).T
+
+
 def _last_per_key(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(distinct keys ascending, index of the last row with each): a later run at the same
     slot stands for it."""
@@ -105,7 +112,8 @@ def _lookup(keys: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarra
 @dataclass(slots=True)
 class _Kinds:
     """The usable runs of every endpoint by kind, each with its endpoint index (`*_group`) and
-    (endpoint, slot) key: base (one user, no padding), long (padded), parallel (c > 1)."""
+    (endpoint, slot) key: base (one user, no padding), long (padded), parallel (c > 1; no rows
+    for a one-user shape, only their groups)."""
 
     base: np.ndarray
     base_group: np.ndarray
@@ -138,10 +146,16 @@ def project_batch(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, P
     results = {e: Projection(endpoint_id=e, runs=n) for e, n in zip(ids, sizes, strict=True)}
     if not count:
         return results
-    rows = np.concatenate([points[e] for e in ids]).reshape(-1, len(FIELDS))
+    # Column-major: every step reads one figure of many runs at once, and a figure of runs
+    # laid out row after row is strided across all of their bytes (each figure's pass cost
+    # what a pass over all twelve does).
+    rows = np.concatenate(
+        [points[e].reshape(-1, len(FIELDS)) for e in ids],
+        out=np.empty((sum(sizes), len(FIELDS)), order="F"),
+    )
     group = np.repeat(np.arange(count), sizes)
     _tally(rows, group, ids, sizes, results)
-    kinds = _kinds(rows, group)
+    kinds = _kinds(rows, group, users=shape.concurrency)
     prefill = _prefill(kinds, count)
     measured = _check_shapes(kinds, prefill, ids, results, shape)
     if not measured.any():
@@ -191,8 +205,9 @@ def _slot_keys(slots: np.ndarray, group: np.ndarray) -> np.ndarray:
     return group * (int(rank.max()) + 1) + rank.reshape(-1)
 
 
-def _kinds(rows: np.ndarray, group: np.ndarray) -> _Kinds:
-    """The usable runs (ok, with a TTFT and a decode speed) split by kind."""
+def _kinds(rows: np.ndarray, group: np.ndarray, *, users: int) -> _Kinds:
+    """The usable runs (ok, with a TTFT and a decode speed) split by kind; the parallel runs'
+    figures only where the shape has more than one user (one user needs only their count)."""
     usable = (rows[:, OK] != 0) & ~np.isnan(rows[:, TTFT50]) & _present(rows[:, DECODE50])
     key = _slot_keys(rows[:, SLOT], group)  # of every run: only their order and equality count
     one_user = usable & (rows[:, USERS] == 1)
@@ -201,9 +216,10 @@ def _kinds(rows: np.ndarray, group: np.ndarray) -> _Kinds:
     is_long = (rows[:, CONTEXT] > 0) & one_user
     is_parallel = no_context & (rows[:, USERS] > 1)
     return _Kinds(
-        base=rows[is_base], base_group=group[is_base], base_key=key[is_base],
-        long=rows[is_long], long_group=group[is_long], long_key=key[is_long],
-        parallel=rows[is_parallel], parallel_group=group[is_parallel],
+        base=_rows(rows, is_base), base_group=group[is_base], base_key=key[is_base],
+        long=_rows(rows, is_long), long_group=group[is_long], long_key=key[is_long],
+        parallel=_rows(rows, is_parallel if users > 1 else np.zeros(0, np.intp)),
+        parallel_group=group[is_parallel],
     )  # fmt: skip
 
 
@@ -220,8 +236,8 @@ def _prefill(kinds: _Kinds, count: int) -> _Prefill:
     ).tolist()
     base_keys, base_last = _last_per_key(kinds.base_key)
     at, paired = _lookup(base_keys, kinds.long_key)
-    pair = base[base_last[at[paired]]]
-    paired_long, paired_group = long[paired], long_group[paired]
+    pair = _rows(base, base_last[at[paired]])
+    paired_long, paired_group = _rows(long, paired), long_group[paired]
     pair_in = _tokens(pair, prefill_base_in[paired_group])
     extra = _tokens(paired_long, paired_long[:, CONTEXT] + pair_in) - pair_in
     positive = extra > 0
@@ -285,7 +301,7 @@ def _conditions(
     medians and task quantiles."""
     count = len(ids)
     keep = measured[kinds.base_group]
-    base, bg, base_key = kinds.base[keep], kinds.base_group[keep], kinds.base_key[keep]
+    base, bg, base_key = _rows(kinds.base, keep), kinds.base_group[keep], kinds.base_key[keep]
     slot = base[:, SLOT]
     weights = 0.5 ** ((group_max(slot, bg, count)[bg] - slot) / 86_400 / HALF_LIFE_DAYS)
     rate = np.where(np.isnan(prefill.median_rate), 0.0, prefill.median_rate)[bg]
