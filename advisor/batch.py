@@ -300,8 +300,10 @@ def _conditions(
     """Each measured endpoint's task time under each base run (projection.prepare), then its
     medians and task quantiles."""
     count = len(ids)
-    keep = measured[kinds.base_group]
-    base, bg, base_key = _rows(kinds.base, keep), kinds.base_group[keep], kinds.base_key[keep]
+    base, bg, base_key = kinds.base, kinds.base_group, kinds.base_key
+    keep = measured[bg]
+    if not keep.all():  # (every candidate measured, the usual answer: nothing to copy)
+        base, bg, base_key = _rows(base, keep), bg[keep], base_key[keep]
     slot = base[:, SLOT]
     weights = 0.5 ** ((group_max(slot, bg, count)[bg] - slot) / 86_400 / HALF_LIFE_DAYS)
     rate = np.where(np.isnan(prefill.median_rate), 0.0, prefill.median_rate)[bg]
