@@ -139,7 +139,8 @@ class DayDigest(models.Model):
 
     `owners` lists, per endpoint in id order, its id (int8) and its records (int4), big-endian;
     `points` is their RunDigest.points one after the other. Derived from RunDigest rows (built on
-    PostgreSQL, where the advice reads it): advisor.digest keeps it with them."""
+    PostgreSQL, where the advice reads it): advisor.digest keeps it with them. An endpoint deleted
+    since stays in the days joined before it went, unread: the advice asks for endpoints by id."""
 
     vantage = models.ForeignKey("benchmarks.Vantage", on_delete=models.CASCADE, related_name="+")
     day = models.DateField()
