@@ -72,12 +72,36 @@ def group_max(values: np.ndarray, groups: np.ndarray, count: int) -> np.ndarray:
 
 def group_median(values: np.ndarray, groups: np.ndarray, count: int) -> np.ndarray:
     """np.median of each group's values (groups in any order, values without NaN): the middle
-    value, or the mean of the two middle ones; NaN for an empty group."""
+    value, or the mean of the two middle ones; NaN for an empty group.
+
+    Each group's values are sorted in a row of their own (padded with NaN, which sorts last): a
+    few hundred short sorts, where one sort of every value by (group, value) cost ~4× as much.
+    Stable, as that sort was: equal values (0.0 and -0.0) keep their order, so the same two
+    middle values are averaged."""
+    sizes = np.bincount(groups, minlength=count)
+    widest = int(sizes.max()) if len(values) else 0
+    if count * widest > 4 * len(values) + 1024:  # one group far larger than the rest
+        return _group_median_sorted(values, groups, sizes)
+    # Each value's place in its group: its rank among the group's values in their given order.
+    by_group = np.argsort(groups, kind="stable")
+    place = np.empty(len(values), np.intp)
+    place[by_group] = np.arange(len(values)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    padded = np.full((count, widest), np.nan)
+    padded[groups, place] = values
+    padded.sort(axis=1, kind="stable")
+    out = np.full(count, np.nan)
+    some = np.flatnonzero(sizes)
+    size = sizes[some]
+    out[some] = (padded[some, (size - 1) // 2] + padded[some, size // 2]) / 2
+    return out
+
+
+def _group_median_sorted(values: np.ndarray, groups: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """group_median by one sort of every value by (group, value)."""
     order = np.lexsort((values, groups))
     ordered = values[order]
-    sizes = np.bincount(groups, minlength=count)
     starts = np.cumsum(sizes) - sizes
-    out = np.full(count, np.nan)
+    out = np.full(len(sizes), np.nan)
     some = sizes > 0
     low = starts[some] + (sizes[some] - 1) // 2
     high = starts[some] + sizes[some] // 2
