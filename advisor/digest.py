@@ -24,8 +24,8 @@ from each other's uncommitted rows.
 On PostgreSQL each row is built by one INSERT … SELECT. On another database (the embedded SQLite
 of `make run`) the same rows are built in Python from the same run figures (`_build_rows`), so
 `advisor_digest` writes there what it writes on PostgreSQL (no DayDigest: nothing reads it
-there); the advice on SQLite still reads the
-runs themselves (measures.load_points): the same answer, which tests hold the two paths to.
+there); the advice on SQLite still reads the runs themselves (measures.load_points): the same
+answer, which tests hold the two paths to.
 """
 
 from __future__ import annotations
@@ -59,7 +59,6 @@ EXPRESSIONS = (
     "r.saturated_count::float8",
 )
 assert len(EXPRESSIONS) == len(FIELDS)  # noqa: S101  (a mismatch would misread every record)
-RECORD_BYTES = 8 * len(FIELDS)
 RECORD = " || ".join(f"float8send(coalesce({e}, 'NaN'::float8))" for e in EXPRESSIONS)
 BUILD = f"""
 INSERT INTO advisor_rundigest (vantage_id, endpoint_id, day, runs, points)
