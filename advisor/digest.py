@@ -15,10 +15,17 @@ runs directly, measures.load_points(workload=…)).
 
 A record is FIELDS as big-endian float64 (float8send), NaN where the run has no figure.
 
+Each (vantage, day)'s rows are joined into one DayDigest row in the same transaction as they are
+written (JOIN): a cold advice reads the window as ~15 rows, however many endpoints (one per
+endpoint and day, 6,000 at 400 endpoints, cost the database and the client more than their
+bytes). Builds take a transaction-level advisory lock, so two builds of one day never join it
+from each other's uncommitted rows.
+
 On PostgreSQL each row is built by one INSERT … SELECT. On another database (the embedded SQLite
 of `make run`) the same rows are built in Python from the same run figures (`_build_rows`), so
-`advisor_digest` writes there what it writes on PostgreSQL; the advice on SQLite still reads the
-runs themselves (measures.load_points): the same answer, which tests hold the two paths to.
+`advisor_digest` writes there what it writes on PostgreSQL (no DayDigest: nothing reads it
+there); the advice on SQLite still reads the runs themselves (measures.load_points): the same
+answer, which tests hold the two paths to.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from django.db import connection, connections, router, transaction
 from benchmarks.models import Run, Vantage
 
 from .measures import FIELDS, POINT_COLUMNS, RunPoint, as_rows, load_columns, load_points
-from .models import RunDigest
+from .models import DayDigest, RunDigest
 
 RECENT_HOURS = 48
 FINISHED = tuple(sorted(Run.FINISHED))
@@ -52,7 +59,6 @@ EXPRESSIONS = (
     "r.saturated_count::float8",
 )
 assert len(EXPRESSIONS) == len(FIELDS)  # noqa: S101  (a mismatch would misread every record)
-RECORD_BYTES = 8 * len(FIELDS)
 RECORD = " || ".join(f"float8send(coalesce({e}, 'NaN'::float8))" for e in EXPRESSIONS)
 BUILD = f"""
 INSERT INTO advisor_rundigest (vantage_id, endpoint_id, day, runs, points)
@@ -66,6 +72,27 @@ ON CONFLICT (vantage_id, endpoint_id, day)
 DO UPDATE SET runs = EXCLUDED.runs, points = EXCLUDED.points
 """  # noqa: S608  (fixed SQL expressions above; every value is a parameter)
 CLEAR = "DELETE FROM advisor_rundigest WHERE day >= %(first)s AND day < %(stop)s {digests}"
+# Each day's rows joined into its DayDigest (what the advice reads), after they are written.
+JOIN = """
+INSERT INTO advisor_daydigest (vantage_id, day, owners, points)
+SELECT vantage_id, day,
+       string_agg(int8send(endpoint_id) || int4send(runs), ''::bytea ORDER BY endpoint_id),
+       string_agg(points, ''::bytea ORDER BY endpoint_id)
+FROM advisor_rundigest WHERE day >= %(first)s AND day < %(stop)s {vantage}
+GROUP BY 1, 2
+ON CONFLICT (vantage_id, day) DO UPDATE SET owners = EXCLUDED.owners, points = EXCLUDED.points
+"""
+UNJOIN = """
+DELETE FROM advisor_daydigest d WHERE day >= %(first)s AND day < %(stop)s {vantage}
+  AND NOT EXISTS (
+    SELECT FROM advisor_rundigest r WHERE r.vantage_id = d.vantage_id AND r.day = d.day
+  )
+"""
+# Builds of the same day one at a time: two runs of a day finishing at once each rebuild their
+# endpoint's row and then the day's DayDigest, and without it the later commit could write a day
+# joined before the other's row was there (each statement sees what was committed when it began).
+LOCK = "SELECT pg_advisory_xact_lock(%(lock)s)"
+LOCK_KEY = 0x616476_69736F72  # "advisor"
 
 
 def _midnight(day: date) -> datetime:
@@ -88,14 +115,25 @@ def rebuild_days(
     }
     if connection.vendor != "postgresql":
         return _build_rows(params, endpoint_id=endpoint_id, vantage_id=vantage_id)
-    runs = digests = ""
+    runs = digests = vantage = ""
     if endpoint_id is not None and vantage_id is not None:
         runs = "AND r.endpoint_id = %(endpoint)s AND r.vantage_id = %(vantage)s"
         digests = "AND endpoint_id = %(endpoint)s AND vantage_id = %(vantage)s"
+        vantage = "AND vantage_id = %(vantage)s"
     with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(LOCK, {"lock": LOCK_KEY})
         cursor.execute(CLEAR.format(digests=digests), params)
         cursor.execute(BUILD.format(runs=runs), params)
-        return cursor.rowcount
+        written = cursor.rowcount
+        _join(cursor, params, vantage=vantage)
+        return written
+
+
+def _join(cursor, params: dict, *, vantage: str) -> None:
+    """The DayDigest of days [first, stop) (of one vantage when `vantage` names it) joined again
+    from their RunDigest rows; a day left without any, deleted."""
+    cursor.execute(JOIN.format(vantage=vantage), params)
+    cursor.execute(UNJOIN.format(vantage=vantage), params)
 
 
 def _build_rows(params: dict, *, endpoint_id: int | None, vantage_id: int | None) -> int:
@@ -171,16 +209,13 @@ def rebuild(*, days: int | None = None, now: datetime) -> int:
     return written
 
 
-# Unordered: an index scan over ANY(endpoints) does not return (endpoint, day) order, and
-# sorting the rows in PostgreSQL carried every points value through the sort (past work_mem
-# from ~300 endpoints: an external merge on disk, most of a cold advice's database time). The
-# (endpoint, day) keys are sorted here instead: the day as days past the first (an integer,
-# cheaper to receive and compare than a date), each row's runs counted from its bytes.
+# One DayDigest row per day of the window, in whatever order; sorted here by day (days past the
+# first: unique, so no comparison ever reaches the bytes).
 READ = """
-SELECT endpoint_id, day - %(first)s, points FROM advisor_rundigest
-WHERE vantage_id = %(vantage)s AND endpoint_id = ANY(%(endpoints)s)
-  AND day >= %(first)s AND day <= %(last)s
+SELECT day - %(first)s, owners, points FROM advisor_daydigest
+WHERE vantage_id = %(vantage)s AND day >= %(first)s AND day <= %(last)s
 """
+OWNER = np.dtype([("endpoint", ">i8"), ("records", ">i4")])  # DayDigest.owners
 
 
 def load_digest(
@@ -189,23 +224,23 @@ def load_digest(
     """What advisor.measures.load_points reads from the runs, read from the digest: each
     endpoint's finished runs in the window as rows of FIELDS, oldest first.
 
-    One query, its rows in PostgreSQL's binary format (a bytea arrives as its bytes, not as
-    twice as many hex digits to decode), joined into one buffer: a year of history costs one
-    index range scan per endpoint and no Python object per record (one small tuple per
-    endpoint-day, sorted here)."""
+    One query of one DayDigest per day (~15 rows, not one per endpoint and day), its rows in
+    PostgreSQL's binary format (a bytea arrives as its bytes, not as twice as many hex digits
+    to decode): each day lists its endpoints' records one after the other, and the asked-for
+    endpoints' runs of every day are gathered by endpoint, then day, with no Python object per
+    endpoint or record."""
     if not endpoint_ids or vantage is None:
         return {}
-    alias = connections[router.db_for_read(RunDigest)]
+    alias = connections[router.db_for_read(DayDigest)]
     if alias.vendor != "postgresql":
         return load_points(endpoint_ids=endpoint_ids, vantage=vantage, now=now, days=days)
     start = now - timedelta(days=days)
     params = {
         "vantage": vantage.id,
-        "endpoints": list(endpoint_ids),
         "first": start.astimezone(UTC).date(),
         "last": now.astimezone(UTC).date(),
     }
-    # The alias the ORM would read RunDigest from (a replica where one is configured). Django's
+    # The alias the ORM would read DayDigest from (a replica where one is configured). Django's
     # own cursor binds on the client, which cannot ask for binary results.
     alias.ensure_connection()
     with psycopg.Cursor(alias.connection) as cursor:
@@ -213,14 +248,33 @@ def load_digest(
         rows = cursor.fetchall()
     if not rows:
         return {}
-    # By endpoint, then day: oldest first. The tuples themselves are compared (a key function
-    # cost a call and a tuple per row); (endpoint, day) is unique in a vantage, so no
-    # comparison ever reaches the bytes.
     rows.sort()
-    owners, _, blobs = zip(*rows, strict=True)
-    counts = [len(blob) // RECORD_BYTES for blob in blobs]
-    # One copy of the bytes, turned to native floats where they lie.
-    records = np.frombuffer(bytearray().join(blobs), dtype=">f8").byteswap(inplace=True)
-    records = records.view(float).reshape(-1, len(FIELDS))
-    owner = np.repeat(np.asarray(owners), counts)
-    return load_columns(owner, records, start=start, now=now)
+    _, owners, blobs = zip(*rows, strict=True)
+    segments = np.frombuffer(b"".join(owners), dtype=OWNER)  # by day, then endpoint
+    endpoint = segments["endpoint"].astype(np.int64)
+    sizes = segments["records"].astype(np.intp)
+    # The asked-for endpoints' segments by endpoint, then day (stable: days stay in order).
+    wanted = np.flatnonzero(np.isin(endpoint, np.asarray(endpoint_ids, dtype=np.int64)))
+    order = wanted[np.argsort(endpoint[wanted], kind="stable")]
+    # Where each segment's records go: after the segments before it in that order (-1: left).
+    kept = sizes[order]
+    place = np.full(len(sizes), -1, dtype=np.intp)
+    place[order] = np.cumsum(kept) - kept
+    records = np.empty((int(kept.sum()), len(FIELDS)))
+    first = 0
+    for day_owners, blob in zip(owners, blobs, strict=True):
+        # Each day's records copied from its own bytes to their places, big-endian to native
+        # floats as they go (no buffer of the whole window to join first).
+        day = slice(first, first + len(day_owners) // OWNER.itemsize)
+        first = day.stop
+        packed = np.frombuffer(blob, dtype=">f8").reshape(-1, len(FIELDS))
+        day_sizes, day_places = sizes[day], place[day]
+        here = day_places >= 0
+        starts = np.cumsum(day_sizes) - day_sizes
+        shift = np.repeat((day_places - starts)[here], day_sizes[here])
+        if here.all():  # every endpoint of the day asked for (the usual question)
+            records[np.arange(len(packed)) + shift] = packed
+        else:
+            source = np.repeat(here, day_sizes)
+            records[np.flatnonzero(source) + shift] = packed[source]
+    return load_columns(np.repeat(endpoint[order], kept), records, start=start, now=now)

@@ -130,3 +130,27 @@ class RunDigest(models.Model):
 
     def __str__(self) -> str:
         return f"{self.endpoint_id} · {self.vantage_id} · {self.day}"
+
+
+class DayDigest(models.Model):
+    """Every endpoint's RunDigest of one UTC day from one vantage, joined in one row: what a cold
+    advice reads (15 rows for its 14-day window, not one per endpoint and day: a row cost the
+    database and the client more than its bytes did).
+
+    `owners` lists, per endpoint in id order, its id (int8) and its records (int4), big-endian;
+    `points` is their RunDigest.points one after the other. Derived from RunDigest rows (built on
+    PostgreSQL, where the advice reads it): advisor.digest keeps it with them. An endpoint deleted
+    since stays in the days joined before it went, unread: the advice asks for endpoints by id."""
+
+    vantage = models.ForeignKey("benchmarks.Vantage", on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    owners = models.BinaryField()
+    points = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["vantage", "day"], name="day_digest_unique_day")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.vantage_id} · {self.day}"

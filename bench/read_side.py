@@ -122,9 +122,9 @@ def seed(args: argparse.Namespace, *, fresh: bool) -> None:
     if written := materialized_write.refresh(force=grown):  # and then the day's materialized board
         took = time.perf_counter() - board_started
         print(f"board figures written: {written:,} rows in {took:.1f} s", flush=True)
-    from advisor.models import RunDigest
+    from advisor.models import DayDigest, RunDigest
 
-    if fresh or grown or not RunDigest.objects.exists():
+    if fresh or grown or not RunDigest.objects.exists() or not DayDigest.objects.exists():
         call_command("advisor_digest")
     print(f"history ready in {time.perf_counter() - started:.0f} s", flush=True)
 

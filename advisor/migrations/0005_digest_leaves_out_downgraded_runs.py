@@ -1,14 +1,9 @@
 from django.db import migrations
-from django.utils import timezone
 
 
 def digest_the_window(apps, schema_editor):
-    """The advice's window (14 days) digested again, so it does not go blank after deploying and
-    a run served below its lane (`Run.downgraded`) leaves the digest; `manage.py advisor_digest`
-    digests older days."""
-    from advisor.digest import rebuild
-
-    rebuild(days=15, now=timezone.now())
+    """Moved to 0008_day_digest: the digest is built by today's code, which writes the
+    DayDigest table that migration makes."""
 
 
 class Migration(migrations.Migration):

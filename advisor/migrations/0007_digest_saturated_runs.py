@@ -1,14 +1,9 @@
 from django.db import migrations
-from django.utils import timezone
 
 
 def digest_everything(apps, schema_editor):
-    """Every day digested again: each record gained the run's saturated_count (the advisor marks
-    the runs behind a figure whose client was saturated), and a record of the old width would
-    misread every field after it."""
-    from advisor.digest import rebuild
-
-    rebuild(now=timezone.now())
+    """Moved to 0008_day_digest: the digest is built by today's code, which writes the
+    DayDigest table that migration makes."""
 
 
 class Migration(migrations.Migration):

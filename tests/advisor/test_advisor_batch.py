@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from advisor.batch import project_batch
+from advisor.batch import _group_median_sorted, group_median, project_batch
 from advisor.measures import FIELDS
 from advisor.mixture import segment_quantiles, solve_quantiles
 from advisor.projection import Projection, project_all
@@ -110,3 +110,28 @@ def test_it_solves_mixture_quantiles_as_bisection_does(seed):
         want = segment_quantiles(means, sds, weights, starts, fractions)
         got = solve_quantiles(means, sds, weights, starts, fractions)
         assert got == pytest.approx(want, rel=REL)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_it_takes_each_groups_median_as_np_median_does_whatever_the_groups_sizes(seed):
+    """group_median sorts each group in a padded row of its own; with one group far larger than
+    the rest it sorts every value by (group, value) instead. Both are np.median per group."""
+    rng = np.random.default_rng(seed)
+    count = int(rng.integers(1, 30))
+    groups = rng.integers(0, count, int(rng.integers(0, 300)))
+    if seed % 2:
+        groups = np.sort(groups)  # grouped, as the runs of each endpoint are
+    if seed % 5 == 0:
+        groups = np.append(groups, np.zeros(5_000, int))  # one group past the padding
+    values = np.round(rng.standard_normal(len(groups)) * 50, int(rng.integers(0, 3)))  # ties
+    want = [np.median(values[groups == g]) if (groups == g).any() else np.nan for g in range(count)]
+    np.testing.assert_array_equal(group_median(values, groups, count), want)
+
+
+def test_it_averages_the_same_two_middle_values_as_one_sort_of_every_value_signed_zeros_too():
+    values = np.array([0.0, -0.0, 1.0, -0.0, 0.0, -0.0, 2.0, 0.0, -0.0])
+    groups = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    for order in (np.arange(len(values)), np.arange(len(values))[::-1]):
+        sizes = np.bincount(groups[order], minlength=3)
+        got = group_median(values[order], groups[order], 3)
+        assert got.tobytes() == _group_median_sorted(values[order], groups[order], sizes).tobytes()

@@ -1,7 +1,7 @@
 """The run digest: the advice it gives is the advice the runs give, and it keeps up with runs."""
 
 import json
-from datetime import UTC, timedelta
+from datetime import UTC, datetime, time, timedelta
 
 import numpy as np
 import pytest
@@ -12,7 +12,7 @@ from advisor import tasks
 from advisor.advice import advise
 from advisor.digest import READ, digest_recent, load_digest, rebuild_days
 from advisor.measures import FIELDS, OK, SLOT, load_columns, load_points
-from advisor.models import RunDigest
+from advisor.models import DayDigest, RunDigest
 from advisor.projection import project_all
 from advisor.shape import Shape
 from benchmarks.finish import finish_run
@@ -90,7 +90,7 @@ def test_it_reads_the_digest_unsorted_by_the_database_and_in_order_all_the_same(
         day -= timedelta(days=1)
     vantage = Vantage.objects.get(is_default=True)
     ids = sorted(RunDigest.objects.values_list("endpoint_id", flat=True).distinct())
-    params = {"vantage": vantage.id, "endpoints": ids, "first": first, "last": seed.NOW.date()}
+    params = {"vantage": vantage.id, "first": first, "last": seed.NOW.date()}
     # The plan of a large digest: no index gives its rows in (endpoint, day) order.
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_indexscan = off")
@@ -168,7 +168,7 @@ django.setup()
 from django.core.management import call_command
 from django.db import connection, transaction
 call_command("migrate", verbosity=0)
-from advisor.models import RunDigest
+from advisor.models import DayDigest, RunDigest
 from tests.advisor.test_advisor_digest import digest_rows, richer_world
 richer_world()
 RunDigest.objects.all().delete()
@@ -226,3 +226,52 @@ def test_it_keeps_each_endpoints_runs_inside_the_window_and_drops_an_endpoint_ou
     assert split[1][:, OK].tolist() == [1, 2, 3]
     assert split[3][:, OK].tolist() == [6]
     assert load_columns(np.empty(0, int), np.empty((0, len(FIELDS))), start=start, now=now) == {}
+
+
+def window_points(ids: list[int], vantage: Vantage) -> tuple[dict, dict]:
+    """(the digest's, the runs') points of the endpoints in the advice's window at NOW."""
+    digest = load_digest(endpoint_ids=ids, vantage=vantage, now=seed.NOW, days=14)
+    return digest, load_points(endpoint_ids=ids, vantage=vantage, now=seed.NOW, days=14)
+
+
+def assert_same_points(digest: dict, runs: dict) -> None:
+    assert list(digest) == list(runs)
+    for endpoint_id in runs:
+        np.testing.assert_array_equal(digest[endpoint_id], runs[endpoint_id])
+
+
+def test_it_reads_the_window_as_one_row_per_day_from_the_day_digest():
+    """A cold advice over hundreds of endpoints read one digest row per endpoint and day (6,000
+    at 400 endpoints): a row cost the database and the client more than its bytes. Each day's
+    endpoints are joined into one DayDigest row, which is what the advice reads."""
+    richer_world()
+    vantage = Vantage.objects.get(is_default=True)
+    days = set(RunDigest.objects.values_list("day", flat=True))
+    assert set(DayDigest.objects.values_list("day", flat=True)) == days
+    assert DayDigest.objects.count() == len(days) < RunDigest.objects.count()
+    ids = sorted(RunDigest.objects.values_list("endpoint_id", flat=True).distinct())
+    assert_same_points(*window_points(ids, vantage))
+    assert_same_points(*window_points(ids[1:], vantage))  # some endpoints of each day only
+    DayDigest.objects.all().delete()
+    assert load_digest(endpoint_ids=ids, vantage=vantage, now=seed.NOW, days=14) == {}
+
+
+def test_it_joins_a_day_again_when_one_endpoints_day_is_rebuilt_and_keeps_the_others():
+    profile, fast, cheap, lonely = seed.world()
+    vantage = Vantage.objects.get(is_default=True)
+    newest = Run.objects.filter(endpoint=fast).latest("slot")
+    run = seed.data.run(fast, newest.slot + timedelta(minutes=30), ttft_ms=5000, decode_tps=10)
+    ids = [fast.id, cheap.id, lonely.id]
+    digest, runs = window_points(ids, vantage)
+    assert len(digest[fast.id]) == len(runs[fast.id]) - 1  # not digested yet
+    tasks.digest_run(run.id)  # that endpoint's day only
+    assert_same_points(*window_points(ids, vantage))
+    day = run.slot.astimezone(UTC).date()
+    midnight = datetime.combine(day, time(), tzinfo=UTC)
+    Run.objects.filter(slot__gte=midnight, slot__lt=midnight + timedelta(days=1)).delete()
+    for endpoint in (fast, cheap, lonely):  # each endpoint's day rebuilt alone, as digest_run does
+        assert DayDigest.objects.filter(day=day).exists()
+        rebuild_days(day, day + timedelta(days=1), endpoint_id=endpoint.id, vantage_id=vantage.id)
+        assert_same_points(*window_points([endpoint.id], vantage))
+    assert not DayDigest.objects.filter(day=day).exists()  # its last endpoint left: so did the day
+    assert_same_points(*window_points(ids, vantage))
