@@ -122,6 +122,12 @@ def seed(args: argparse.Namespace, *, fresh: bool) -> None:
     if written := materialized_write.refresh(force=grown):  # and then the day's materialized board
         took = time.perf_counter() - board_started
         print(f"board figures written: {written:,} rows in {took:.1f} s", flush=True)
+    from benchmarks.selectors import window_figures_write
+
+    window_started = time.perf_counter()
+    if written := window_figures_write.refresh(force=grown):  # the 72 h / 7 d boards' rows
+        took = time.perf_counter() - window_started
+        print(f"window figures written: {written:,} rows in {took:.1f} s", flush=True)
     from advisor.models import RunDigest
 
     if fresh or grown or not RunDigest.objects.exists():
