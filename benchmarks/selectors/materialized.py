@@ -72,7 +72,7 @@ def read(
     rows = _rows(filters, vantage=vantage, workloads=workloads)
     if rows is None:
         return None
-    ids, parsed = parsed_rows(rows, "figures")
+    ids, parsed = _parsed(rows, "figures")
     if not ids:
         return None  # nothing written (or no data at all: the merge is as cheap)
     return dict(zip(ids, parsed, strict=True))
@@ -100,7 +100,7 @@ def _rows(
     )
 
 
-def parsed_rows(rows: QuerySet, figures: Any) -> tuple[tuple[int, ...], list[Any]]:
+def _parsed(rows: QuerySet[BoardFigures], figures: Any) -> tuple[tuple[int, ...], list[Any]]:
     """(endpoint ids, their `figures` expression's JSON) of `rows`. As text, parsed in one
     call: 400 rows through the JSON field's converter cost twice as much as the rest of the
     read."""

@@ -4,6 +4,7 @@ when a run of it is counted, expired or missing ones by the beat task, all of th
 Each row is computed by the exact read restricted to its endpoints (leaderboard.exact_figures,
 the same statements a board read runs), back from the moment the writer holds their locks."""
 
+import json
 import logging
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -166,7 +167,7 @@ def _figures(
                         signature=mark,
                         written_at=now,
                         exact_until=until.get(endpoint_id),
-                        figures=found.get(endpoint_id, []),
+                        figures=json.dumps(found.get(endpoint_id, [])),
                     )
 
 
