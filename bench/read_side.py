@@ -81,7 +81,8 @@ def configure(database: str, *, fresh: bool) -> None:
 
 def seed(args: argparse.Namespace, *, fresh: bool) -> None:
     """Seed `--source` endpoints (all of them if --source is 0), copy them to `--endpoints`
-    (read_side_data.grow), rebuild rollups if absent and refresh today's window rollups."""
+    (read_side_data.grow), rebuild rollups if absent, refresh today's window rollups and the
+    materialized board, and write the 72 h / 7 d board rows that are not exact now."""
     from django.core.management import call_command
     from django.db import connection
 

@@ -186,9 +186,9 @@ def exact_figures(
     now: datetime,
     texts: bool = False,
 ) -> dict[int, list[Any]]:
-    """stored_figures of the exact window back from `now` (the read's own clock, whatever
-    time it is when the statements run): what the short windows' store keeps of an endpoint,
-    and what a read of it computes for an endpoint the store does not hold."""
+    """stored_figures of the exact window ending at `now` (not at whatever time its statements
+    run): what the short windows' store keeps of an endpoint, and what a read of the store
+    computes for an endpoint it has no exact row of."""
     pinned = replace(filters, since=since(filters.window_hours, now=now))
     stats, by_concurrency, prefill, _ = _exact(
         pinned, vantage=vantage, endpoint_ids=endpoint_ids, workloads=workloads
