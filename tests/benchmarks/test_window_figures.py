@@ -55,7 +55,7 @@ def _board(query: dict[str, str]) -> tuple[list[dict], bool]:
             dataclasses.asdict(row) | {"figures_json": ""}
             for row in leaderboard(BoardFilters.from_query(query))
         ]
-    computed = any("percentile_cont" in q["sql"] for q in captured)
+    computed = any('"benchmarks_run"' in q["sql"] and "GROUP BY" in q["sql"] for q in captured)
     return rows, computed
 
 
