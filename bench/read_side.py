@@ -81,7 +81,8 @@ def configure(database: str, *, fresh: bool) -> None:
 
 def seed(args: argparse.Namespace, *, fresh: bool) -> None:
     """Seed `--source` endpoints (all of them if --source is 0), copy them to `--endpoints`
-    (read_side_data.grow), rebuild rollups if absent and refresh today's window rollups."""
+    (read_side_data.grow), rebuild rollups if absent, refresh today's window rollups and the
+    materialized board, and write the 72 h / 7 d board rows that are not exact now."""
     from django.core.management import call_command
     from django.db import connection
 
@@ -122,6 +123,12 @@ def seed(args: argparse.Namespace, *, fresh: bool) -> None:
     if written := materialized_write.refresh(force=grown):  # and then the day's materialized board
         took = time.perf_counter() - board_started
         print(f"board figures written: {written:,} rows in {took:.1f} s", flush=True)
+    from benchmarks.selectors import window_figures_write
+
+    window_started = time.perf_counter()
+    if written := window_figures_write.refresh(force=grown):  # the 72 h / 7 d boards' rows
+        took = time.perf_counter() - window_started
+        print(f"window figures written: {written:,} rows in {took:.1f} s", flush=True)
     from advisor.models import DayDigest, RunDigest
 
     if fresh or grown or not RunDigest.objects.exists() or not DayDigest.objects.exists():

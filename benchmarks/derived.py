@@ -85,3 +85,17 @@ register(
     description="the long-window board's final figures per vantage × window × time-of-day "
     "bucket × filter × endpoint, merged from the rollups (selectors.materialized)",
 )
+
+
+def _window_board(now: datetime) -> int:
+    from .selectors import window_figures_write
+
+    return window_figures_write.rebuild(now)
+
+
+register(
+    "window-board",
+    _window_board,
+    description="the 72 h / 7 d boards' exact figures per vantage × window × time-of-day "
+    "bucket × filter × endpoint, computed from the runs (selectors.window_figures)",
+)

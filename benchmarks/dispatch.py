@@ -31,6 +31,8 @@ from .finish import finish_run
 from .models import Pulse, Run, RunOrigin, RunStatus, Schedule, Vantage, Workload
 from .pulse import beat
 from .schedules import plan, schedule_endpoints, schedule_workloads
+from .selectors import window_figures_write as window_figures
+from .selectors.materialized_write import lock
 
 log = logging.getLogger(__name__)
 
@@ -203,7 +205,8 @@ def fail_unpublished_runs(*, now: datetime) -> int:
         Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=lost)
     )
     count = 0
-    for run in spent.select_related("vantage").only("id", "enqueued_at", "vantage__queue"):
+    fields = ("id", "endpoint_id", "vantage_id", "enqueued_at", "vantage__queue")
+    for run in spent.select_related("vantage").only(*fields):
         if run.enqueued_at is None:
             reason = f"Could not be published to the broker ({tries} tries): the broker is down."
         else:
@@ -212,7 +215,19 @@ def fail_unpublished_runs(*, now: datetime) -> int:
                 f"Published {tries} times over {minutes:g} min, and no worker on queue "
                 f"'{run.vantage.queue}' started it (workers missing, or messages lost)."
             )
-        count += Run.objects.filter(id=run.id, status=RunStatus.QUEUED).update(
+        count += _fail_uncounted(run, reason=reason, now=now)
+    return count
+
+
+def _fail_uncounted(run: Run, *, reason: str, now: datetime) -> int:
+    """Fail a run that never started. It counts in an exact window without passing through
+    the rollups' writer, so its endpoint's short-window rows go with it (under the lock their
+    writers take, so none of them writes rows from before it)."""
+    with transaction.atomic():
+        lock([run.endpoint_id])
+        failed = Run.objects.filter(id=run.id, status=RunStatus.QUEUED).update(
             status=RunStatus.FAILED, failure_reason=reason, finished_at=now
         )
-    return count
+        if failed:
+            window_figures.drop_endpoint(run.endpoint_id, run.vantage_id)
+    return failed

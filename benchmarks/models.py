@@ -683,6 +683,40 @@ class BoardFigures(models.Model):
         return f"{self.endpoint_id} {self.days}d {self.filter_key or 'default'} on {self.day}"
 
 
+class WindowFigures(models.Model):
+    """One endpoint's exact short-window board figures (72 h, 7 d) for one vantage, time-of-
+    day bucket (ALL_BUCKETS: all day) and filter (selectors.materialized.covered): what the
+    exact read of that endpoint gave at written_at, exact until exact_until (when the oldest
+    run it counted leaves the window; None: no run in the window). selectors.window_figures
+    has the rule."""
+
+    ALL_BUCKETS = -1
+
+    vantage = models.ForeignKey(Vantage, on_delete=models.CASCADE, related_name="+")
+    hours = models.PositiveSmallIntegerField()
+    tod_bucket = models.SmallIntegerField()
+    filter_key = models.CharField(max_length=80)
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="+")
+    # The workloads the row was computed for (selectors.materialized.signature).
+    signature = models.CharField(max_length=64)
+    written_at = models.DateTimeField()
+    exact_until = models.DateTimeField(null=True)
+    # selectors.leaderboard.stored_figures' list with the JSON text, as JSON text ("[]": no
+    # figures): a read parses 400 of them in one call, with no jsonb to write out as text.
+    figures = models.TextField(default="[]")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["vantage", "hours", "tod_bucket", "filter_key", "endpoint"],
+                name="window_figures_unique",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint_id} {self.hours}h {self.filter_key or 'default'}"
+
+
 class BoardFiguresDay(models.Model):
     """Every endpoint's BoardFigures of one vantage were written for this UTC day: from then
     on a run's worker keeps its endpoint's rows current, so a board may read them."""

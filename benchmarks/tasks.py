@@ -20,7 +20,7 @@ from tokspeed.celery import app
 from . import dispatch, partitions, pulse, retention, runner
 from .resilience import DISCONNECTS, retry_db
 from .rollups import windows
-from .selectors import materialized_write
+from .selectors import materialized_write, window_figures_write
 
 log = logging.getLogger(__name__)
 _pulse_stops = []
@@ -81,6 +81,15 @@ def refresh_window_rollups() -> None:
     figures = materialized_write.refresh()
     if figures:
         log.info("board figures written: %d rows", figures)
+
+
+@app.task(name="benchmarks.tasks.refresh_window_figures", ignore_result=True)
+def refresh_window_figures() -> None:
+    """Rewrite the short windows' board rows that stopped being exact (their oldest run left
+    the window) or are missing, so that reads rarely compute an endpoint themselves."""
+    written = window_figures_write.refresh()
+    if written:
+        log.info("window figures rewritten: %d rows", written)
 
 
 @app.task(

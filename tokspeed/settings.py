@@ -285,6 +285,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": "*/10 * * * *",
         "options": {"expires": 540},
     },
+    # The 72 h / 7 d board rows whose oldest run left the window, computed again.
+    "window-figures": {
+        "task": "benchmarks.tasks.refresh_window_figures",
+        "schedule": "*/2 * * * *",
+        "options": {"expires": 110},
+    },
 }
 # Runs: a worker heartbeats every LEASE/3 s; a run silent for LEASE s may be taken over by a
 # redelivered task; silent for STALE s, the tick fails it; queued but not picked up for

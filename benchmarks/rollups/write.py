@@ -14,6 +14,7 @@ from django.db import transaction
 
 from ..models import Run, RunRollup
 from ..selectors import materialized_write as materialized
+from ..selectors import window_figures_write as window
 from ..selectors.scope import Workloads
 from . import packed, sketch, windows
 
@@ -29,6 +30,7 @@ METRICS = {
 _FIELDS = (
     "id", "endpoint_id", "workload_id", "vantage_id", "concurrency", "slot", "tod_bucket",
     "status", "finished_at", "ok_count", "error_count", "saturated_count", "summary",
+    "downgraded",
     *METRICS.values(),
 )  # fmt: skip
 
@@ -108,12 +110,14 @@ def _finish_order(run: dict[str, Any]) -> tuple:
 
 def add_run(run_id: int) -> None:
     """Count one just-finished run into its rollups (called once: finish_run's claim)."""
-    run = (
-        Run.objects.filter(id=run_id, status__in=Run.FINISHED, downgraded=False)
-        .values(*_FIELDS)
-        .first()
-    )
+    run = Run.objects.filter(id=run_id, status__in=Run.FINISHED).values(*_FIELDS).first()
     if run is None:
+        return
+    if run["downgraded"]:
+        # Not counted (below its lane), but a long-context run's prefill pairs with it.
+        with transaction.atomic():
+            materialized.lock([run["endpoint_id"]])
+            window.write_endpoint(run["endpoint_id"], run["vantage_id"], run["slot"])
         return
     pair = _partner_delta(run, Workloads.load())
     with transaction.atomic():
@@ -126,6 +130,7 @@ def add_run(run_id: int) -> None:
                 long_run, delta = pair
                 _update(key_of(long_run, span), lambda row, d=delta: fold_prefill(row, d))
         materialized.write_endpoint(run["endpoint_id"], run["vantage_id"], run["tod_bucket"])
+        window.write_endpoint(run["endpoint_id"], run["vantage_id"], run["slot"])
 
 
 def _update(key: Key, change) -> None:
@@ -194,6 +199,7 @@ def rebuild(*, batch: int = 5_000) -> int:
             fold_prefill(row, long_run["ttft_p50_ms"] - base_run["ttft_p50_ms"])
     with transaction.atomic():
         materialized.drop()  # merged from the rows being replaced
+        window.drop()  # runs changed outside the writers: computed again (beat task, reads)
         RunRollup.objects.all().delete()
         RunRollup.objects.bulk_create(_objects(rows.items()), batch_size=2_000)
     return len(rows)

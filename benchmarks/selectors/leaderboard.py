@@ -1,7 +1,7 @@
 """The leaderboard: one row per endpoint from Run summaries in a window (never from samples)."""
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -18,6 +18,7 @@ from django.db.models import (
     Subquery,
     Sum,
 )
+from django.utils import timezone
 
 from providers.archive import LIVE_ENDPOINTS
 from providers.models import Endpoint, families_by_model_id, key_configured, roofline_tps
@@ -26,7 +27,7 @@ from ..costs import input_tokens_estimate
 from ..models import Run, RunStatus, Vantage, Workload
 from ..money import Prices, request_cost, usd
 from ..rollups import read as rollup_read
-from . import materialized
+from . import materialized, window_figures
 from .aggregates import SQLITE_QUARTILES, Percentile, Quartiles, register_sqlite
 from .exact_sql import ExactWindow, primary_workloads
 from .filters import BoardFilters
@@ -72,6 +73,13 @@ def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None)
         if endpoint_ids is None
         else None
     )
+    values = _endpoint_values(endpoint_ids)
+    if (
+        stored is None
+        and endpoint_ids is None
+        and window_figures.holds(filters, vantage=vantage, workloads=workloads)
+    ):
+        stored = _kept_figures(filters, vantage=vantage, workloads=workloads, values=values)
     if stored is not None:
         figures = stored
         workload = _primary(filters, workloads)[1]
@@ -86,7 +94,7 @@ def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None)
             )
         figures = stored_figures(stats, by_concurrency, prefill)
 
-    endpoints = _endpoints(figures, endpoint_ids)
+    endpoints = _endpoints(figures, values)
     last_runs = _last_runs(
         [endpoint.id for endpoint in endpoints],
         workload_ids=_workload_ids(filters, workload, workloads),
@@ -167,6 +175,47 @@ def stored_figures(
         if texts:
             found[endpoint_id].append(figures_text(figures[: len(FIGURE_FIELDS)]))
     return found
+
+
+def exact_figures(
+    filters: BoardFilters,
+    *,
+    vantage: Vantage,
+    endpoint_ids: list[int] | None,
+    workloads: Workloads,
+    now: datetime,
+    texts: bool = False,
+) -> dict[int, list[Any]]:
+    """stored_figures of the exact window ending at `now` (not at whatever time its statements
+    run): what the short windows' store keeps of an endpoint, and what a read of the store
+    computes for an endpoint it has no exact row of."""
+    pinned = replace(filters, since=since(filters.window_hours, now=now))
+    stats, by_concurrency, prefill, _ = _exact(
+        pinned, vantage=vantage, endpoint_ids=endpoint_ids, workloads=workloads
+    )
+    return stored_figures(stats, by_concurrency, prefill, texts=texts)
+
+
+def _kept_figures(
+    filters: BoardFilters,
+    *,
+    vantage: Vantage,
+    workloads: Workloads,
+    values: list[tuple[Any, ...]],
+) -> dict[int, list[Any]]:
+    """A short board's figures: the store's rows exact now, and the live endpoints it has no
+    such row of computed exactly, back from the same now (selectors.window_figures)."""
+    now = timezone.now()
+    kept = window_figures.read(filters, vantage=vantage, workloads=workloads, now=now)
+    missing = [row[0] for row in values if row[0] not in kept]
+    figures = {endpoint_id: found for endpoint_id, found in kept.items() if found}
+    if missing:
+        figures.update(
+            exact_figures(
+                filters, vantage=vantage, endpoint_ids=missing, workloads=workloads, now=now
+            )
+        )
+    return figures
 
 
 # Where stored_figures' parts sit in its lists.
@@ -714,17 +763,21 @@ class _BoardEndpoint:
 _NO_RUN: tuple[Any, Any] = (None, None)
 
 
-def _endpoints(
-    figures: dict[int, list[Any]], endpoint_ids: list[int] | None
-) -> list[_BoardEndpoint]:
-    """The board's endpoints in their order: live ones with data in the window, or enabled
-    (with an enabled provider); only `endpoint_ids` when given."""
+def _endpoint_values(endpoint_ids: list[int] | None) -> list[tuple[Any, ...]]:
+    """_ENDPOINT_VALUES of the live endpoints in the board's order; only `endpoint_ids` when
+    given."""
     endpoints = Endpoint.objects.filter(LIVE_ENDPOINTS)  # archived: history only
     if endpoint_ids is not None:
         endpoints = endpoints.filter(id__in=endpoint_ids)
+    return _value_rows(endpoints.values_list(*_ENDPOINT_VALUES))
+
+
+def _endpoints(figures: dict[int, list[Any]], rows: list[tuple[Any, ...]]) -> list[_BoardEndpoint]:
+    """The board's endpoints among `rows` (_endpoint_values), in their order: those with data
+    in the window, or enabled (with an enabled provider)."""
     found = []
     keys: dict[str, bool] = {}  # key_configured of each provider's key variable
-    for values in _value_rows(endpoints.values_list(*_ENDPOINT_VALUES)):
+    for values in rows:
         shown, hints = values[:9], values[9:13]
         name, simulated, provider_enabled, key_env = values[13:]
         endpoint_id, enabled = shown[0], shown[5]
@@ -930,6 +983,6 @@ def main_board(filters: BoardFilters) -> list[BoardRow]:
         figures = stored_figures(stats, {}, {})
     rows = [
         _row(endpoint, figures.get(endpoint.id, _NO_FIGURES), workload, _NO_RUN)
-        for endpoint in _endpoints(figures, None)
+        for endpoint in _endpoints(figures, _endpoint_values(None))
     ]
     return sort_rows(rows, filters.sort)

@@ -44,7 +44,12 @@ def test_it_rebuilds_the_rollups_and_the_advisor_digest_in_one_command():
     out = StringIO()
     call_command("rebuild_derived", stdout=out)
 
-    assert [store.name for store in registered()] == ["rollups", "board", "advisor-digest"]
+    assert [store.name for store in registered()] == [
+        "rollups",
+        "board",
+        "window-board",
+        "advisor-digest",
+    ]
     for store in registered():
         assert f"{store.name}: " in out.getvalue(), f"{store.name} not reported:\n{out.getvalue()}"
     assert RunRollup.objects.filter(endpoint=endpoint).exists(), "rollups not rebuilt"
