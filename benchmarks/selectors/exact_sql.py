@@ -177,8 +177,17 @@ class ExactWindow:
     def _groups(
         self, workload_ids: list[int], endpoint_ids: list[int] | None
     ) -> tuple[str, list[Any]]:
-        where, params = self._of(workload_ids, endpoint_ids)
-        return f"SELECT {_GROUP_COLUMNS} FROM {_TABLE} WHERE {where} GROUP BY 1, 2, 3", params  # noqa: S608
+        # One grouped range per workload, their rows put together (UNION ALL): two or three
+        # smaller sorts into groups cost less than one over every workload's runs (7 d at 4×,
+        # parallel-10 and peak: ~9.4 ms backend instead of ~10.5; with base too, ~14.1
+        # instead of ~16.2).
+        parts, params = [], []
+        for workload_id in workload_ids:
+            where, values = self._of([workload_id], endpoint_ids)
+            # Constant fragments and the model's table name; the values are parameters.
+            parts.append(f"(SELECT {_GROUP_COLUMNS} FROM {_TABLE} WHERE {where} GROUP BY 1, 2, 3)")  # noqa: S608
+            params += values
+        return " UNION ALL ".join(parts), params
 
     def _of(self, workload_ids: list[int], endpoint_ids: list[int] | None) -> tuple[str, list[Any]]:
         # One workload as `=`, several as `IN`: the run_board index's ranges either way.
