@@ -185,7 +185,8 @@ class ExactWindow:
         for workload_id in workload_ids:
             where, values = self._of([workload_id], endpoint_ids)
             # Constant fragments and the model's table name; the values are parameters.
-            parts.append(f"(SELECT {_GROUP_COLUMNS} FROM {_TABLE} WHERE {where} GROUP BY 1, 2, 3)")  # noqa: S608
+            sql = f"SELECT {_GROUP_COLUMNS} FROM {_TABLE} WHERE {where} GROUP BY 1, 2, 3"  # noqa: S608
+            parts.append(f"({sql})")
             params += values
         return " UNION ALL ".join(parts), params
 
