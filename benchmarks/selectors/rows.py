@@ -122,7 +122,7 @@ class BoardRow:
 
     @property
     def model_family(self) -> str:
-        return self.named_family or model_family(self.label)
+        return self.named_family or _family(self.label)
 
     @property
     def roofline_efficiency(self) -> float | None:
@@ -192,6 +192,11 @@ _ALL_FIELDS = tuple(field.name for field in fields(BoardRow))
 FIGURES_AT = 8
 if _ALL_FIELDS[FIGURES_AT : FIGURES_AT + len(FIGURE_FIELDS)] != FIGURE_FIELDS:
     raise TypeError("BoardRow's figure fields moved: update FIGURE_FIELDS and FIGURES_AT")
+
+
+# providers.models.model_family of a label (two regular-expression substitutions), once per
+# label rather than for every row each time a board is read (a page asks ~900 times).
+_family = lru_cache(maxsize=4096)(model_family)
 
 
 @lru_cache(maxsize=4096)

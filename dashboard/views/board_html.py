@@ -3,6 +3,7 @@ a hundred rows of sixteen cells cost the template ~40 variable lookups each, sev
 what formatting the same markup here costs. The markup is the one the template wrote, cells
 escaped the way the template escapes them."""
 
+import re
 from collections.abc import Callable
 from html import escape
 from typing import Any
@@ -19,12 +20,19 @@ _SIMULATED = ' <span class="badge sim">simulated</span>'
 _ESTIMATED = ' title="Input tokens estimated from the prompt (not reported by the provider)"'
 
 
+# A character html.escape replaces (quote=True): text without one is returned as it is.
+_SPECIAL = re.compile("[&<>\"']").search
+
+
 def esc(value: Any) -> str:
     """What django.utils.html.conditional_escape gives (safe markup as it is, anything else
-    through html.escape of its text) without its lazy-string wrapper: ~3,000 cells a page."""
+    through html.escape of its text) without its lazy-string wrapper: ~3,000 cells a page,
+    most of them figures with nothing to escape (one search instead of html.escape's five
+    replacements: ~0.5 ms a page)."""
     if hasattr(value, "__html__"):
         return value.__html__()
-    return escape(str(value))
+    text = str(value)
+    return escape(text) if _SPECIAL(text) else text
 
 
 def endpoint_url() -> Callable[[str], str]:

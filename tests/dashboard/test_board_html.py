@@ -1,14 +1,17 @@
 """The leaderboard's rows built in Python are the markup its template wrote, escaped alike."""
 
 from datetime import UTC, datetime
+from html import escape
 from pathlib import Path
 
 from django.template import Context, Template
+from hypothesis import given
+from hypothesis import strategies as st
 
 from benchmarks.selectors.rows import BoardRow
 from dashboard.views import leaderboard
 from dashboard.views.board_cells import cells
-from dashboard.views.board_html import endpoint_url, row_html
+from dashboard.views.board_html import endpoint_url, esc, row_html
 
 # The row of dashboard/leaderboard.html before it was built in Python, verbatim.
 TEMPLATE_ROW = Template(
@@ -76,3 +79,8 @@ def test_a_row_of_one_sample_says_sample_not_samples():
     )  # fmt: skip
     html = row_html(row, cells(row), leaderboard._NO_ALERTS, "")
     assert '<span class="c-samples">1</span> sample</span>' in html
+
+
+@given(st.one_of(st.text(), st.integers(), st.floats(), st.none(), st.sampled_from("&<>\"'")))
+def test_a_cell_is_escaped_as_html_escape_escapes_it(value):
+    assert esc(value) == escape(str(value))

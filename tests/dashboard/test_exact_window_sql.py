@@ -8,8 +8,9 @@ import pytest
 import time_machine
 from django.db import connection
 
-from benchmarks.models import RunStatus
+from benchmarks.models import Run, RunStatus
 from benchmarks.selectors import leaderboard as board
+from benchmarks.selectors.aggregates import Quartiles
 from benchmarks.selectors.exact_sql import ExactWindow, primary_workloads
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.scope import Workloads, resolve_vantage, window_runs
@@ -108,21 +109,20 @@ def test_prefill_pairs_by_hash_join_are_the_grouped_pairs(history, filters):
     chosen = [history[1].id, history[5].id, history[8].id]
     with time_machine.travel(NOW, tick=False):
         for endpoint_ids in (None, chosen):
-            reads = [
-                sorted(
-                    read(
-                        connection,
-                        base=workloads.base(),
-                        long=workloads.long(),
-                        vantage=vantage,
-                        filters=filters,
-                        endpoint_ids=endpoint_ids,
-                    )
-                )
-                for read in (board._prefill_hash_join, board._prefill_grouped)
-            ]
-            assert reads[0] == reads[1]
-            assert reads[0], "the seeded history pairs runs in every window"
+            parts = {
+                "base": workloads.base(),
+                "long": workloads.long(),
+                "vantage": vantage,
+                "filters": filters,
+                "endpoint_ids": endpoint_ids,
+            }
+            joined = sorted(board._prefill_hash_join(connection, **parts))
+            grouped = sorted(
+                (endpoint_id, *Quartiles.split(value))
+                for endpoint_id, value in board._prefill_grouped(connection, **parts)
+            )
+            assert joined == grouped
+            assert joined, "the seeded history pairs runs in every window"
 
 
 GROUPED = [
@@ -194,3 +194,53 @@ def test_the_prefill_read_leaves_the_join_settings_as_it_found_them(history):
         cursor.execute("RESET enable_nestloop")
     assert settings == ("on", "off")
     assert any(row.prefill_cost_ms is not None for row in rows)
+
+
+@pytest.mark.parametrize(
+    "filters", GROUPED, ids=lambda f: f"{f.window_hours}h-{f.workload}-{f.concurrency}"
+)
+def test_the_exact_figures_are_what_exact_and_stored_figures_give(concurrency_runs, filters):
+    workloads = Workloads.load()
+    vantage = resolve_vantage(None)
+    chosen = [concurrency_runs[2].id, concurrency_runs[3].id, concurrency_runs[8].id]
+    with time_machine.travel(NOW, tick=False):
+        for endpoint_ids in (None, chosen):
+            parts = {"vantage": vantage, "endpoint_ids": endpoint_ids, "workloads": workloads}
+            stats, by_concurrency, prefill, _ = board._exact(filters, **parts)
+            expected = board.stored_figures(stats, by_concurrency, prefill)
+            assert board.exact_stored_figures(filters, **parts) == expected
+            assert expected or filters.tod_bucket is not None
+
+
+def test_a_whole_boards_last_runs_are_each_endpoints_newest_run():
+    """More endpoints than are probed one by one: the newest runs since a day ago, and a probe
+    for each endpoint without one (its newest run older, or none): the same (slot, status) as
+    ordering each endpoint's runs, whatever their status or age, a queued future one too."""
+    base, long = data.workload("base"), data.workload("long-context")
+    vantage = resolve_vantage(None)
+    endpoints = [data.endpoint(data.provider(f"q{i}"), f"f{i}") for i in range(26)]
+    for number, ep in enumerate(endpoints):
+        if number == 25:
+            continue  # no runs at all
+        age = timedelta(days=3) if number % 4 == 0 else timedelta(hours=2)  # older than a day
+        data.run(ep, NOW - age - timedelta(hours=8), wl=base, status=RunStatus.FAILED)
+        data.run(ep, NOW - age, wl=base)
+        data.run(ep, NOW - timedelta(hours=1), wl=long)  # another workload: not the board's
+        if number == 3:
+            data.run(ep, NOW + timedelta(hours=6), wl=base, status=RunStatus.QUEUED)
+    ids = [ep.id for ep in endpoints]
+    with time_machine.travel(NOW, tick=False):
+        found = board._last_runs(ids, workload_ids=[base.id], vantage=vantage)
+    expected = {}
+    for ep in endpoints:
+        newest = (
+            Run.objects.filter(endpoint=ep, workload=base, vantage=vantage)
+            .order_by("-slot")
+            .values_list("slot", "status")
+            .first()
+        )
+        if newest is not None:
+            expected[ep.id] = newest
+    assert found == expected
+    assert found[endpoints[3].id] == (NOW + timedelta(hours=6), RunStatus.QUEUED)
+    assert found[endpoints[4].id] == (NOW - timedelta(days=3), RunStatus.DONE)
