@@ -452,9 +452,6 @@ ALERTS_FDR_Q = envfloat("ALERTS_FDR_Q", 0.05)
 # The state-space arm's own bar (the runs since an onset against the series' own level: a
 # local-level model of its drift in hours); 0 leaves the arm out
 ALERTS_STEP_P_VALUE = envfloat("ALERTS_STEP_P_VALUE", 0.0005)
-# The likelihood-ratio arm's bar (the largest log-likelihood ratio of a step since an onset,
-# floored at the minimum effect, its p-value under the fitted state-space model); 0 leaves it out
-ALERTS_GLR_P_VALUE = envfloat("ALERTS_GLR_P_VALUE", 0.0)
 ALERTS_EFFECT_GATE = envfloat("ALERTS_EFFECT_GATE", 0.8)
 ALERTS_SLOT_EFFECT_GATE = envfloat("ALERTS_SLOT_EFFECT_GATE", 1.5)  # × min effect, one slot
 ALERTS_CI_LEVEL = envfloat("ALERTS_CI_LEVEL", 0.90)

@@ -35,7 +35,6 @@ from alerts.detection.baseline import (
     median,
     pool,
 )
-from alerts.detection.glr import GLR_ARM, glr_arm
 from alerts.detection.local_time import BEFORE_S, dst_hold
 from alerts.detection.rules import DetectorConfig, MetricRule
 from alerts.detection.state_space import STATE_ARM, step_arm
@@ -51,8 +50,6 @@ RECOVERY_EPISODE_H = 3.0
 DAY_ARM, LONG_ARM, TREND_ARM, SLOT_ARM = "24h", "72h", "trend", "slot"
 LAST_ARM = "last 2 runs"
 SINCE_ARM = "since the change"
-# The mean arms that find a step, which the likelihood-ratio arm may replace in the family
-STEP_MEAN_ARMS = (DAY_ARM, LONG_ARM, SINCE_ARM)
 
 
 def _reach(history: Runs, now: float, hours: float, runs: int) -> float:
@@ -279,20 +276,16 @@ def _assess(
     in_day = long.t > now - config.recent_hours * HOUR_S
     w = _Window(long, resid, usable, in_day, _noise(long, baseline))
     arms = _window_arms(w, baseline, config)
-    first = arms[0]  # the 24 h arm: "back to normal" reads it, in the family or not
-    if config.glr_replaces_means and config.glr_p_value > 0 and frozen is None:
-        arms = [a for a in arms if a.name not in STEP_MEAN_ARMS]
     fitted = window if frozen is None else None  # the state-space arm: not when frozen
     arms += _week_arms(history, w, baseline, fitted, (now, long_start), rule, config)
     looks = _looks(long, config)
     if looks != 1.0:
         arms = [replace(a, p_value=min(1.0, a.p_value * looks)) for a in arms]
     arms = tuple(arms)
-    if looks != 1.0:
-        first = replace(first, p_value=min(1.0, first.p_value * looks))
     recovered, effect = None, None
     if frozen is not None and len(long) >= 2:
         recovered, effect = _recovery(w, baseline, rule=rule, config=config, opened=opened)
+    first = arms[0]  # the 24 h arm
     settled = settled_shift(resid[w.in_day], baseline.scales(long)[w.in_day], first.shift)
     z = float(special.ndtri(0.5 + config.ci_level / 2))
     expected_now = float(np.exp(median(baseline.expected(day))))
@@ -464,16 +457,8 @@ def _week_arms(
     resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
     week = (runs, resid, _noise(runs, baseline))
     arms = [_trend_arm(week, baseline, now=now)]
-    glr = fitted is not None and config.glr_p_value > 0 and baseline.level_walk is not None
-    if fitted is not None and config.step_p_value > 0 and not (glr and config.glr_replaces_state):
+    if fitted is not None and config.step_p_value > 0:
         arms.append(_step_arm(week, baseline, long_start))
-    if glr:
-        runs, resid, noise = week
-        first = int(np.searchsorted(runs.t, long_start, side="right"))
-        floor = rule.log_shift(rule.min_effect)
-        arms.append(
-            glr_arm(runs, resid, baseline, first, baseline.level_walk, floor=floor, noise=noise)
-        )
     return [arm for arm in arms if arm is not None]
 
 
@@ -659,9 +644,7 @@ def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config
     share = config.effect_gate if arm.bucket is None else config.slot_effect_gate
     gate = share * rule.min_effect
     failed = []
-    bar = {STATE_ARM: config.step_p_value, GLR_ARM: config.glr_p_value}.get(
-        arm.name, config.p_value
-    )
+    bar = config.step_p_value if arm.name == STATE_ARM else config.p_value
     if arm.p_value >= bar:
         failed.append(f"p = {arm.p_value:.2g} ≥ {bar:g}")
     if q >= config.fdr_q:

@@ -95,14 +95,6 @@ class DetectorConfig:
     # The state-space arm's own bar (state_space.step_arm: runs since an onset against the
     # prediction of the series' own state); 0 leaves the arm out
     step_p_value: float = 0.0005
-    # The likelihood-ratio arm's bar (glr.glr_arm: the largest log-likelihood ratio of a step
-    # since an onset, floored at the minimum effect, its p-value from the fitted model's
-    # simulated null); 0 leaves the arm out. It may replace the mean arms that find steps
-    # (24h, 72h, since the change: still computed, the 24 h one for "back to normal") and
-    # the state-space arm in the family
-    glr_p_value: float = 0.0
-    glr_replaces_means: bool = False
-    glr_replaces_state: bool = False
     # Series evaluated together (a run's decode and TTFT) read their noise's correlation off
     # their own baselines shrunk toward the pool of all of them (baseline.shrink); False: each
     # its own alone

@@ -120,34 +120,6 @@ def _solve(cov: np.ndarray, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return weighted / info[:, None], info
 
 
-def onset_estimates(
-    runs: Runs, resid: np.ndarray, baseline: Baseline, first: int, model: Drift, noise=None
-):
-    """The GLS estimate of "worse by a step since run τ" for each onset τ tried (onsets), under
-    the local-level `model`: (the onsets, their step indicators, the runs' covariance, each
-    estimate's coefficients on the runs, the estimates, their standard errors); None when no
-    onset leaves MIN_AFTER runs."""
-    tried = onsets(first, len(runs))
-    if not len(tried):
-        return None
-    steps = (np.arange(len(runs))[None, :] >= tried[:, None]).astype(float)
-    cov = state_covariance(runs, baseline, model, noise)
-    coefficients, info = _solve(cov, steps)
-    return tried, steps, cov, coefficients, coefficients @ resid, 1 / np.sqrt(info)
-
-
-def without_worst(cov: np.ndarray, step: np.ndarray, c: np.ndarray, resid: np.ndarray) -> float:
-    """The estimate of the step (indicator `step`, coefficients `c`) with the run since its
-    onset that contributes most to it left out (a run before it that reads the level low would
-    otherwise stand in for the one slow run that carries the step); 0 when nothing is left."""
-    worst = int(np.argmax(np.where(step > 0, c * resid, -np.inf)))
-    keep = np.flatnonzero(np.arange(len(resid)) != worst)
-    if not step[keep].any():
-        return 0.0
-    c_keep, _ = _solve(cov[keep[:, None], keep], step[keep][None, :])
-    return float(c_keep[0] @ resid[keep])
-
-
 def step_arm(
     runs: Runs, resid: np.ndarray, baseline: Baseline, first: int, model: Drift, noise=None
 ) -> Arm | None:
@@ -157,14 +129,26 @@ def step_arm(
     leaves MIN_AFTER runs. Its `without_worst` is the same estimate with the run since the
     onset that contributes most to it left out (one run never carries an arm). noise: the
     runs' own-noise covariance, when known (Baseline.noise_covariance)."""
-    found = onset_estimates(runs, resid, baseline, first, model, noise)
-    if found is None:
+    n = len(runs)
+    tried = onsets(first, n)
+    if not len(tried):
         return None
-    tried, steps, cov, coefficients, shifts, sds = found
+    steps = (np.arange(n)[None, :] >= tried[:, None]).astype(float)
+    cov = state_covariance(runs, baseline, model, noise)
+    coefficients, info = _solve(cov, steps)
+    shifts = coefficients @ resid
+    sds = 1 / np.sqrt(info)
     best = int(np.argmax(shifts / sds))
-    shift, sd = float(shifts[best]), float(sds[best])
-    left = without_worst(cov, steps[best], coefficients[best], resid)
+    c, shift, sd = coefficients[best], float(shifts[best]), float(sds[best])
+    # The run since the onset that contributes most (a run before it that reads the level
+    # low would otherwise stand in for the one slow run that carries the step)
+    worst = int(np.argmax(np.where(steps[best] > 0, c * resid, -np.inf)))
+    keep = np.flatnonzero(np.arange(n) != worst)
+    without_worst = 0.0
+    if steps[best][keep].any():
+        c_keep, _ = _solve(cov[keep[:, None], keep], steps[best][keep][None, :])
+        without_worst = float(c_keep[0] @ resid[keep])
     df = degrees_of_freedom(runs.where(steps[best] > 0), baseline)
     p = min(1.0, p_value(shift, sd, df - 1) * len(tried))
     after = resid[steps[best] > 0]
-    return Arm(STATE_ARM, len(after), shift, sd, p, float(np.min(after[-2:])), left)
+    return Arm(STATE_ARM, len(after), shift, sd, p, float(np.min(after[-2:])), without_worst)
