@@ -113,7 +113,8 @@ def simulate(
 ):
     """bench/detector.simulate with confirmation runs: the same tracks; the runs counted in
     `tally` (under its current scenario)."""
-    seconds = np.round(pair.hours * 3600) + pair.truth.get("epoch_s", EPOCH_S)
+    epoch = pair.truth.get("epoch_s", EPOCH_S)
+    seconds = np.round(pair.hours * 3600) + epoch
     scheduled = pair.truth["scheduled"]
     histories = [
         Runs.from_samples(values.ravel(), np.repeat(seconds, values.shape[1]))
@@ -154,23 +155,25 @@ def simulate(
             used = 0
             continue
         spacing = max(informative_gap_hours(t.baseline, policy) for t in tests)
-        upcoming = pair.hours[scheduled & (pair.hours > hour)]
+        upcoming = seconds[scheduled & (pair.hours > hour)]
+        # Every time the policy reads is a Unix time, as the streak's positive_at (`now`)
+        # is: a run's slot, the schedule's next, when a positive would count.
         decision = decide(
-            newest=hour * 3600,
+            newest=float(now),
             spacing_h=spacing,
             run_hours=run_hours,
             used_by_series=used,
             pending=wanted is not None,
             used_this_month=sum(h > hour - MONTH_H for h in asked),
             scheduled_per_month=MONTH_H / run_hours,
-            next_scheduled=upcoming[0] * 3600 if len(upcoming) else None,
+            next_scheduled=float(upcoming[0]) if len(upcoming) else None,
             healthy=True,
             policy=policy,
             counts_from=earliest_count(state.counts_from),
             episode_h=config.episode_hours,
         )
         if decision.at is not None:
-            wanted, used = decision.at / 3600, used + 1
+            wanted, used = (decision.at - epoch) / 3600, used + 1
             asked.append(wanted)
     tally.count_opens(state.tracks, pair.hours, scheduled)
     return state.tracks
