@@ -113,7 +113,8 @@ def simulate(
 ):
     """bench/detector.simulate with confirmation runs: the same tracks; the runs counted in
     `tally` (under its current scenario)."""
-    seconds = np.round(pair.hours * 3600) + pair.truth.get("epoch_s", EPOCH_S)
+    epoch = pair.truth.get("epoch_s", EPOCH_S)
+    seconds = np.round(pair.hours * 3600) + epoch
     scheduled = pair.truth["scheduled"]
     histories = [
         Runs.from_samples(values.ravel(), np.repeat(seconds, values.shape[1]))
@@ -150,27 +151,31 @@ def simulate(
         timer.seconds += time.perf_counter() - began
         timer.calls += len(tests)
         suspects = state.advance(hour, tests, judgements, config, policy, now=float(now))
+        if state.counted:  # a positive counted: the cap starts again (confirmation.starts_again)
+            used = 0
         if not suspects:
             used = 0
             continue
         spacing = max(informative_gap_hours(t.baseline, policy) for t in tests)
-        upcoming = pair.hours[scheduled & (pair.hours > hour)]
+        upcoming = seconds[scheduled & (pair.hours > hour)]
+        # Every time the policy reads is a Unix time, as the streak's positive_at (`now`)
+        # is: a run's slot, the schedule's next, when a positive would count.
         decision = decide(
-            newest=hour * 3600,
+            newest=float(now),
             spacing_h=spacing,
             run_hours=run_hours,
             used_by_series=used,
             pending=wanted is not None,
             used_this_month=sum(h > hour - MONTH_H for h in asked),
             scheduled_per_month=MONTH_H / run_hours,
-            next_scheduled=upcoming[0] * 3600 if len(upcoming) else None,
+            next_scheduled=float(upcoming[0]) if len(upcoming) else None,
             healthy=True,
             policy=policy,
             counts_from=earliest_count(state.counts_from),
             episode_h=config.episode_hours,
         )
         if decision.at is not None:
-            wanted, used = decision.at / 3600, used + 1
+            wanted, used = (decision.at - epoch) / 3600, used + 1
             asked.append(wanted)
     tally.count_opens(state.tracks, pair.hours, scheduled)
     return state.tracks
@@ -191,7 +196,9 @@ class _State:
         """One evaluation of both series; whether either is suspect after it."""
         any_suspect = False
         self.counts_from: list[float | None] = []  # of the suspect series (hysteresis)
+        self.counted = False  # a positive counted toward opening in this evaluation
         for k, judgement in enumerate(judgements):
+            before = self.streaks[k].positives
             self.streaks[k], transition = advance(
                 self.streaks[k], judgement.verdict, config, recovered=judgement.recovered,
                 fresh=judgement.fresh, new_normal=judgement.new_normal, at=now,
@@ -209,6 +216,7 @@ class _State:
                 self.frozen[k], self.opened[k] = None, None
                 self.tracks[k].events.append((hour, "new_normal"))
             streak = self.streaks[k]
+            self.counted |= streak.positives > before
             if suspect(
                 judgement.verdict, judgement.q_value, positives=streak.positives,
                 open_after=config.open_after, is_open=streak.is_open, muted=streak.muted,
