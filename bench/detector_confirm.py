@@ -151,8 +151,6 @@ def simulate(
         timer.seconds += time.perf_counter() - began
         timer.calls += len(tests)
         suspects = state.advance(hour, tests, judgements, config, policy, now=float(now))
-        if state.counted:  # a positive counted: the cap starts again (confirmation.starts_again)
-            used = 0
         if not suspects:
             used = 0
             continue
@@ -196,9 +194,7 @@ class _State:
         """One evaluation of both series; whether either is suspect after it."""
         any_suspect = False
         self.counts_from: list[float | None] = []  # of the suspect series (hysteresis)
-        self.counted = False  # a positive counted toward opening in this evaluation
         for k, judgement in enumerate(judgements):
-            before = self.streaks[k].positives
             self.streaks[k], transition = advance(
                 self.streaks[k], judgement.verdict, config, recovered=judgement.recovered,
                 fresh=judgement.fresh, new_normal=judgement.new_normal, at=now,
@@ -216,7 +212,6 @@ class _State:
                 self.frozen[k], self.opened[k] = None, None
                 self.tracks[k].events.append((hour, "new_normal"))
             streak = self.streaks[k]
-            self.counted |= streak.positives > before
             if suspect(
                 judgement.verdict, judgement.q_value, positives=streak.positives,
                 open_after=config.open_after, is_open=streak.is_open, muted=streak.muted,

@@ -85,15 +85,6 @@ def suspect(
     return False
 
 
-def starts_again(verdict: str, positive_at: float | None, at: float) -> bool:
-    """Whether the evaluation of the run at `at` (Unix s) made a positive that counts toward
-    opening (hysteresis.advance set the streak's positive_at to its run): the suspicion's
-    count of confirmation runs starts again. What it asks for now is the second positive, and
-    the runs spent finding the first (on holds short of the bar) must not leave the series
-    without a confirmation when one positive is all that is missing."""
-    return verdict == Verdict.POSITIVE and positive_at is not None and positive_at == at
-
-
 def informative_gap_hours(model: NoiseModel | None, policy: ConfirmPolicy) -> float:
     """The shortest gap (hours) at which a run is informative about a series: its residual's
     correlation with the run before, by the baseline's noise model in real time, is at most

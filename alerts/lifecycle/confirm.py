@@ -29,7 +29,6 @@ from alerts.detection.confirmation import (
     decide,
     earliest_count,
     informative_gap_hours,
-    starts_again,
     suspect,
 )
 from alerts.detection.detector import Judgement, SeriesTest, Verdict
@@ -154,13 +153,6 @@ def after_evaluation(run: Run, suspects: list[Suspect], *, outage_open: bool) ->
             item.state.save(update_fields=["confirmations"])
     if not found:
         return None
-    if any(_counted_now(i, run) for i in found):
-        # A positive counted toward opening: what the suspicion asks for now is the second
-        # one, and the cap starts again (the runs spent finding the first do not count)
-        for item in found:
-            if item.state.confirmations:
-                item.state.confirmations = 0
-                item.state.save(update_fields=["confirmations"])
     # The longest informative gap of the suspect series' noise models (a drifting one waits).
     spacing = max(informative_gap_hours(i.test.baseline if i.test else None, policy) for i in found)
     series = _series(run)
@@ -194,14 +186,6 @@ def _counts_from(state: SeriesState) -> float | None:
     """When a positive of the series would next count toward opening (Unix s; None: now)."""
     at = state.positive_at.timestamp() if state.positive_at is not None else None
     return counts_from(Streak(state.positives, positive_at=at), detector_config())
-
-
-def _counted_now(item: Suspect, run: Run) -> bool:
-    """Whether the run's evaluation made a positive of the series that counts toward opening."""
-    at = item.state.positive_at
-    return starts_again(
-        item.judgement.verdict, at.timestamp() if at is not None else None, run.slot.timestamp()
-    )
 
 
 def _is_suspect(item: Suspect, policy: ConfirmPolicy) -> bool:
