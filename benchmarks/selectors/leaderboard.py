@@ -525,27 +525,15 @@ def _primary(filters: BoardFilters, workloads: Workloads) -> tuple[Q, Workload |
 def _primary_match(
     filters: BoardFilters, workloads: Workloads
 ) -> tuple[list[int], Callable[[dict[str, Any]], bool]]:
-    """_primary as (workload ids, a test of a rollup row): which rows feed the main columns."""
-    if filters.workload:
-        workload = workloads.by_slug(filters.workload)
-        ids = [workload.id] if workload else []
-    elif filters.concurrency is not None:
-        ids = [w.id for w in workloads.base_context()]
-    else:
-        workload = workloads.base()
-        ids = [workload.id] if workload else []
+    """_primary as (workload ids, a test of a rollup row): which rows feed the main columns
+    (exact_sql.primary_workloads picks them; "peak" is already in the ids)."""
+    ids, concurrency = primary_workloads(filters, workloads)
     chosen = set(ids)
-    concurrency_of = {w.id: w.concurrency for w in workloads.items}
-    wanted = filters.concurrency if filters.workload or filters.concurrency is not None else None
 
     def matches(row: dict[str, Any]) -> bool:
-        if row["workload_id"] not in chosen:
-            return False
-        if wanted is None:
-            return True
-        if wanted == "peak":
-            return concurrency_of[row["workload_id"]] == 0
-        return row["concurrency"] == wanted
+        return row["workload_id"] in chosen and (
+            concurrency is None or row["concurrency"] == concurrency
+        )
 
     return ids, matches
 
