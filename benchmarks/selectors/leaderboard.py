@@ -196,14 +196,18 @@ def exact_figures(
     run): what the short windows' store keeps of an endpoint, and what a read of the store
     computes for an endpoint it has no exact row of."""
     pinned = replace(filters, since=since(filters.window_hours, now=now))
-    if not texts and _reads_statements(vantage):
-        return exact_stored_figures(
+    if not _reads_statements(vantage):
+        stats, by_concurrency, prefill, _ = _exact(
             pinned, vantage=vantage, endpoint_ids=endpoint_ids, workloads=workloads
         )
-    stats, by_concurrency, prefill, _ = _exact(
+        return stored_figures(stats, by_concurrency, prefill, texts=texts)
+    found = exact_stored_figures(
         pinned, vantage=vantage, endpoint_ids=endpoint_ids, workloads=workloads
     )
-    return stored_figures(stats, by_concurrency, prefill, texts=texts)
+    if texts:
+        for figures in found.values():
+            figures.append(figures_text(figures[_FIGURES]))
+    return found
 
 
 def _kept_figures(

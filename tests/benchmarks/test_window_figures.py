@@ -93,15 +93,17 @@ def test_expired_and_missing_rows_are_computed_into_the_same_board(history, monk
     # 03:00 the next day: the 02:00 slot of three days before left the 72 h window (all day's
     # and bucket 0's rows expired); buckets 1 and 3 still hold; 7 d is missing one endpoint.
     with time_machine.travel(LATE + timedelta(hours=4), tick=False):
-        assert {row["tod_bucket"] for row in _expired(72)} == {window_figures.ALL, 0}
+        assert {row["tod_bucket"] for row in _expired(72, LATE + timedelta(hours=4))} == {
+            window_figures.ALL,
+            0,
+        }
         _every_board(monkeypatch)
         assert _board({"window": "72h", "tod": "1"})[1] is False
         assert _board({"window": "72h"})[1] is True
         assert _board({"window": "7d", "tod": "3"})[1] is True
 
 
-def _expired(hours: int) -> list[dict]:
-    now = datetime.now(UTC)
+def _expired(hours: int, now: datetime) -> list[dict]:
     return list(WindowFigures.objects.filter(hours=hours, exact_until__lt=now).values("tod_bucket"))
 
 
@@ -116,9 +118,7 @@ def test_a_row_whose_oldest_run_left_the_window_is_not_served(history):
         assert row.exact_until == oldest.slot + timedelta(hours=72)
     for at, served in ((row.exact_until, True), (row.exact_until + timedelta(seconds=1), False)):
         with time_machine.travel(at, tick=False):
-            read = window_figures.read(
-                filters, vantage=vantage, workloads=Workloads.load(), now=datetime.now(UTC)
-            )
+            read = window_figures.read(filters, vantage=vantage, workloads=Workloads.load(), now=at)
             assert (row.endpoint_id in read) is served, at
 
 
