@@ -18,10 +18,10 @@ from benchmarks.money import Prices, usd
 from benchmarks.selectors.scope import resolve_vantage
 from providers.models import Endpoint
 
-from .batch import project_batch
+from .batch import project_batch, project_lean
 from .candidates import Candidate, candidates
 from .digest import load_digest
-from .lanes import LaneVerdict, lane_verdicts
+from .lanes import LaneVerdict, lane_rows, lane_verdicts
 from .measured import prepare_measured
 from .measures import FIELDS, WINDOW_DAYS, load_points
 from .models import WorkloadProfile
@@ -151,8 +151,14 @@ def advise(
     load: Callable[..., dict[int, np.ndarray]] = load_digest,
     project: Callable[..., dict[int, Projection]] = project_batch,
     workload: Workload | None = None,
+    shown: int | None = None,
 ) -> Advice:
     """Rank the endpoints the workload accepts by projected task time (see advisor.ranking).
+
+    `shown`: the answer will list only its first `shown` ranked rows (the API's `limit`), so
+    the p25–p75 of the rows past them are solved only where the answer uses them (a tie with
+    the leaders, the current endpoint, a lane verdict); every figure the answer shows is the
+    one the whole ranking gives (advisor.batch.project_lean).
 
     `load` reads the runs: the digest by default, advisor.measures.load_points for the runs
     themselves (the same rows, slower). `project` projects them: all endpoints at once by
@@ -169,7 +175,15 @@ def advise(
     endpoints = candidates(shape, profile)
     points = load(endpoint_ids=[e.id for e in endpoints], vantage=where, now=now, days=days)
     none = np.empty((0, len(FIELDS)))
-    projections = project({e.id: points.get(e.id, none) for e in endpoints}, shape)
+    measured = {e.id: points.get(e.id, none) for e in endpoints}
+    spreads = None
+    if shown is not None and project is project_batch:
+        projections, mixtures = project_lean(measured, shape)
+
+        def spreads(rows: list[Option]) -> None:
+            mixtures.complete(o.endpoint_id for o in rows)
+    else:
+        projections = project(measured, shape)
     advice = Advice(
         shape=shape,
         generated_at=now,
@@ -184,7 +198,9 @@ def advise(
         if current is not None and endpoint.id == current.id:
             advice.current = option
     advice.unmeasured.sort(key=lambda o: o.label.lower())
-    advice.recommended = rank(advice.options, shape)
+    advice.recommended = rank(advice.options, shape, spreads=spreads, shown=shown or 0)
+    if spreads is not None:  # what the savings and the lane verdicts read
+        spreads([o for o in (advice.current, *lane_rows(advice.options)) if o is not None])
     advice.reason = reason(advice.recommended, advice.options, shape)
     if workload is not None and advice.recommended is None:
         advice.reason = f"No endpoint this profile accepts has a run of {workload.name} yet."

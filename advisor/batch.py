@@ -12,13 +12,18 @@ evaluations of the mixtures where the reference bisects 48 times). Every figure 
 quantiles comes out of the same floating-point operations in the same order as the reference,
 so it is the same number; the quantiles agree to ~1e-13 (tests hold both to 1e-9), so the
 ranking, ties and recommendation are the same.
+
+`project_lean` solves only the p90 (the ranking's key) and the time-of-day p50s of every
+endpoint, and keeps each endpoint's mixture (`TaskMixtures`) so its p25–p75 can be solved later
+for the endpoints an answer shows: each question is solved on its own components alone, so a
+quantile solved later is the number solved with all the others.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import numpy as np
@@ -52,6 +57,7 @@ from .projection import (
 from .shape import Shape, task_seconds
 
 QUANTILE_NAMES = ("task_p25_s", "task_p50_s", "task_p75_s", "task_p90_s")
+LEAN = 3  # the fraction project_lean solves for every endpoint: TASK_FRACTIONS[3], the p90
 
 
 def _starts(groups: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -164,12 +170,23 @@ class _Prefill:
 
 def project_batch(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, Projection]:
     """advisor.projection.project_all, computed for all endpoints together."""
+    results, mixtures = project_lean(points, shape)
+    mixtures.complete(list(results))
+    return results
+
+
+def project_lean(
+    points: Mapping[int, np.ndarray], shape: Shape
+) -> tuple[dict[int, Projection], TaskMixtures]:
+    """project_batch with only the p90 and the time-of-day p50s solved; the mixtures solve the
+    rest for the endpoints asked (TaskMixtures.complete)."""
     ids = list(points)
     count = len(ids)
     sizes = [len(points[e]) for e in ids]
     results = {e: Projection(endpoint_id=e, runs=n) for e, n in zip(ids, sizes, strict=True)}
+    none = TaskMixtures(results, {})
     if not count:
-        return results
+        return results, none
     # Column-major: every step reads one figure of many runs at once, and a figure of runs
     # laid out row after row is strided across all of their bytes (each figure's pass cost
     # what a pass over all twelve does).
@@ -183,13 +200,13 @@ def project_batch(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, P
     prefill = _prefill(kinds, count)
     measured = _check_shapes(kinds, prefill, ids, results, shape)
     if not measured.any():
-        return results
+        return results, none
     ttft_f, decode_f = _concurrency(
         kinds.base, kinds.base_group, kinds.parallel, kinds.parallel_group, measured, ids, results,
         shape,
     )  # fmt: skip
-    _conditions(kinds, prefill, ttft_f, decode_f, measured, ids, results, shape)
-    return results
+    mixtures = _conditions(kinds, prefill, ttft_f, decode_f, measured, ids, results, shape)
+    return results, mixtures
 
 
 def _tally(
@@ -320,9 +337,9 @@ def _conditions(
     ids: list[int],
     results: dict[int, Projection],
     shape: Shape,
-) -> None:
+) -> TaskMixtures:
     """Each measured endpoint's task time under each base run (projection.prepare), then its
-    medians and task quantiles."""
+    medians, its p90 and time-of-day p50s, and its mixture for the other quantiles."""
     count = len(ids)
     base, bg, base_key = kinds.base, kinds.base_group, kinds.base_key
     keep = measured[bg]
@@ -361,6 +378,9 @@ def _conditions(
         result.decode_tps = decode_tps[i]
         result.reasoning_s = shape.reasoning_tokens / decode_tps[i]
     _quantiles(means, sds, weights, bg, base[:, BUCKET].astype(int), chosen, ids, results)
+    _, starts = _starts(bg, count)
+    segments = {ids[i]: (int(starts[i]), int(starts[i] + conditions[i])) for i in chosen.tolist()}
+    return TaskMixtures(results, segments, means, sds, weights)
 
 
 def _concurrency(
@@ -411,31 +431,67 @@ def _quantiles(
     ids: list[int],
     results: dict[int, Projection],
 ) -> None:
-    """Task p25–p90 of each measured endpoint and its p50 in each time-of-day bucket, all
+    """The task p90 of each measured endpoint and its p50 in each time-of-day bucket, all
     solved together: each question's components in the order the reference lays them out."""
-    n, count = len(means), len(ids)
+    count = len(ids)
     _, starts = _starts(groups, count)
     segments = starts[chosen]
-    fractions = len(TASK_FRACTIONS)
     width = int(buckets.max()) + 1
     order = np.lexsort((buckets, groups))  # stable: run order within each endpoint and bucket
     bucket_key = (groups * width + buckets)[order]
     firsts = np.flatnonzero(np.append(True, bucket_key[1:] != bucket_key[:-1]))
-    question_starts = np.concatenate(
-        [(np.arange(fractions)[:, None] * n + segments[None, :]).ravel(), fractions * n + firsts]
+    question_starts = np.concatenate([segments, len(means) + firsts])
+    asked = np.concatenate(
+        [np.full(len(segments), TASK_FRACTIONS[LEAN]), np.full(len(firsts), 0.5)]
     )
-    asked = np.concatenate([np.repeat(TASK_FRACTIONS, len(segments)), np.full(len(firsts), 0.5)])
 
     def laid_out(values: np.ndarray) -> np.ndarray:
-        """Every component once per fraction, then in bucket order: tiled, not indexed."""
-        return np.concatenate([np.tile(values, fractions), values[order]])
+        """Every component once for the p90s, then in bucket order."""
+        return np.concatenate([values, values[order]])
 
     found = solve_quantiles(
         laid_out(means), laid_out(sds), laid_out(weights), question_starts, asked
     ).tolist()
-    for f, name in enumerate(QUANTILE_NAMES):
-        for k, i in enumerate(chosen.tolist()):
-            setattr(results[ids[i]], name, found[f * len(segments) + k])
-    bucket_found = found[fractions * len(segments) :]
-    for key, value in zip(bucket_key[firsts].tolist(), bucket_found, strict=True):
+    for k, i in enumerate(chosen.tolist()):
+        results[ids[i]].task_p90_s = found[k]
+    for key, value in zip(bucket_key[firsts].tolist(), found[len(segments) :], strict=True):
         results[ids[key // width]].p50_by_bucket[key % width] = value
+
+
+@dataclass(slots=True)
+class TaskMixtures:
+    """Each measured endpoint's task-time mixture (its base runs' means, spreads and recency
+    weights, endpoint after endpoint; `segments`: an endpoint's [start, stop)), kept so that
+    the quantiles project_lean left out are solved only for the endpoints an answer shows."""
+
+    results: dict[int, Projection]
+    segments: dict[int, tuple[int, int]]
+    means: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    sds: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def complete(self, endpoint_ids: Iterable[int]) -> None:
+        """Solve p25, p50 and p75 of these endpoints (those measured and not solved yet)."""
+        wanted = [
+            e
+            for e in dict.fromkeys(endpoint_ids)
+            if e in self.segments and self.results[e].task_p50_s is None
+        ]
+        if not wanted:
+            return
+        spans = [self.segments[e] for e in wanted]
+        sizes = np.array([stop - start for start, stop in spans])
+        rows = np.concatenate([np.arange(start, stop) for start, stop in spans])
+        fractions = TASK_FRACTIONS[:LEAN]
+        starts = np.cumsum(sizes) - sizes
+        question_starts = (np.arange(len(fractions))[:, None] * len(rows) + starts).ravel()
+        found = solve_quantiles(
+            np.tile(self.means[rows], len(fractions)),
+            np.tile(self.sds[rows], len(fractions)),
+            np.tile(self.weights[rows], len(fractions)),
+            question_starts,
+            np.repeat(fractions, len(wanted)),
+        ).tolist()
+        for f, name in enumerate(QUANTILE_NAMES[:LEAN]):
+            for k, endpoint_id in enumerate(wanted):
+                setattr(self.results[endpoint_id], name, found[f * len(wanted) + k])

@@ -132,6 +132,13 @@ def judge(standard: Option, fast: Option, shape: Shape) -> tuple[bool, str]:
     )
 
 
+def lane_rows(options: list[Option]) -> list[Option]:
+    """The rows lane_verdicts reads: each fast lane and the standard lane of its model at its
+    provider."""
+    fast = {(o.provider_slug, o.model) for o in options if o.lane in FAST}
+    return [o for o in options if (o.provider_slug, o.model) in fast]
+
+
 def lane_verdicts(options: list[Option], shape: Shape) -> list[LaneVerdict]:
     """Every ranked fast lane with a ranked standard lane of the same model at the same
     provider, in ranking order of the fast lane (`options` already ranked)."""

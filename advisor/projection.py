@@ -88,7 +88,7 @@ class Projection:
 
     @property
     def measured(self) -> bool:
-        return not self.missing and self.task_p50_s is not None
+        return not self.missing and self.task_p90_s is not None
 
     @property
     def thin(self) -> bool:

@@ -8,6 +8,7 @@ the fastest inside the budget: when the measurements cannot tell them apart, pri
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,13 +105,33 @@ def _overlap(a: Projection, b: Projection) -> bool:
     return a.task_p25_s <= b.task_p75_s and b.task_p25_s <= a.task_p75_s
 
 
-def rank(options: list[Option], shape: Shape) -> Option | None:
-    """Classify, sort, rank and mark ties in place; returns the recommended option."""
+def rank(
+    options: list[Option],
+    shape: Shape,
+    *,
+    spreads: Callable[[list[Option]], None] | None = None,
+    shown: int = 0,
+) -> Option | None:
+    """Classify, sort, rank and mark ties in place; returns the recommended option.
+
+    `spreads` solves the p25–p75 of the rows it is given (advisor.batch.TaskMixtures) where
+    only the p90 is known: then only the first `shown` rows, and past them the rows still tied
+    with the leaders, are given their spread, tie and rank (the rest keep rank None); the
+    recommendation and every shown row are what ranking every row gives."""
     for option in options:
         classify(option, shape)
     options.sort(key=lambda o: (not o.inside_budget, o.projection.task_p90_s, o.label.lower()))
+    solved = len(options)
+    if spreads is not None:
+        solved = min(shown, len(options))
+        spreads(options[:solved])
     above: Option | None = None
     for position, option in enumerate(options, start=1):
+        if position > solved:
+            if above is None or above.rank != 1 or not above.inside_budget:
+                break  # no row from here on can tie with the leaders
+            spreads(options[solved : solved + max(shown, 1)])  # (not None: solved < len)
+            solved += max(shown, 1)
         same_group = above is not None and above.inside_budget == option.inside_budget
         option.tie = bool(same_group and _overlap(above.projection, option.projection))
         option.rank = above.rank if option.tie and above is not None else position

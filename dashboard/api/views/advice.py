@@ -57,6 +57,7 @@ def answer(question: Question, limit: int | None) -> Any:
         current=question.current,
         vantage=question.vantage,
         workload=question.workload,
+        shown=limit,
     )
     if question.format:
         return rounded_money(feeds.render(advice, question.format))
