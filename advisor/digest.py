@@ -30,6 +30,7 @@ answer, which tests hold the two paths to.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 import numpy as np
@@ -210,12 +211,64 @@ def rebuild(*, days: int | None = None, now: datetime) -> int:
 
 
 # One DayDigest row per day of the window, in whatever order; sorted here by day (days past the
-# first: unique, so no comparison ever reaches the bytes).
-READ = """
-SELECT day - %(first)s, owners, points FROM advisor_daydigest
+# first: unique, so no comparison ever reaches the bytes). Each row comes with its version (the
+# tuple's xmin and ctid: every rewrite of a row is a new tuple, with a new place within its
+# transaction and a new xmin in a later one), and with its bytes only where the reader has not
+# got that version already.
+VERSION = "xmin::text || '/' || ctid::text"
+READ = f"""
+SELECT day - %(first)s, {VERSION},
+       CASE WHEN {VERSION} = ANY(%(known)s::text[]) THEN NULL ELSE owners END,
+       CASE WHEN {VERSION} = ANY(%(known)s::text[]) THEN NULL ELSE points END
+FROM advisor_daydigest
 WHERE vantage_id = %(vantage)s AND day >= %(first)s AND day <= %(last)s
-"""
+"""  # noqa: S608  (a fixed expression; every value is a parameter)
 OWNER = np.dtype([("endpoint", ">i8"), ("records", ">i4")])  # DayDigest.owners
+
+
+@dataclass(frozen=True, slots=True)
+class _Day:
+    """One DayDigest row as read: its endpoints, their record counts, its records as floats."""
+
+    endpoint: np.ndarray
+    sizes: np.ndarray
+    records: np.ndarray
+
+
+# The rows this process read last, by database and vantage, by version: a read of the same
+# window fetches only the days rewritten since (after a run lands: that run's day), and a day
+# whose row is gone is not read at all. Replaced whole by each read (threads of a worker share
+# it; a lost race costs a fetch, never a wrong row).
+_read_days: dict[tuple[str, int], dict[str, _Day]] = {}
+
+
+def _day(owners: bytes, points: bytes) -> _Day:
+    segments = np.frombuffer(owners, dtype=OWNER)
+    return _Day(
+        endpoint=segments["endpoint"].astype(np.int64),
+        sizes=segments["records"].astype(np.intp),
+        records=np.frombuffer(points, dtype=">f8").astype(np.float64).reshape(-1, len(FIELDS)),
+    )
+
+
+def _read(alias, params: dict) -> list[_Day]:
+    """The window's days in order, each fetched only if this process has not read its version."""
+    key = (f"{alias.settings_dict['HOST']}:{alias.settings_dict['PORT']}/{alias.alias}"
+           f"/{alias.settings_dict['NAME']}", params["vantage"])  # fmt: skip
+    known = _read_days.get(key, {})
+    # The alias the ORM would read DayDigest from (a replica where one is configured). Django's
+    # own cursor binds on the client, which cannot ask for binary results.
+    alias.ensure_connection()
+    with psycopg.Cursor(alias.connection) as cursor:
+        cursor.execute(READ, {**params, "known": list(known)}, binary=True)
+        rows = cursor.fetchall()
+    rows.sort()
+    days = {
+        version: known[version] if owners is None else _day(owners, points)
+        for _, version, owners, points in rows
+    }
+    _read_days[key] = days
+    return list(days.values())
 
 
 def load_digest(
@@ -226,9 +279,10 @@ def load_digest(
 
     One query of one DayDigest per day (~15 rows, not one per endpoint and day), its rows in
     PostgreSQL's binary format (a bytea arrives as its bytes, not as twice as many hex digits
-    to decode): each day lists its endpoints' records one after the other, and the asked-for
-    endpoints' runs of every day are gathered by endpoint, then day, with no Python object per
-    endpoint or record."""
+    to decode), the bytes only of days this process has not read as they are now: each day
+    lists its endpoints' records one after the other, and the asked-for endpoints' runs of
+    every day are gathered by endpoint, then day, with no Python object per endpoint or
+    record."""
     if not endpoint_ids or vantage is None:
         return {}
     alias = connections[router.db_for_read(DayDigest)]
@@ -240,19 +294,11 @@ def load_digest(
         "first": start.astimezone(UTC).date(),
         "last": now.astimezone(UTC).date(),
     }
-    # The alias the ORM would read DayDigest from (a replica where one is configured). Django's
-    # own cursor binds on the client, which cannot ask for binary results.
-    alias.ensure_connection()
-    with psycopg.Cursor(alias.connection) as cursor:
-        cursor.execute(READ, params, binary=True)
-        rows = cursor.fetchall()
-    if not rows:
+    read = _read(alias, params)
+    if not read:
         return {}
-    rows.sort()
-    _, owners, blobs = zip(*rows, strict=True)
-    segments = np.frombuffer(b"".join(owners), dtype=OWNER)  # by day, then endpoint
-    endpoint = segments["endpoint"].astype(np.int64)
-    sizes = segments["records"].astype(np.intp)
+    endpoint = np.concatenate([day.endpoint for day in read])  # by day, then endpoint
+    sizes = np.concatenate([day.sizes for day in read])
     # The asked-for endpoints' segments by endpoint, then day (stable: days stay in order).
     wanted = np.flatnonzero(np.isin(endpoint, np.asarray(endpoint_ids, dtype=np.int64)))
     order = wanted[np.argsort(endpoint[wanted], kind="stable")]
@@ -262,19 +308,17 @@ def load_digest(
     place[order] = np.cumsum(kept) - kept
     records = np.empty((int(kept.sum()), len(FIELDS)))
     first = 0
-    for day_owners, blob in zip(owners, blobs, strict=True):
-        # Each day's records copied from its own bytes to their places, big-endian to native
-        # floats as they go (no buffer of the whole window to join first).
-        day = slice(first, first + len(day_owners) // OWNER.itemsize)
-        first = day.stop
-        packed = np.frombuffer(blob, dtype=">f8").reshape(-1, len(FIELDS))
-        day_sizes, day_places = sizes[day], place[day]
+    for day in read:
+        # Each day's records copied to their places.
+        segment = slice(first, first + len(day.endpoint))
+        first = segment.stop
+        day_sizes, day_places = sizes[segment], place[segment]
         here = day_places >= 0
         starts = np.cumsum(day_sizes) - day_sizes
         shift = np.repeat((day_places - starts)[here], day_sizes[here])
         if here.all():  # every endpoint of the day asked for (the usual question)
-            records[np.arange(len(packed)) + shift] = packed
+            records[np.arange(len(day.records)) + shift] = day.records
         else:
             source = np.repeat(here, day_sizes)
-            records[np.flatnonzero(source) + shift] = packed[source]
+            records[np.flatnonzero(source) + shift] = day.records[source]
     return load_columns(np.repeat(endpoint[order], kept), records, start=start, now=now)
