@@ -110,12 +110,25 @@ class Advice:
         }
 
 
-def _option(endpoint: Candidate, projection, shape: Shape) -> Option:
+def _option(
+    endpoint: Candidate, projection, shape: Shape, costs: dict[tuple, float | None]
+) -> Option:
+    """`costs`: the task cost by list prices, shared by the options of one answer (a catalogue
+    lists a few hundred endpoints at a few dozen prices)."""
+
     def price(value) -> float | None:
         return None if value is None else float(value)
 
     tokens = projection.input_tokens  # measured per call on a custom workload
-    priced = shape if tokens is None else replace(shape, input_tokens=max(1, round(tokens)))
+    listed = (
+        endpoint.price_input_per_mtok,
+        endpoint.price_output_per_mtok,
+        endpoint.price_cached_input_per_mtok,
+        tokens,
+    )
+    if listed not in costs:
+        priced = shape if tokens is None else replace(shape, input_tokens=max(1, round(tokens)))
+        costs[listed] = usd(priced.cost(Prices.of(endpoint)))
     prices = {
         "price_in": price(endpoint.price_input_per_mtok),
         "price_out": price(endpoint.price_output_per_mtok),
@@ -135,7 +148,7 @@ def _option(endpoint: Candidate, projection, shape: Shape) -> Option:
         api_key_env=endpoint.api_key_env,
         simulated=endpoint.simulated,
         projection=projection,
-        cost_per_task=usd(priced.cost(Prices.of(endpoint))),
+        cost_per_task=costs[listed],
         **prices,
     )
 
@@ -192,8 +205,9 @@ def advise(
         profile=profile,
         workload=workload,
     )
+    costs: dict[tuple, float | None] = {}
     for endpoint in endpoints:
-        option = _option(endpoint, projections[endpoint.id], shape)
+        option = _option(endpoint, projections[endpoint.id], shape, costs)
         (advice.options if option.projection.measured else advice.unmeasured).append(option)
         if current is not None and endpoint.id == current.id:
             advice.current = option
