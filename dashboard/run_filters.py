@@ -16,7 +16,7 @@ from benchmarks.models import Run, RunStatus, Vantage, Workload
 from providers.models import Endpoint, Provider
 
 from .filters import DayOrTimeField, RunFilter
-from .widgets import QuickSelect
+from .widgets import FlatChoices, QuickSelect
 
 FILTER_NAMES = ("endpoint", "provider", "workload", "vantage", "status", "from", "to")
 TIME_NAMES = ("since", "until")  # the API's spelling, accepted by the pages too
@@ -41,22 +41,24 @@ class RunListForm(forms.Form):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["endpoint"].choices = [
-            ("", "Any"),
-            *Endpoint.objects.order_by("slug").values_list("slug", "slug"),
-        ]
-        self.fields["provider"].choices = [
-            ("", "Any"),
-            *Provider.objects.order_by("slug").values_list("slug", "name"),
-        ]
-        self.fields["workload"].choices = [
-            ("", "Any"),
-            *Workload.objects.order_by("slug").values_list("slug", "name"),
-        ]
-        self.fields["vantage"].choices = [
-            ("", "Any"),
-            *Vantage.objects.order_by("-is_default", "slug").values_list("slug", "slug"),
-        ]
+        # Flat pairs of text taken as they are (widgets.FlatChoices): a list of every endpoint
+        # was normalised pair by pair by each field and again by its widget (~4 ms a page at
+        # 400 endpoints).
+        self.fields["endpoint"].choices = FlatChoices(
+            [("", "Any"), *Endpoint.objects.order_by("slug").values_list("slug", "slug")]
+        )
+        self.fields["provider"].choices = FlatChoices(
+            [("", "Any"), *Provider.objects.order_by("slug").values_list("slug", "name")]
+        )
+        self.fields["workload"].choices = FlatChoices(
+            [("", "Any"), *Workload.objects.order_by("slug").values_list("slug", "name")]
+        )
+        self.fields["vantage"].choices = FlatChoices(
+            [
+                ("", "Any"),
+                *Vantage.objects.order_by("-is_default", "slug").values_list("slug", "slug"),
+            ]
+        )
 
     def clean(self) -> dict:
         data = super().clean()
