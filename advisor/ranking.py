@@ -128,9 +128,9 @@ def rank(
     above: Option | None = None
     for position, option in enumerate(options, start=1):
         if position > solved:
-            if above is None or above.rank != 1 or not above.inside_budget:
+            if spreads is None or above is None or above.rank != 1 or not above.inside_budget:
                 break  # no row from here on can tie with the leaders
-            spreads(options[solved : solved + max(shown, 1)])  # (not None: solved < len)
+            spreads(options[solved : solved + max(shown, 1)])
             solved += max(shown, 1)
         same_group = above is not None and above.inside_budget == option.inside_budget
         option.tie = bool(same_group and _overlap(above.projection, option.projection))
