@@ -1,6 +1,6 @@
-"""8 clients through gunicorn (docs/operations.md's recipe: gunicorn.conf.py, 2 threaded workers),
-and a year of samples exported through it, verified by row count and checksum. Used by
-read_side.py."""
+"""8 clients through gunicorn (docs/operations.md's recipe: gunicorn.conf.py, its workers and
+threads, or GUNICORN_WORKERS / GUNICORN_THREADS from the environment to time another), and a year
+of samples exported through it, verified by row count and checksum. Used by read_side.py."""
 
 from __future__ import annotations
 
@@ -32,6 +32,9 @@ def _free_port() -> int:
 
 
 PORT = _free_port()
+# gunicorn.conf.py's defaults unless the environment names others (what that file reads).
+WORKERS = int(os.environ.get("GUNICORN_WORKERS", "2"))
+THREADS = int(os.environ.get("GUNICORN_THREADS", "4"))
 BASE = f"http://127.0.0.1:{PORT}"
 
 
@@ -46,7 +49,7 @@ def gunicorn(database: str, *, response_cache: bool = True):
         "TOKSPEED_THROTTLE_ANON": "100000000/min",
         "TOKSPEED_EXPORT_STREAM_MAX_ROWS": "1000000000",
         "GUNICORN_BIND": f"127.0.0.1:{PORT}",
-        "GUNICORN_WORKERS": "2",
+        "GUNICORN_WORKERS": str(WORKERS),
     }
     log = tempfile.TemporaryFile()
     process = subprocess.Popen(
@@ -115,7 +118,8 @@ def load(
 ) -> dict[str, float]:
     """`clients` at once on each target in turn for `seconds`; p95 ms per target."""
     cached = "response cache ON" if response_cache else "response cache off"
-    print(f"\n{clients} clients via gunicorn (2 threaded workers, {cached}), {seconds:.0f} s each:")
+    shape = f"{WORKERS} workers × {THREADS} threads"
+    print(f"\n{clients} clients via gunicorn ({shape}, {cached}), {seconds:.0f} s each:")
     results = {}
     with gunicorn(database, response_cache=response_cache):
         for name, paths in phases.items():
