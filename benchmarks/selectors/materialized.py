@@ -25,8 +25,7 @@ import json
 from typing import Any
 
 from django.db import connections
-from django.db.models import Exists, OuterRef, QuerySet, TextField
-from django.db.models.functions import Cast
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from ..buckets import BUCKETS
@@ -76,14 +75,24 @@ def read(
         return None
     connection = connections[BoardFigures.objects.db]
     if connection.vendor == "postgresql":
-        ids, parsed = _read_statement(connection, filters, vantage, workloads, texts=texts)
+        # A constant statement (the board's hot path): no queryset to build and compile.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _WITH_TEXTS_SQL if texts else _NUMBERS_SQL, _params(filters, vantage, workloads)
+            )
+            found = cursor.fetchall()
     else:
-        ids, parsed = _parsed(_rows(filters, vantage=vantage, workloads=workloads), "figures")
-        if not texts:
-            parsed = [figures[:-1] for figures in parsed]
-    if not ids:
+        rows = _rows(filters, vantage=vantage, workloads=workloads)
+        found = list(rows.values_list("endpoint_id", "figures", *(("text",) if texts else ())))
+    if not found:
         return None  # nothing written (or no data at all: the merge is as cheap)
-    return dict(zip(ids, parsed, strict=True))
+    columns = list(zip(*found, strict=True))
+    # Every row's figures parsed in one call (a call per row cost twice as much).
+    parsed = json.loads(f"[{','.join(columns[1])}]")
+    if texts:
+        for figures, text in zip(parsed, columns[2], strict=True):
+            figures.append(text)
+    return dict(zip(columns[0], parsed, strict=True))
 
 
 def _covers(filters: BoardFilters, workloads: Workloads) -> bool:
@@ -91,19 +100,9 @@ def _covers(filters: BoardFilters, workloads: Workloads) -> bool:
     return filters.sketched and (filters.workload, filters.concurrency) in covered(workloads)
 
 
-def _read_statement(
-    connection: Any,
-    filters: BoardFilters,
-    vantage: Vantage,
-    workloads: Workloads,
-    *,
-    texts: bool,
-) -> tuple[tuple[int, ...], list[Any]]:
-    """PostgreSQL: _rows' figures in one constant statement (no queryset to build and
-    compile), the text (every stored list ends with it: FORMAT 2) split off by the database,
-    unescaped, and read only when asked for: the numbers are parsed in one json.loads call, not
-    the text's ~60 escaped quotes a row as well."""
-    params = [
+def _params(filters: BoardFilters, vantage: Vantage, workloads: Workloads) -> list[Any]:
+    """The values that pick a covered board's rows for today (_rows, _FROM_SQL)."""
+    return [
         vantage.id,
         timezone.now().date(),
         filters.window_hours // 24,
@@ -111,44 +110,26 @@ def _read_statement(
         filter_key(filters.workload, filters.concurrency),
         signature(workloads),
     ]
-    with connection.cursor() as cursor:
-        cursor.execute(_WITH_TEXTS_SQL if texts else _NUMBERS_SQL, params)
-        found = cursor.fetchall()
-    if not found:
-        return (), []
-    columns = list(zip(*found, strict=True))
-    parsed = json.loads(f"[{','.join(columns[1])}]")
-    if texts:
-        for figures, text in zip(parsed, columns[2], strict=True):
-            figures.append(text)
-    return columns[0], parsed
 
 
 def _rows(
     filters: BoardFilters, *, vantage: Vantage, workloads: Workloads
 ) -> QuerySet[BoardFigures]:
-    """The stored rows of a covered filter (_covers) for today."""
-    today = timezone.now().date()
+    """The stored rows of a covered board (_covers) for today."""
+    vantage_id, today, days, tod_bucket, key, workloads_signature = _params(
+        filters, vantage, workloads
+    )
     day = BoardFiguresDay.objects.filter(
-        vantage=OuterRef("vantage"), day=OuterRef("day"), signature=signature(workloads)
+        vantage=OuterRef("vantage"), day=OuterRef("day"), signature=workloads_signature
     )
     return BoardFigures.objects.filter(
         Exists(day),
-        vantage=vantage,
+        vantage_id=vantage_id,
         day=today,
-        days=filters.window_hours // 24,
-        tod_bucket=ALL if filters.tod_bucket is None else filters.tod_bucket,
-        filter_key=filter_key(filters.workload, filters.concurrency),
+        days=days,
+        tod_bucket=tod_bucket,
+        filter_key=key,
     )
-
-
-def _parsed(rows: QuerySet[BoardFigures], figures: Any) -> tuple[tuple[int, ...], list[Any]]:
-    """(endpoint ids, their `figures` expression's JSON) of `rows`. As text, parsed in one
-    call: 400 rows through the JSON field's converter cost twice as much as the rest of the
-    read."""
-    texts = rows.annotate(text=Cast(figures, TextField())).values_list("endpoint_id", "text")
-    ids, parts = zip(*texts, strict=True) if texts else ((), ())
-    return ids, json.loads(f"[{','.join(parts)}]")
 
 
 _FROM_SQL = f"""
@@ -160,6 +141,5 @@ WHERE f.vantage_id = %s AND f.day = %s AND f.days = %s AND f.tod_bucket = %s
     WHERE d.vantage_id = f.vantage_id AND d.day = f.day AND d.signature = %s
   )
 """  # noqa: S608  (table names from the models; the values are parameters)
-# The figures without their last element (the text), and with it the text as a column.
-_NUMBERS_SQL = f"SELECT f.endpoint_id, (f.figures - -1)::text {_FROM_SQL}"
-_WITH_TEXTS_SQL = f"SELECT f.endpoint_id, (f.figures - -1)::text, f.figures ->> -1 {_FROM_SQL}"
+_NUMBERS_SQL = f"SELECT f.endpoint_id, f.figures {_FROM_SQL}"
+_WITH_TEXTS_SQL = f"SELECT f.endpoint_id, f.figures, f.text {_FROM_SQL}"
