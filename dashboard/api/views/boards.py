@@ -52,7 +52,8 @@ def board_rows(
     data, texts = row_dicts(rows, splice=splice)
     data = rounded_rows(data)
     for row, item in zip(rows, data, strict=True):  # alerts last, in place
-        item["alerts"] = api_alerts(alerts.get(row.endpoint_id, []))
+        found = alerts.get(row.endpoint_id)
+        item["alerts"] = api_alerts(found) if found else []
     return filters, data, texts
 
 
