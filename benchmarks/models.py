@@ -667,9 +667,11 @@ class BoardFigures(models.Model):
     tod_bucket = models.SmallIntegerField()
     filter_key = models.CharField(max_length=80)
     endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="+")
-    # [has main-column figures, *the row's figures, their JSON text]:
-    # selectors.leaderboard.stored_figures.
-    figures = models.JSONField(default=dict)
+    # JSON text of [has main-column figures, *the row's figures, the tokens]
+    # (selectors.leaderboard.stored_figures), and their figures_text apart: as text, a read
+    # takes both as stored (no jsonb written out again, number by number, on every read).
+    figures = models.TextField(default="[]")
+    text = models.TextField(default="")
 
     class Meta:
         constraints = [

@@ -50,7 +50,9 @@ def lane_groups(rows: list[BoardRow]) -> list[LaneGroup]:
     for row in rows:
         by_model.setdefault((row.provider, row.model), []).append(row)
     groups = []
-    for (provider, model), members in sorted(by_model.items()):
+    # A model at one lane only (most of a board's) has nothing to compare: left out unsorted.
+    several = [item for item in by_model.items() if len(item[1]) > 1]
+    for (provider, model), members in sorted(several):
         standard = next((r for r in members if r.lane == STANDARD), None)
         others = [r for r in members if r.lane != STANDARD]
         if standard is None or not others:

@@ -22,7 +22,13 @@ from django.db.models import (
 from django.utils import timezone
 
 from providers.archive import LIVE_ENDPOINTS
-from providers.models import Endpoint, families_by_model_id, key_configured, roofline_tps
+from providers.models import (
+    Endpoint,
+    Provider,
+    families_by_model_id,
+    key_configured,
+    roofline_tps,
+)
 
 from ..costs import input_tokens_estimate
 from ..models import Run, RunStatus, Vantage, Workload
@@ -60,17 +66,21 @@ def _unpack(group: dict[str, Any], *names: str) -> dict[str, Any]:
     return group
 
 
-def leaderboard(filters: BoardFilters, *, endpoint_ids: list[int] | None = None) -> list[BoardRow]:
+def leaderboard(
+    filters: BoardFilters, *, endpoint_ids: list[int] | None = None, texts: bool = False
+) -> list[BoardRow]:
     """Rows sorted and ranked by `filters.sort`, ties marked; endpoints without data last.
 
     endpoint_ids: only these endpoints (the compare page); None = every endpoint.
+    texts: rows read from the materialized board keep its figures' JSON text (figures_json,
+    which only the API's compact answer writes).
     """
     vantage = resolve_vantage(filters.vantage)
     workloads = Workloads.load()
     # A covered long board is read as materialized (one row per endpoint, no merge); the
     # compare page (endpoint_ids) and anything not covered merge the rollups.
     stored = (
-        materialized.read(filters, vantage=vantage, workloads=workloads)
+        materialized.read(filters, vantage=vantage, workloads=workloads, texts=texts)
         if endpoint_ids is None
         else None
     )
@@ -896,8 +906,15 @@ def _endpoint_values(endpoint_ids: list[int] | None) -> list[tuple[Any, ...]]:
     given."""
     endpoints = Endpoint.objects.filter(LIVE_ENDPOINTS)  # archived: history only
     if endpoint_ids is not None:
-        endpoints = endpoints.filter(id__in=endpoint_ids)
-    return _value_rows(endpoints.values_list(*_ENDPOINT_VALUES))
+        return _value_rows(endpoints.filter(id__in=endpoint_ids).values_list(*_ENDPOINT_VALUES))
+    connection = connections[endpoints.db]
+    if connection.vendor != "postgresql":
+        return list(endpoints.values_list(*_ENDPOINT_VALUES))
+    # Every live endpoint: a constant statement, the one the queryset compiles to (its order:
+    # Endpoint.Meta.ordering), without building and compiling the queryset each time.
+    with connection.cursor() as cursor:
+        cursor.execute(_LIVE_ENDPOINTS_SQL)
+        return cursor.fetchall()
 
 
 def _endpoints(figures: dict[int, list[Any]], rows: list[tuple[Any, ...]]) -> list[_BoardEndpoint]:
@@ -961,6 +978,18 @@ _ENDPOINT_VALUES = (
 )
 
 
+_ENDPOINT_TABLE, _PROVIDER_TABLE = Endpoint._meta.db_table, Provider._meta.db_table
+_LIVE_ENDPOINTS_SQL = f"""
+SELECT e.id, e.slug, e.model, e.display_name, e.lane, e.enabled, e.price_input_per_mtok,
+       e.price_output_per_mtok, e.price_cached_input_per_mtok, e.active_params_b,
+       e.bytes_per_param, e.chips, e.chip_bandwidth_tbps, p.name, p.simulated, p.enabled,
+       p.api_key_env
+FROM {_ENDPOINT_TABLE} AS e INNER JOIN {_PROVIDER_TABLE} AS p ON e.provider_id = p.id
+WHERE e.archived_at IS NULL AND p.archived_at IS NULL
+ORDER BY p.name ASC, e.model ASC
+"""  # noqa: S608  (table names from the models; no value in the SQL)
+
+
 def _last_runs(
     endpoint_ids: list[int], *, workload_ids: list[int], vantage: Vantage | None
 ) -> dict[int, tuple[Any, Any]]:
@@ -1019,11 +1048,15 @@ def _recent() -> datetime:
     return timezone.now() - timedelta(days=1)
 
 
+# Each endpoint's newest slot written as text once, not each of the ~1,200 runs before the
+# sort picks the newest (backend 0.73 -> 0.61 ms at 4x).
 _RECENT_RUNS_SQL = f"""
-SELECT DISTINCT ON (r.endpoint_id) r.endpoint_id, r.slot::text AS at, r.status
-FROM {Run._meta.db_table} AS r
-WHERE r.workload_id = %s AND r.vantage_id = %s AND r.slot >= %s
-ORDER BY r.endpoint_id, r.slot DESC
+SELECT newest.endpoint_id, newest.slot::text AS at, newest.status FROM (
+    SELECT DISTINCT ON (r.endpoint_id) r.endpoint_id, r.slot, r.status
+    FROM {Run._meta.db_table} AS r
+    WHERE r.workload_id = %s AND r.vantage_id = %s AND r.slot >= %s
+    ORDER BY r.endpoint_id, r.slot DESC
+) AS newest
 """  # noqa: S608  (a table name from the model; the values are parameters)
 
 _LAST_RUNS_SQL = f"""

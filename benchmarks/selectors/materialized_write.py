@@ -1,6 +1,7 @@
 """Writing the materialized long-window board (selectors.materialized has the rule): one
 endpoint's rows when a run of it is counted, every endpoint's once a day."""
 
+import json
 import logging
 from collections.abc import Iterable, Iterator
 from datetime import date
@@ -126,5 +127,7 @@ def _figures(
                         tod_bucket=ALL if bucket is None else bucket,
                         filter_key=filter_key(filters.workload, filters.concurrency),
                         endpoint_id=endpoint_id,
-                        figures=figures,
+                        # As the JSON field wrote them (no NaN: a failed write, merged).
+                        figures=json.dumps(figures[:-1], allow_nan=False),
+                        text=figures[-1],
                     )

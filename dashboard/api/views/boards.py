@@ -45,14 +45,15 @@ def board_rows(
     """The leaderboard's rows for the query (filters, and optionally one model), as dicts, and
     with `splice` the figure texts their placeholders stand for (spliced.row_dicts)."""
     filters = BoardFilters.from_query(request.query_params)
-    rows = leaderboard(filters)
+    rows = leaderboard(filters, texts=splice)
     model, _ = parse_model_params(request.query_params, rows)
     rows = only_model(rows, model)
     alerts = open_alerts_by_endpoint(row.endpoint_id for row in rows)  # one query
     data, texts = row_dicts(rows, splice=splice)
     data = rounded_rows(data)
     for row, item in zip(rows, data, strict=True):  # alerts last, in place
-        item["alerts"] = api_alerts(alerts.get(row.endpoint_id, []))
+        found = alerts.get(row.endpoint_id)
+        item["alerts"] = api_alerts(found) if found else []
     return filters, data, texts
 
 
