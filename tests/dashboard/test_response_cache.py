@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.api_factories import hours_ago, make_endpoint, make_provider, make_run
+from tests.api_factories import hours_ago, make_endpoint, make_provider, make_run, vantage, workload
 
 pytest_plugins = ["tests.api_fixtures"]
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_throttles", "allow_private")]
@@ -67,3 +67,24 @@ def test_it_answers_a_conditional_get_in_two_queries(public, anon, endpoint):
         again = anon.get("/endpoints/wafer-fast/", HTTP_IF_NONE_MATCH=first["ETag"])
     assert again.status_code == 304
     assert len(queries) == 2
+
+
+def test_a_change_point_deleted_by_the_daily_pass_retires_the_cached_page(public, anon, endpoint):
+    """The pass replaces a series' change points: one it no longer finds leaves the chart, and
+    the page stops being answered from what was cached with it (a newer point stays, so the
+    newest stamp does not move)."""
+    from alerts.models import ChangePoint
+
+    def point(hours: float, metric: str) -> ChangePoint:
+        return ChangePoint.objects.create(
+            endpoint=endpoint, workload=workload(), vantage=vantage(), metric=metric,
+            at=hours_ago(hours), before_median=700.0, after_median=500.0, change=500 / 700 - 1,
+        )  # fmt: skip
+
+    gone = point(5, "decode_tps")
+    point(2, "ttft_ms")  # written after it: the newest
+    first = anon.get("/endpoints/wafer-fast/")
+    assert anon.get("/endpoints/wafer-fast/", HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+    ChangePoint.objects.filter(id=gone.id).delete()
+    again = anon.get("/endpoints/wafer-fast/", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert again.status_code == 200 and again["ETag"] != first["ETag"]
