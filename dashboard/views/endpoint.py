@@ -8,7 +8,7 @@ from benchmarks.breaker import open_trips
 from benchmarks.models import Run, Vantage, Workload
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.history import endpoint_history
-from benchmarks.selectors.scope import Workloads, resolve_vantage, since
+from benchmarks.selectors.scope import Vantages, Workloads, since
 from providers.models import Endpoint
 
 from ..alert_badges import banner_items, banner_level
@@ -30,9 +30,10 @@ SATURATION_KEYS = ("saturated", "saturated_runs", "runs")
 def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
     endpoint = get_object_or_404(Endpoint.objects.select_related("provider"), slug=slug)
     filters = BoardFilters.from_query(request.GET)
-    # Read once for the history and the change points (an unknown slug stays a slug).
-    workloads = Workloads.load()
-    workload, vantage = workloads.resolve(filters.workload), resolve_vantage(filters.vantage)
+    # Read once for the history, the change points and the filter bar (an unknown slug stays
+    # a slug).
+    workloads, vantages = Workloads.load(), Vantages.load()
+    workload, vantage = workloads.resolve(filters.workload), vantages.resolve(filters.vantage)
     history = endpoint_history(
         endpoint,
         workload=workload or filters.workload,
@@ -47,7 +48,7 @@ def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "endpoint": endpoint,
             "filters": filters,
-            "form": FilterForm(filters, fields=FIELDS),
+            "form": FilterForm(filters, fields=FIELDS, workloads=workloads, vantages=vantages),
             "history": history,
             "chart_data": chart_data(history),
             "params": {k: v for k, v in filters.as_query().items() if k in FIELDS},
