@@ -1,6 +1,7 @@
 """Reading one Run row (its denormalised summary) into chart points."""
 
 from collections import Counter
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -37,18 +38,23 @@ class SlotIso(Func):
     output_field = CharField()
 
     def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list]:
-        utc = "(%(expressions)s AT TIME ZONE 'UTC')"
-        template = (
-            f"(to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN "
-            f"mod(extract(microseconds FROM {utc})::bigint, 1000000) = 0 THEN '' "
-            f"ELSE to_char({utc}, '.US') END || '+00:00')"
-        )
+        template = slot_iso_sql("%(expressions)s")
         return self.as_sql(compiler, connection, template=template, **extra)
 
     def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list]:
         # Stored as "YYYY-MM-DD HH:MM:SS[.ffffff]" in UTC (str() of the naive UTC value).
         template = "(replace(%(expressions)s, ' ', 'T') || '+00:00')"
         return self.as_sql(compiler, connection, template=template, **extra)
+
+
+def slot_iso_sql(column: str) -> str:
+    """SlotIso's PostgreSQL expression of a timestamp column."""
+    utc = f"({column} AT TIME ZONE 'UTC')"
+    return (
+        f"(to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN "
+        f"mod(extract(microseconds FROM {utc})::bigint, 1000000) = 0 THEN '' "
+        f"ELSE to_char({utc}, '.US') END || '+00:00')"
+    )
 
 
 def iso(slot: datetime | str) -> str:
@@ -164,12 +170,18 @@ def run_band(run: dict[str, Any], metric: str) -> dict[str, float] | None:
 
 def errors_by_category(runs: QuerySet[Run]) -> list[dict[str, Any]]:
     """Error samples per category over the runs, read from each run's summary, most first."""
-    counts: Counter[str] = Counter()
     tallies = runs.filter(error_count__gt=0).values_list(
         KeyTransform("errors_by_category", "summary"), flat=True
     )
+    return tallied(tallies)
+
+
+def tallied(tallies: Iterable[Any]) -> list[dict[str, Any]]:
+    """Error samples per category summed over {category: count} tallies, most first (ties in
+    the order the categories first appear); a tally that is not a dict, or a count that is
+    not an int, is left out."""
+    counts: Counter[str] = Counter()
     for categories in tallies:
-        categories = categories or {}
         if isinstance(categories, dict):
             for category, count in categories.items():
                 if isinstance(count, int):
