@@ -82,7 +82,12 @@ def _run_charts(
 ) -> dict[str, Any]:
     """endpoint_history's summary, series, bands, profile and context, one point per run
     (window: the same runs' grouped reads as SQL written out, on PostgreSQL)."""
-    series = point_rows(runs.filter(workload=workload).order_by("slot")) if workload else []
+    if workload is None:
+        series = []
+    elif window is not None:
+        series = window.point_rows(workload.id)
+    else:
+        series = point_rows(runs.filter(workload=workload).order_by("slot"))
     points = [run_point(run) for run in series]
     return {
         "summary": _summary(points),

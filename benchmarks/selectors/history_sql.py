@@ -16,7 +16,7 @@ from typing import Any
 from django.db import connections, router
 
 from ..models import Run, Vantage, Workload
-from .runs import slot_iso_sql
+from .runs import POINT_FIELDS, point_rows_of, slot_iso_sql
 from .scope import FINISHED
 
 _TABLE = f'"{Run._meta.db_table}"'
@@ -111,6 +111,18 @@ class RunWindow:
             f"GROUP BY {_column('slot')} ORDER BY {_column('slot')} ASC"
         )
         return self._fetched(sql, [base.id, long.id, *self.params, base.id, long.id])
+
+    def point_rows(self, workload_id: int) -> list[dict[str, Any]]:
+        """runs.point_rows of one workload's runs, oldest first."""
+        columns = ", ".join(_column(name) for name in POINT_FIELDS)
+        # Constant fragments and the model's table name; the values are parameters.
+        sql = (
+            f"SELECT {columns}, ({_column('summary')} || '{{}}'::jsonb) AS whole, "  # noqa: S608
+            f"{slot_iso_sql(_column('slot'))} AS slot_text FROM {_TABLE} "
+            f"WHERE {self.where} AND {_column('workload_id')} = %s "
+            f"ORDER BY {_column('slot')} ASC"
+        )
+        return point_rows_of((sql, [*self.params, workload_id]), self.database)
 
     def compare_points(self, workload_id: int) -> list[tuple[Any, ...]]:
         """history._compare_points' runs of one workload, per endpoint in time order:

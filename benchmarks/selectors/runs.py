@@ -26,6 +26,8 @@ RUN_POINT_FIELDS = (
     "saturated_count",
     "summary",
 )
+# A point row's columns read as they are (the summary's band scalars are read from it).
+POINT_FIELDS = tuple(f for f in RUN_POINT_FIELDS if f != "summary")
 # Summary metric name for each chart metric.
 _SUMMARY_METRIC = {"ttft": "ttft_ms", "decode": "decode_tps"}
 
@@ -92,12 +94,21 @@ def point_rows(runs: QuerySet[Run]) -> list[dict[str, Any]]:
     Each row's summary is decompressed once (`summary || '{}'` in a subquery that is not
     flattened) and the four scalars read from that copy: reading them from the stored column
     decompressed it four times a run, most of a year's history read in PostgreSQL."""
-    fields = [f for f in RUN_POINT_FIELDS if f != "summary"]
+    fields = list(POINT_FIELDS)
     connection = connections[runs.db]
     if connection.vendor != "postgresql":
         return _point_rows_plain(runs, fields)
     inner = runs.values(*fields, whole=_Decompressed("summary"), slot_text=SlotIso("slot"))
-    sql, params = inner.query.get_compiler(inner.db).as_sql()
+    return point_rows_of(inner.query.get_compiler(inner.db).as_sql(), runs.db)
+
+
+def point_rows_of(inner: tuple[str, Any], database: str) -> list[dict[str, Any]]:
+    """point_rows of a PostgreSQL statement (and its params) whose rows, in order, are the
+    runs' POINT_FIELDS, "whole" (the summary decompressed: `summary || '{}'`) and "slot_text"
+    (the slot as SlotIso text)."""
+    fields = POINT_FIELDS
+    connection = connections[database]
+    sql, params = inner
     scalars = [
         _number(f"q.whole -> '{key}' -> '{p}'") for key in _SUMMARY_METRIC.values() for p in _BAND
     ]
