@@ -14,6 +14,7 @@ from providers.models import Endpoint
 from ..alert_badges import banner_items, banner_level
 from ..caching import revalidated
 from ..forms import FilterForm
+from ..run_rows import recent_rows_html
 from .access import dashboard_view
 
 FIELDS = ("workload", "window", "vantage")
@@ -51,6 +52,7 @@ def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
             "form": FilterForm(filters, fields=FIELDS, workloads=workloads, vantages=vantages),
             "history": history,
             "chart_data": chart_data(history),
+            "recent_rows": recent_rows_html(history["recent_runs"]),
             "params": {k: v for k, v in filters.as_query().items() if k in FIELDS},
             "has_runs": bool(history["runs"] or history["recent_runs"]),
             "ever_ran": bool(history["runs"] or history["recent_runs"])
