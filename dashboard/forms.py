@@ -6,9 +6,10 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from benchmarks.buckets import BUCKETS
-from benchmarks.models import Vantage, Workload
+from benchmarks.models import Workload
 from benchmarks.selectors import agent_loop
 from benchmarks.selectors.filters import PEAK, WINDOWS, BoardFilters, window_label
+from benchmarks.selectors.scope import Vantages, Workloads
 from providers.models import Endpoint
 
 from .widgets import FlatChoices, QuickSelect
@@ -36,7 +37,10 @@ class FilterForm(forms.Form):
         models: list[tuple[str, int]] | None = None,
         model: str = "",
         group: str = "",
+        workloads: Workloads | None = None,
+        vantages: Vantages | None = None,
     ) -> None:
+        """workloads, vantages: every one of them, when the page has read them already."""
         super().__init__(
             initial={
                 "model": model,
@@ -48,13 +52,17 @@ class FilterForm(forms.Form):
                 "vantage": filters.vantage or "",
             }
         )
-        workloads = list(Workload.objects.values_list("slug", "name"))
-        self.fields["workload"].choices = [("", "Base (default)"), *workloads]
+        named = (
+            [(w.slug, w.name) for w in workloads.items]
+            if workloads is not None
+            else list(Workload.objects.values_list("slug", "name"))
+        )
+        self.fields["workload"].choices = [("", "Base (default)"), *named]
         self.fields["concurrency"].choices = [("", "Any"), ("1", "1"), ("10", "10"), (PEAK, "Peak")]
         self.fields["tod"].choices = [("", "All day"), *((str(k), v) for k, v in BUCKETS.items())]
         self.fields["window"].choices = [(key, key) for key in WINDOWS]
-        vantages = list(Vantage.objects.order_by("-is_default", "slug"))
-        self.fields["vantage"].choices = [(v.slug, v.label) for v in vantages]
+        every = vantages.items if vantages is not None else Vantages.load().items
+        self.fields["vantage"].choices = [(v.slug, v.label) for v in every]
         if models is None:
             del self.fields["model"], self.fields["group"]
         else:
@@ -68,7 +76,7 @@ class FilterForm(forms.Form):
         for name in list(self.fields):
             if fields is not None and name not in fields:
                 del self.fields[name]
-        if len(vantages) < 2:  # nothing to choose: keep the bar short
+        if len(every) < 2:  # nothing to choose: keep the bar short
             self.fields.pop("vantage", None)
 
 

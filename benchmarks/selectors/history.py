@@ -1,9 +1,10 @@
 """An endpoint's history: everything its page and the history API show (Run rows; over 90 days
 the day and window rollups)."""
 
+from datetime import datetime
 from typing import Any
 
-from django.db import connections
+from django.db import connections, router
 from django.db.models import Count, Max, Q
 
 from providers.models import Endpoint
@@ -13,6 +14,7 @@ from ..models import Run, Vantage, Workload
 from . import sketched
 from .aggregates import Percentile, Quartiles, percentile, quartiles
 from .days import day_medians, day_series, figures_kind, per_day, points_kind
+from .history_sql import RunWindow
 from .runs import (
     RUN_POINT_FIELDS,
     SlotIso,
@@ -21,6 +23,7 @@ from .runs import (
     point_rows,
     run_band,
     run_point,
+    tallied,
 )
 from .scope import Workloads, resolve_vantage, since, window_runs
 
@@ -48,15 +51,18 @@ def endpoint_history(
     workloads = workloads or Workloads.load()
     workload_obj = workloads.resolve(workload)
     vantage_obj = resolve_vantage(vantage)
-    runs = window_runs(vantage=vantage_obj, window_hours=window_hours).filter(endpoint=endpoint)
     if per_day(window_hours):
         charts = _day_charts(endpoint, workload_obj, vantage_obj, window_hours, workloads)
         errors = sketched.errors_by_category(
             endpoint.id, vantage=vantage_obj, window_hours=window_hours
         )
     else:
-        charts = _run_charts(runs, workload_obj, workloads)
-        errors = errors_by_category(runs)
+        start = since(window_hours)
+        runs = window_runs(vantage=vantage_obj, window_hours=window_hours, start=start)
+        runs = runs.filter(endpoint=endpoint)
+        window = RunWindow.of(vantage_obj, start, endpoint_id=endpoint.id)
+        charts = _run_charts(runs, window, workload_obj, workloads)
+        errors = tallied(window.error_tallies()) if window else errors_by_category(runs)
     return {
         "endpoint": _endpoint_info(endpoint),
         "workload": workload_obj.slug if workload_obj else None,
@@ -71,17 +77,25 @@ def endpoint_history(
     }
 
 
-def _run_charts(runs: Any, workload: Workload | None, workloads: Workloads) -> dict[str, Any]:
-    """endpoint_history's summary, series, bands, profile and context, one point per run."""
-    series = point_rows(runs.filter(workload=workload).order_by("slot")) if workload else []
+def _run_charts(
+    runs: Any, window: RunWindow | None, workload: Workload | None, workloads: Workloads
+) -> dict[str, Any]:
+    """endpoint_history's summary, series, bands, profile and context, one point per run
+    (window: the same runs' grouped reads as SQL written out, on PostgreSQL)."""
+    if workload is None:
+        series = []
+    elif window is not None:
+        series = window.point_rows(workload.id)
+    else:
+        series = point_rows(runs.filter(workload=workload).order_by("slot"))
     points = [run_point(run) for run in series]
     return {
         "summary": _summary(points),
         "runs": points,
         "bands": {m: [run_band(run, m) for run in series] for m in ("ttft", "decode")},
         "tod_profile": _tod_profile(points),
-        "context": _context(runs, workloads),
-        "concurrency": _concurrency(runs),
+        "context": _context(runs, window, workloads),
+        "concurrency": _concurrency(runs, window, workloads),
     }
 
 
@@ -140,21 +154,25 @@ def compare_histories(
     workload: Workload | str | None = None,
     vantage: Vantage | str | None = None,
     window_hours: int = 72,
+    workloads: Workloads | None = None,
 ) -> list[dict[str, Any]]:
     """What the compare page charts of each endpoint's history, in the order given: the same
     values as endpoint_history's "endpoint", "tod_profile", "context" (without its per-slot
     pairs) and "concurrency", and its "runs" as (slot, TTFT, decode) points; one query per part
-    for all the endpoints, instead of one whole history (bands, errors, recent runs) each."""
-    workloads = Workloads.load()
+    for all the endpoints, instead of one whole history (bands, errors, recent runs) each.
+    workloads: every workload, when the caller has read them already (Workloads.load)."""
+    workloads = workloads or Workloads.load()
     workload_obj = workloads.resolve(workload)
     vantage_obj = resolve_vantage(vantage)
     ids = [endpoint.id for endpoint in endpoints]
     if per_day(window_hours):
         points, figures = _compare_days(ids, workload_obj, vantage_obj, window_hours, workloads)
     else:
-        runs = window_runs(vantage=vantage_obj, window_hours=window_hours)
+        start = since(window_hours)
+        runs = window_runs(vantage=vantage_obj, window_hours=window_hours, start=start)
         runs = runs.filter(endpoint_id__in=ids)
-        points, figures = _compare_runs(runs, ids, workload_obj, workloads)
+        window = RunWindow.of(vantage_obj, start, endpoint_ids=ids)
+        points, figures = _compare_runs(runs, window, ids, workload_obj, workloads)
     return [
         {
             "endpoint": _endpoint_info(endpoint),
@@ -168,14 +186,22 @@ def compare_histories(
 
 
 def _compare_runs(
-    runs: Any, ids: list[int], workload: Workload | None, workloads: Workloads
+    runs: Any,
+    window: RunWindow | None,
+    ids: list[int],
+    workload: Workload | None,
+    workloads: Workloads,
 ) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]]]:
     """compare_histories' run points and exact figures (profile, context, curve) per endpoint."""
-    points, buckets = _compare_points(runs, ids, workload)
+    points, buckets = _compare_points(runs, window, ids, workload)
     curves: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
-    for (endpoint_id,), curve in _concurrency_rows(runs, ("endpoint_id",)):
-        curves[endpoint_id].append(curve)
-    contexts = _contexts(runs, workloads, ids)
+    if window is not None:
+        for endpoint_id, *row in window.concurrency_rows(workloads.items, by_endpoint=True):
+            curves[endpoint_id].append(_curve(*row))
+    else:
+        for (endpoint_id,), curve in _concurrency_rows(runs, ("endpoint_id",)):
+            curves[endpoint_id].append(curve)
+    contexts = _contexts(runs, window, workloads, ids)
     return points, {
         i: {
             "tod_profile": _profile_of(buckets[i]),
@@ -205,27 +231,37 @@ def _compare_days(
 
 
 def _compare_points(
-    runs: Any, ids: list[int], workload: Workload | None
+    runs: Any, window: RunWindow | None, ids: list[int], workload: Workload | None
 ) -> tuple[dict[int, list[dict[str, Any]]], dict[int, list[tuple]]]:
     """compare_histories' run points of each endpoint ({slot, TTFT, decode}, as charted) and
     each point's (time-of-day bucket, TTFT, decode), for its profile."""
     points: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
     buckets: dict[int, list[tuple]] = {i: [] for i in ids}
     if workload:
-        series = runs.filter(workload=workload).order_by("endpoint_id", "slot")
-        for endpoint_id, slot, bucket, ttft, decode in series.values_list(
-            "endpoint_id", SlotIso("slot"), "tod_bucket", "ttft_p50_ms", "decode_tps_p50"
-        ):
+        series = (
+            window.compare_points(workload.id)
+            if window is not None
+            else runs.filter(workload=workload)
+            .order_by("endpoint_id", "slot")
+            .values_list(
+                "endpoint_id", SlotIso("slot"), "tod_bucket", "ttft_p50_ms", "decode_tps_p50"
+            )
+        )
+        for endpoint_id, slot, bucket, ttft, decode in series:
             points[endpoint_id].append({"slot": slot, "ttft_ms": ttft, "decode_tps": decode})
             buckets[endpoint_id].append((bucket, ttft, decode))
     return points, buckets
 
 
-def _contexts(runs: Any, workloads: Workloads, ids: list[int]) -> dict[int, dict[str, Any]]:
+def _contexts(
+    runs: Any, window: RunWindow | None, workloads: Workloads, ids: list[int]
+) -> dict[int, dict[str, Any]]:
     """_context of each endpoint (without "pairs"), from one query."""
     base, long = workloads.base(), workloads.long()
     if base is None or long is None:
         return {i: {"context_tokens": None, "prefill_cost_ms": None} for i in ids}
+    if window is not None:
+        return _contexts_in_sql(window.slot_pairs(base, long), window.database, long, ids)
     # Paired in the database, one row per (endpoint, slot) without the slot itself (at most
     # one run of each workload per slot: run_unique_slot), so no timestamp is read.
     slots = (
@@ -239,18 +275,22 @@ def _contexts(runs: Any, workloads: Workloads, ids: list[int]) -> dict[int, dict
         .values_list("endpoint_id", "base", "long")
     )
     if connections[slots.db].vendor == "postgresql":
-        return _contexts_in_sql(slots, long, ids)
+        inner = slots.query.get_compiler(slots.db).as_sql()
+        return _contexts_in_sql(inner, slots.db, long, ids)
     pairs: dict[int, list[tuple]] = {i: [] for i in ids}
     for endpoint_id, base_ttft, long_ttft in slots:
         pairs[endpoint_id].append((base_ttft, long_ttft))
     return {i: _context_figures(pairs[i], long) for i in ids}
 
 
-def _contexts_in_sql(slots: Any, long: Workload, ids: list[int]) -> dict[int, dict[str, Any]]:
-    """_context_figures of each endpoint's (endpoint, base, long) slot rows, aggregated in
-    PostgreSQL: one row per endpoint instead of one per slot (percentile_cont is the
-    arithmetic of aggregates.quartiles/percentile, so the floats are the same)."""
-    sql, params = slots.query.get_compiler(slots.db).as_sql()
+def _contexts_in_sql(
+    slots: tuple[str, Any], database: str, long: Workload, ids: list[int]
+) -> dict[int, dict[str, Any]]:
+    """_context_figures of each endpoint's (endpoint_id, base, long) slot rows (a statement
+    and its params), aggregated in PostgreSQL: one row per endpoint instead of one per slot
+    (percentile_cont is the arithmetic of aggregates.quartiles/percentile, so the floats are
+    the same)."""
+    sql, params = slots
     quartiles = "percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP"
     # Built from the ORM's own SQL and constants; the values stay in params.
     outer = (
@@ -259,7 +299,7 @@ def _contexts_in_sql(slots: Any, long: Workload, ids: list[int]) -> dict[int, di
         "percentile_cont(0.5) WITHIN GROUP (ORDER BY p.long - p.base), count(p.long - p.base) "
         f"FROM ({sql}) AS p GROUP BY 1"
     )
-    with connections[slots.db].cursor() as cursor:
+    with connections[database].cursor() as cursor:
         cursor.execute(outer, params)
         found = {row[0]: row[1:] for row in cursor.fetchall()}
     figures = {}
@@ -338,7 +378,7 @@ def _profile_of(points: list[tuple]) -> list[dict[str, Any]]:
     ]
 
 
-def _context(runs: Any, workloads: Workloads) -> dict[str, Any]:
+def _context(runs: Any, window: RunWindow | None, workloads: Workloads) -> dict[str, Any]:
     """Base vs long-context TTFT per slot; prefill cost = median of paired differences."""
     base, long = workloads.base(), workloads.long()
     if base is None or long is None:
@@ -346,7 +386,9 @@ def _context(runs: Any, workloads: Workloads) -> dict[str, Any]:
     # Paired in the database, one row per slot in time order (at most one run of each
     # workload per slot: run_unique_slot), the slot as SlotIso text.
     slots = (
-        runs.filter(workload__in=[base, long])
+        window.context_pairs(base, long)
+        if window is not None
+        else runs.filter(workload__in=[base, long])
         .order_by("slot")
         .values("slot")
         .annotate(
@@ -375,8 +417,10 @@ def _context_figures(pairs: list[tuple[Any, Any]], long: Workload) -> dict[str, 
     }
 
 
-def _concurrency(runs: Any) -> list[dict[str, Any]]:
+def _concurrency(runs: Any, window: RunWindow | None, workloads: Workloads) -> list[dict[str, Any]]:
     """Per-user decode and aggregate throughput by concurrency (base-context workloads)."""
+    if window is not None:
+        return [_curve(*row) for row in window.concurrency_rows(workloads.items, by_endpoint=False)]
     return [curve for _, curve in _concurrency_rows(runs, ())]
 
 
@@ -398,17 +442,36 @@ def _concurrency_rows(runs: Any, by: tuple[str, ...]) -> list[tuple[tuple, dict[
     return [
         (
             tuple(g[name] for name in by),
-            {
-                "concurrency": g["concurrency"],
-                "runs": g["runs"],
-                "saturated_runs": g["saturated_runs"],
-                "decode_tps_per_user": g["decode"],
-                "throughput_tps": g["throughput"],
-                "ttft_ms": g["ttft"],
-            },
+            _curve(
+                g["concurrency"],
+                g["runs"],
+                g["saturated_runs"],
+                g["decode"],
+                g["throughput"],
+                g["ttft"],
+            ),
         )
         for g in grouped
     ]
+
+
+def _curve(
+    concurrency: int,
+    runs: int,
+    saturated_runs: int,
+    decode: float | None,
+    throughput: float | None,
+    ttft: float | None,
+) -> dict[str, Any]:
+    """A point of the concurrency curve."""
+    return {
+        "concurrency": concurrency,
+        "runs": runs,
+        "saturated_runs": saturated_runs,
+        "decode_tps_per_user": decode,
+        "throughput_tps": throughput,
+        "ttft_ms": ttft,
+    }
 
 
 def _recent(
@@ -418,11 +481,6 @@ def _recent(
     scan stays within the window's index range however long the history)."""
     names = {w.id: w.name for w in workloads.items}
     slugs = {w.id: w.slug for w in workloads.items}
-    recent = (
-        Run.objects.filter(endpoint=endpoint, vantage=vantage, slot__gte=since(window_hours))
-        .order_by("-slot", "workload_id")
-        .values(*_RECENT_FIELDS)[:RECENT_RUNS]
-    )
     return [
         {
             **run_point(run),
@@ -430,8 +488,26 @@ def _recent(
             "workload": slugs[run["workload_id"]],
             "workload_name": names[run["workload_id"]],
         }
-        for run in recent
+        for run in _recent_rows(endpoint.id, vantage, since(window_hours))
     ]
+
+
+def _recent_rows(endpoint_id: int, vantage: Vantage | None, first: datetime) -> list[dict]:
+    """_recent's runs as .values() gives them: on PostgreSQL by SQL written out (building the
+    query through the ORM cost more than reading its twenty rows)."""
+    database = connections[router.db_for_read(Run)]
+    if database.vendor != "postgresql" or vantage is None:
+        runs = Run.objects.filter(endpoint_id=endpoint_id, vantage=vantage, slot__gte=first)
+        return list(runs.order_by("-slot", "workload_id").values(*_RECENT_FIELDS)[:RECENT_RUNS])
+    # Column names and the table from the model; the values stay in params.
+    sql = (
+        f"SELECT {', '.join(_RECENT_FIELDS)} FROM {Run._meta.db_table} "  # noqa: S608
+        "WHERE endpoint_id = %s AND vantage_id = %s AND slot >= %s "
+        "ORDER BY slot DESC, workload_id LIMIT %s"
+    )
+    with database.cursor() as cursor:
+        cursor.execute(sql, [endpoint_id, vantage.id, first, RECENT_RUNS])
+        return [dict(zip(_RECENT_FIELDS, row, strict=True)) for row in cursor.fetchall()]
 
 
 # A chart point's columns (without the summary: no band here) and the run's workload.

@@ -1,6 +1,7 @@
 """Reading one Run row (its denormalised summary) into chart points."""
 
 from collections import Counter
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -25,6 +26,8 @@ RUN_POINT_FIELDS = (
     "saturated_count",
     "summary",
 )
+# A point row's columns read as they are (the summary's band scalars are read from it).
+POINT_FIELDS = tuple(f for f in RUN_POINT_FIELDS if f != "summary")
 # Summary metric name for each chart metric.
 _SUMMARY_METRIC = {"ttft": "ttft_ms", "decode": "decode_tps"}
 
@@ -37,18 +40,23 @@ class SlotIso(Func):
     output_field = CharField()
 
     def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list]:
-        utc = "(%(expressions)s AT TIME ZONE 'UTC')"
-        template = (
-            f"(to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN "
-            f"mod(extract(microseconds FROM {utc})::bigint, 1000000) = 0 THEN '' "
-            f"ELSE to_char({utc}, '.US') END || '+00:00')"
-        )
+        template = slot_iso_sql("%(expressions)s")
         return self.as_sql(compiler, connection, template=template, **extra)
 
     def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list]:
         # Stored as "YYYY-MM-DD HH:MM:SS[.ffffff]" in UTC (str() of the naive UTC value).
         template = "(replace(%(expressions)s, ' ', 'T') || '+00:00')"
         return self.as_sql(compiler, connection, template=template, **extra)
+
+
+def slot_iso_sql(column: str) -> str:
+    """SlotIso's PostgreSQL expression of a timestamp column."""
+    utc = f"({column} AT TIME ZONE 'UTC')"
+    return (
+        f"(to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN "
+        f"mod(extract(microseconds FROM {utc})::bigint, 1000000) = 0 THEN '' "
+        f"ELSE to_char({utc}, '.US') END || '+00:00')"
+    )
 
 
 def iso(slot: datetime | str) -> str:
@@ -86,12 +94,21 @@ def point_rows(runs: QuerySet[Run]) -> list[dict[str, Any]]:
     Each row's summary is decompressed once (`summary || '{}'` in a subquery that is not
     flattened) and the four scalars read from that copy: reading them from the stored column
     decompressed it four times a run, most of a year's history read in PostgreSQL."""
-    fields = [f for f in RUN_POINT_FIELDS if f != "summary"]
+    fields = list(POINT_FIELDS)
     connection = connections[runs.db]
     if connection.vendor != "postgresql":
         return _point_rows_plain(runs, fields)
     inner = runs.values(*fields, whole=_Decompressed("summary"), slot_text=SlotIso("slot"))
-    sql, params = inner.query.get_compiler(inner.db).as_sql()
+    return point_rows_of(inner.query.get_compiler(inner.db).as_sql(), runs.db)
+
+
+def point_rows_of(inner: tuple[str, Any], database: str) -> list[dict[str, Any]]:
+    """point_rows of a PostgreSQL statement (and its params) whose rows, in order, are the
+    runs' POINT_FIELDS, "whole" (the summary decompressed: `summary || '{}'`) and "slot_text"
+    (the slot as SlotIso text)."""
+    fields = POINT_FIELDS
+    connection = connections[database]
+    sql, params = inner
     scalars = [
         _number(f"q.whole -> '{key}' -> '{p}'") for key in _SUMMARY_METRIC.values() for p in _BAND
     ]
@@ -164,12 +181,18 @@ def run_band(run: dict[str, Any], metric: str) -> dict[str, float] | None:
 
 def errors_by_category(runs: QuerySet[Run]) -> list[dict[str, Any]]:
     """Error samples per category over the runs, read from each run's summary, most first."""
-    counts: Counter[str] = Counter()
     tallies = runs.filter(error_count__gt=0).values_list(
         KeyTransform("errors_by_category", "summary"), flat=True
     )
+    return tallied(tallies)
+
+
+def tallied(tallies: Iterable[Any]) -> list[dict[str, Any]]:
+    """Error samples per category summed over {category: count} tallies, most first (ties in
+    the order the categories first appear); a tally that is not a dict, or a count that is
+    not an int, is left out."""
+    counts: Counter[str] = Counter()
     for categories in tallies:
-        categories = categories or {}
         if isinstance(categories, dict):
             for category, count in categories.items():
                 if isinstance(count, int):

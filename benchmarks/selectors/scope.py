@@ -23,6 +23,24 @@ def resolve_vantage(vantage: Vantage | str | None) -> Vantage | None:
 
 
 @dataclass(frozen=True, slots=True)
+class Vantages:
+    """Every vantage, default first (a handful of rows), read once per page: resolving the
+    page's vantage and listing the filter bar's choices cost no further queries."""
+
+    items: tuple[Vantage, ...]
+
+    @classmethod
+    def load(cls) -> "Vantages":
+        return cls(tuple(Vantage.objects.order_by("-is_default", "slug")))
+
+    def resolve(self, vantage: str | None) -> Vantage | None:
+        """resolve_vantage of a slug from these rows; None = the default one (or the first)."""
+        if vantage:
+            return next((v for v in self.items if v.slug == vantage), None)
+        return next(iter(self.items), None)
+
+
+@dataclass(frozen=True, slots=True)
 class Workloads:
     """Every workload, read once per page (a handful of rows), so that picking the base and
     long-context workloads, names and concurrencies costs no further queries."""

@@ -18,6 +18,7 @@ from ..buckets import BUCKETS
 from ..models import RunRollup, Vantage, Workload
 from ..rollups import packed, read, sketch
 from ..rollups.read import QUARTILES
+from .runs import tallied
 from .scope import Workloads
 
 Row = dict[str, Any]
@@ -200,10 +201,4 @@ def errors_by_category(
         vantage=vantage,
         error_count__gt=0,
     ).values_list("errors_by_category", flat=True)
-    counts: Counter[str] = Counter()
-    for categories in tallies:
-        if isinstance(categories, dict):
-            for category, count in categories.items():
-                if isinstance(count, int):
-                    counts[category] += count
-    return [{"category": c, "count": n} for c, n in counts.most_common()]
+    return tallied(tallies)

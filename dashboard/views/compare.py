@@ -8,6 +8,7 @@ from benchmarks.selectors.days import per_day
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.history import compare_histories
 from benchmarks.selectors.leaderboard import leaderboard
+from benchmarks.selectors.scope import Vantages, Workloads
 
 from ..caching import revalidated
 from ..compare_picker import picker_groups, picker_html
@@ -23,9 +24,11 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     chosen = parse_compare(request.GET)
     filters = BoardFilters.from_query(request.GET)
     groups = picker_groups()
+    # Read once for the histories and the filter bar.
+    workloads, vantages = Workloads.load(), Vantages.load()
     context = {
         "filters": filters,
-        "form": FilterForm(filters, fields=FIELDS),
+        "form": FilterForm(filters, fields=FIELDS, workloads=workloads, vantages=vantages),
         "chosen": chosen,
         "keep_e": [ep.slug for ep in chosen],
         "all_endpoints": bool(groups),
@@ -45,8 +48,9 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         histories = compare_histories(
             chosen,
             workload=filters.workload,
-            vantage=filters.vantage,
+            vantage=vantages.resolve(filters.vantage),
             window_hours=filters.window_hours,
+            workloads=workloads,
         )
         context.update(
             rows=ordered,

@@ -8,12 +8,13 @@ from benchmarks.breaker import open_trips
 from benchmarks.models import Run, Vantage, Workload
 from benchmarks.selectors.filters import BoardFilters
 from benchmarks.selectors.history import endpoint_history
-from benchmarks.selectors.scope import Workloads, resolve_vantage, since
+from benchmarks.selectors.scope import Vantages, Workloads, since
 from providers.models import Endpoint
 
 from ..alert_badges import banner_items, banner_level
 from ..caching import revalidated
 from ..forms import FilterForm
+from ..run_rows import recent_rows_html
 from .access import dashboard_view
 
 FIELDS = ("workload", "window", "vantage")
@@ -30,9 +31,10 @@ SATURATION_KEYS = ("saturated", "saturated_runs", "runs")
 def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
     endpoint = get_object_or_404(Endpoint.objects.select_related("provider"), slug=slug)
     filters = BoardFilters.from_query(request.GET)
-    # Read once for the history and the change points (an unknown slug stays a slug).
-    workloads = Workloads.load()
-    workload, vantage = workloads.resolve(filters.workload), resolve_vantage(filters.vantage)
+    # Read once for the history, the change points and the filter bar (an unknown slug stays
+    # a slug).
+    workloads, vantages = Workloads.load(), Vantages.load()
+    workload, vantage = workloads.resolve(filters.workload), vantages.resolve(filters.vantage)
     history = endpoint_history(
         endpoint,
         workload=workload or filters.workload,
@@ -47,9 +49,10 @@ def endpoint_page(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "endpoint": endpoint,
             "filters": filters,
-            "form": FilterForm(filters, fields=FIELDS),
+            "form": FilterForm(filters, fields=FIELDS, workloads=workloads, vantages=vantages),
             "history": history,
             "chart_data": chart_data(history),
+            "recent_rows": recent_rows_html(history["recent_runs"]),
             "params": {k: v for k, v in filters.as_query().items() if k in FIELDS},
             "has_runs": bool(history["runs"] or history["recent_runs"]),
             "ever_ran": bool(history["runs"] or history["recent_runs"])

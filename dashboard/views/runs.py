@@ -14,6 +14,7 @@ from django.shortcuts import render
 
 from ..api.keyset import NEWER, OLDER, encode_cursor, keyset_page, parse_cursor
 from ..run_filters import FILTER_NAMES, TIME_NAMES, bound_form, matching_runs
+from ..run_rows import run_rows_html
 from .access import dashboard_view
 
 PAGE_SIZE = 50
@@ -62,6 +63,7 @@ def runs_page(request: HttpRequest) -> HttpResponse:
         {
             "form": form,
             "runs": found.runs,
+            "rows": run_rows_html(found.runs),
             "params": params,
             "filtered": bool(params),
             "paged": position is not None,
