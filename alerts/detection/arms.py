@@ -176,11 +176,9 @@ def covariance(runs: Runs, baseline: Baseline, noise=None, *, walk: bool = True)
 
 def degrees_of_freedom(runs: Runs, baseline: Baseline) -> int:
     """The fewest baseline runs behind any bucket's scale involved (its own runs plus the
-    pooled runs it is shrunk toward: SHRINK_RUNS runs' worth), at most the baseline's runs,
-    each worth less where the runs' noise has heavy tails (Baseline.scale_runs)."""
+    pooled runs it is shrunk toward: SHRINK_RUNS runs' worth), at most the baseline's runs."""
     buckets = set(runs.bucket.tolist())
-    runs_behind = min([baseline.n, *(_level(baseline, b)[0] + SHRINK_RUNS for b in buckets)])
-    return int(runs_behind * baseline.memo("scale_runs", Baseline.scale_runs))
+    return int(min([baseline.n, *(_level(baseline, b)[0] + SHRINK_RUNS for b in buckets)]))
 
 
 def suffix_means(runs: Runs, resid: np.ndarray, baseline: Baseline):

@@ -184,8 +184,6 @@ class Baseline:
     # scales are; log units, as the values): a slow replica or throttled runs make a run's
     # worse side far longer than its better side (worse_skew)
     skew: float = 0.0
-    # Their excess kurtosis (the same way): how much less surely n runs pin down the scale
-    kurtosis: float = 0.0
     _tod: np.ndarray = field(init=False, repr=False, compare=False)
     _scale: np.ndarray = field(init=False, repr=False, compare=False)
     _day: np.ndarray = field(init=False, repr=False, compare=False)
@@ -254,16 +252,6 @@ class Baseline:
         chance = SKEW_SDS**2 * 6.0 / max(self.n, 1)
         return g - chance / g if g > 0 and g * g > chance else 0.0
 
-    def scale_runs(self) -> float:
-        """How many runs' worth of evidence of the noise scale each of its runs is (≤ 1): a
-        scale read off n normal runs has n degrees of freedom, off runs of excess kurtosis κ
-        about 2 n / (2 + κ) (the variance of a variance is (2 + κ) σ⁴ / n). κ is shrunk by
-        how much of it n normal runs show by chance (standard error √(24 / n)), as
-        worse_skew's skewness: κ (1 − (SKEW_SDS e / κ)²), none under SKEW_SDS of them."""
-        k = self.kurtosis
-        chance = SKEW_SDS**2 * 24.0 / max(self.n, 1)
-        return 1 / (1 + (k - chance / k) / 2) if k > 0 and k * k > chance else 1.0
-
     def shifted(self, log_shift: float) -> Baseline:
         """The same baseline at another level (an accepted step): shapes and noise unchanged."""
         return replace(self, level=self.level + log_shift)
@@ -288,7 +276,6 @@ class Baseline:
             "drift_var": self.drift_var,
             "walk_var": self.walk_var,
             "skew": self.skew,
-            "kurtosis": self.kurtosis,
         }
 
     @classmethod
@@ -312,7 +299,6 @@ class Baseline:
             drift_var=float(data.get("drift_var", 0.0)),
             walk_var=float(data.get("walk_var", 0.0)),
             skew=float(data.get("skew", 0.0)),
-            kurtosis=float(data.get("kurtosis", 0.0)),
         )
 
 
@@ -363,8 +349,7 @@ def fit_shape(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Shape:
     spacing = _spacing_h(runs.t)
     model = replace(
         model,
-        skew=_moment(resid, 3),
-        kurtosis=_moment(resid, 4) - 3.0,
+        skew=_skewness(resid),
         scale=scale,
         overall_scale=overall,
         fitted_week=fitted_week,
@@ -692,12 +677,11 @@ def _day_effects(
     )
 
 
-def _moment(x: np.ndarray, k: int) -> float:
-    """The k-th standardized moment of x winsorized at ±WINSOR_MADS robust SDs around its
-    median (as _robust_sd): a skewed or heavy-tailed noise counts, a single absurd run does
-    not make it (3 for normal runs' 4th, 0 for their 3rd)."""
+def _skewness(x: np.ndarray) -> float:
+    """The third standardized moment of x winsorized at ±WINSOR_MADS robust SDs around its
+    median (as _robust_sd): a skewed noise counts, a single absurd run does not make it."""
     if len(x) < 3:
-        return 3.0 if k == 4 else 0.0
+        return 0.0
     centre = median(x)
     mad = 1.4826 * median(np.abs(x - centre))
     if mad > 0:
@@ -705,8 +689,8 @@ def _moment(x: np.ndarray, k: int) -> float:
     d = x - _mean(x)
     variance = float(d @ d) / len(x)
     if variance <= MIN_SCALE**4:
-        return 3.0 if k == 4 else 0.0
-    return float(np.sum(d**k)) / len(x) / variance ** (k / 2)
+        return 0.0
+    return float((d * d) @ d) / len(x) / variance**1.5
 
 
 def _unbias(n: int, fitted: int) -> float:
