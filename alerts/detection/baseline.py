@@ -48,6 +48,9 @@ HOUR_S = 3600.0
 # Two series' lag-1 correlations this many standard errors of their difference apart are read
 # as two noises that really differ (Baseline pooling: shrink)
 AGREE_SDS = 2.0
+# A baseline's skewness counts only beyond this many standard errors of a normal series' own
+# (Baseline.worse_skew)
+SKEW_SDS = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +180,10 @@ class Baseline:
     # That variogram's model (the state-space arm's), fitted once with the baseline; not
     # stored (None on a baseline read back: a frozen one has no state-space arm)
     level_walk: Drift | None = field(default=None, repr=False, compare=False)
+    # The skewness of its runs' residuals (their third standardized moment, winsorized as the
+    # scales are; log units, as the values): a slow replica or throttled runs make a run's
+    # worse side far longer than its better side (worse_skew)
+    skew: float = 0.0
     _tod: np.ndarray = field(init=False, repr=False, compare=False)
     _scale: np.ndarray = field(init=False, repr=False, compare=False)
     _day: np.ndarray = field(init=False, repr=False, compare=False)
@@ -235,6 +242,16 @@ class Baseline:
         sigma = self.scales(runs)
         return self.correlations(runs.t) * sigma[:, None] * sigma[None, :]
 
+    def worse_skew(self, sign: float) -> float:
+        """The skewness g of a run's residual toward worse (`sign`: +1 where higher is worse,
+        −1 where lower is), shrunk by how much of it n normal runs show by chance (standard
+        error e = √(6 / n)): g (1 − (SKEW_SDS e / g)²), none under SKEW_SDS standard errors. A
+        normal series' chance skewness is none, a clearly skewed one keeps most of its own;
+        0 when the worse side is not the longer one."""
+        g = sign * self.skew
+        chance = SKEW_SDS**2 * 6.0 / max(self.n, 1)
+        return g - chance / g if g > 0 and g * g > chance else 0.0
+
     def shifted(self, log_shift: float) -> Baseline:
         """The same baseline at another level (an accepted step): shapes and noise unchanged."""
         return replace(self, level=self.level + log_shift)
@@ -258,6 +275,7 @@ class Baseline:
             "spacing_h": self.spacing_h,
             "drift_var": self.drift_var,
             "walk_var": self.walk_var,
+            "skew": self.skew,
         }
 
     @classmethod
@@ -280,6 +298,7 @@ class Baseline:
             spacing_h=None if data.get("spacing_h") is None else float(data["spacing_h"]),
             drift_var=float(data.get("drift_var", 0.0)),
             walk_var=float(data.get("walk_var", 0.0)),
+            skew=float(data.get("skew", 0.0)),
         )
 
 
@@ -330,6 +349,7 @@ def fit_shape(runs: Runs, *, min_bucket_runs: int, min_week_runs: int) -> Shape:
     spacing = _spacing_h(runs.t)
     model = replace(
         model,
+        skew=_skewness(resid),
         scale=scale,
         overall_scale=overall,
         fitted_week=fitted_week,
@@ -655,6 +675,22 @@ def _day_effects(
         {d: float(means[d] * keep[d]) for d in range(7)},
         {d: float(noise[d] * keep[d]) for d in range(7)},
     )
+
+
+def _skewness(x: np.ndarray) -> float:
+    """The third standardized moment of x winsorized at ±WINSOR_MADS robust SDs around its
+    median (as _robust_sd): a skewed noise counts, a single absurd run does not make it."""
+    if len(x) < 3:
+        return 0.0
+    centre = median(x)
+    mad = 1.4826 * median(np.abs(x - centre))
+    if mad > 0:
+        x = np.clip(x, centre - WINSOR_MADS * mad, centre + WINSOR_MADS * mad)
+    d = x - _mean(x)
+    variance = float(d @ d) / len(x)
+    if variance <= MIN_SCALE**4:
+        return 0.0
+    return float((d * d) @ d) / len(x) / variance**1.5
 
 
 def _unbias(n: int, fitted: int) -> float:

@@ -274,7 +274,8 @@ def _assess(
     # are a pattern and count.
     usable = ~spike(resid, baseline.scales(long))
     in_day = long.t > now - config.recent_hours * HOUR_S
-    w = _Window(long, resid, usable, in_day, _noise(long, baseline))
+    skew = baseline.worse_skew(_sign(rule))
+    w = _Window(long, resid, usable, in_day, _noise(long, baseline), skew)
     arms = _window_arms(w, baseline, config)
     fitted = window if frozen is None else None  # the state-space arm: not when frozen
     arms += _week_arms(history, w, baseline, fitted, (now, long_start), rule, config)
@@ -365,6 +366,7 @@ class _Window:
     usable: np.ndarray
     in_day: np.ndarray
     noise: np.ndarray | None = None  # Baseline.noise_covariance of the runs (None: not known)
+    skew: float = 0.0  # a run's residual's skewness toward worse (Baseline.worse_skew)
 
     def noise_of(self, mask: np.ndarray) -> np.ndarray | None:
         """The own-noise covariance of the runs in `mask` (None: not known)."""
@@ -381,7 +383,8 @@ def _mean_arm(w: _Window, baseline: Baseline, name: str, mask) -> Arm:
         mask = mask & w.usable
     runs = w.runs.where(mask)
     coefficients = mean_coefficients(runs, baseline)
-    return make_arm(name, coefficients, w.resid[mask], runs, baseline, w.noise_of(mask))
+    resid, noise = w.resid[mask], w.noise_of(mask)
+    return make_arm(name, coefficients, resid, runs, baseline, noise, skew=w.skew)
 
 
 def _latest(n: int, k: int) -> np.ndarray:
@@ -431,12 +434,12 @@ def _window_arms(w: _Window, baseline: Baseline, config: DetectorConfig) -> list
 
 def _trend_arm(week: tuple, baseline: Baseline, *, now: float) -> Arm | None:
     """A straight line through the week's residuals, read now; None when the runs are too few
-    to fit one. week: its runs, their residuals and own-noise covariance (_week_arms)."""
-    runs, resid, noise = week
+    to fit one. week: its runs, their residuals, own-noise covariance and skew (_week_arms)."""
+    runs, resid, noise, skew = week
     c = trend_coefficients(runs, baseline, now)
     if c is None:
         return None
-    return make_arm(TREND_ARM, c, resid, runs, baseline, noise)
+    return make_arm(TREND_ARM, c, resid, runs, baseline, noise, skew=skew)
 
 
 def _week_arms(
@@ -455,7 +458,7 @@ def _week_arms(
     if len(spiked):
         runs = runs.where(~np.isin(runs.t, spiked))
     resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
-    week = (runs, resid, _noise(runs, baseline))
+    week = (runs, resid, _noise(runs, baseline), w.skew)
     arms = [_trend_arm(week, baseline, now=now)]
     if fitted is not None and config.step_p_value > 0:
         arms.append(_step_arm(week, baseline, long_start))
@@ -469,9 +472,9 @@ def _step_arm(week: tuple, baseline: Baseline, long_start: float) -> Arm | None:
     model = baseline.level_walk
     if model is None:
         return None
-    runs, resid, noise = week
+    runs, resid, noise, skew = week
     first = int(np.searchsorted(runs.t, long_start, side="right"))
-    return step_arm(runs, resid, baseline, first, model, noise)
+    return step_arm(runs, resid, baseline, first, model, noise, skew=skew)
 
 
 def _noise(runs: Runs, baseline: Baseline) -> np.ndarray | None:

@@ -29,7 +29,7 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import lapack
 
-from alerts.detection.arms import Arm, covariance, degrees_of_freedom, p_value
+from alerts.detection.arms import Arm, arm_skew, covariance, degrees_of_freedom, p_value
 from alerts.detection.baseline import (
     HOUR_S,
     MIN_DECAY,
@@ -121,14 +121,22 @@ def _solve(cov: np.ndarray, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def step_arm(
-    runs: Runs, resid: np.ndarray, baseline: Baseline, first: int, model: Drift, noise=None
+    runs: Runs,
+    resid: np.ndarray,
+    baseline: Baseline,
+    first: int,
+    model: Drift,
+    noise=None,
+    *,
+    skew: float = 0.0,
 ) -> Arm | None:
     """The surest "worse by a step since run τ" over the onsets τ from index `first` (the long
     window's first run) on, estimated on `runs` (the week before now: the runs before the
     onset show where the level stood) under the local-level `model`; None when no onset
     leaves MIN_AFTER runs. Its `without_worst` is the same estimate with the run since the
     onset that contributes most to it left out (one run never carries an arm). noise: the
-    runs' own-noise covariance, when known (Baseline.noise_covariance)."""
+    runs' own-noise covariance, when known (Baseline.noise_covariance). skew: a run's
+    residual's skewness toward worse (Baseline.worse_skew)."""
     n = len(runs)
     tried = onsets(first, n)
     if not len(tried):
@@ -149,6 +157,6 @@ def step_arm(
         c_keep, _ = _solve(cov[keep[:, None], keep], steps[best][keep][None, :])
         without_worst = float(c_keep[0] @ resid[keep])
     df = degrees_of_freedom(runs.where(steps[best] > 0), baseline)
-    p = min(1.0, p_value(shift, sd, df - 1) * len(tried))
+    p = min(1.0, p_value(shift, sd, df - 1, arm_skew(c, skew)) * len(tried))
     after = resid[steps[best] > 0]
     return Arm(STATE_ARM, len(after), shift, sd, p, float(np.min(after[-2:])), without_worst)
