@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import runpy
 import socket
 import statistics
 import subprocess
@@ -32,9 +33,9 @@ def _free_port() -> int:
 
 
 PORT = _free_port()
-# gunicorn.conf.py's defaults unless the environment names others (what that file reads).
-WORKERS = int(os.environ.get("GUNICORN_WORKERS", "2"))
-THREADS = int(os.environ.get("GUNICORN_THREADS", "4"))
+# What gunicorn.conf.py gives this environment (its defaults, or GUNICORN_WORKERS / _THREADS).
+_RECIPE = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+WORKERS, THREADS = int(_RECIPE["workers"]), int(_RECIPE["threads"])
 BASE = f"http://127.0.0.1:{PORT}"
 
 
