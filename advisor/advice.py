@@ -189,7 +189,7 @@ def advise(
     points = load(endpoint_ids=[e.id for e in endpoints], vantage=where, now=now, days=days)
     none = np.empty((0, len(FIELDS)))
     measured = {e.id: points.get(e.id, none) for e in endpoints}
-    spreads = None
+    spreads = mixtures = None
     if shown is not None and project is project_batch:
         projections, mixtures = project_lean(measured, shape)
 
@@ -213,8 +213,12 @@ def advise(
             advice.current = option
     advice.unmeasured.sort(key=lambda o: o.label.lower())
     advice.recommended = rank(advice.options, shape, spreads=spreads, shown=shown or 0)
-    if spreads is not None:  # what the savings and the lane verdicts read
+    if mixtures is not None:  # what the savings, the lane verdicts and the listed rows read
         spreads([o for o in (advice.current, *lane_rows(advice.options)) if o is not None])
+        mixtures.time_of_day(
+            (o.endpoint_id for o in advice.options[:shown]),
+            (o.endpoint_id for o in tod_pool(advice.options)),
+        )
     advice.reason = reason(advice.recommended, advice.options, shape)
     if workload is not None and advice.recommended is None:
         advice.reason = f"No endpoint this profile accepts has a run of {workload.name} yet."
@@ -254,10 +258,15 @@ def savings(chosen: Option | None, current: Option | None) -> dict[str, Any] | N
     }
 
 
+def tod_pool(options: list[Option]) -> list[Option]:
+    """Who the time-of-day winners are chosen from: the endpoints inside the budget (all
+    measured ones when none is)."""
+    return [o for o in options if o.inside_budget] or options
+
+
 def tod_winners(options: list[Option], chosen: Option | None) -> list[dict[str, Any]]:
-    """The fastest endpoint (p50 task time) in each UTC time-of-day bucket, among those inside
-    the budget (all measured ones when none is)."""
-    pool = [o for o in options if o.inside_budget] or options
+    """The fastest endpoint (p50 task time) in each UTC time-of-day bucket, among tod_pool."""
+    pool = tod_pool(options)
     winners = []
     for bucket, label in BUCKETS.items():
         timed = [

@@ -42,7 +42,7 @@ from .measures import (
     TTFT90,
     USERS,
 )
-from .mixture import solve_quantiles
+from .mixture import brackets, solve_quantiles
 from .projection import (
     BASE_PROMPT_TOKENS,
     HALF_LIFE_DAYS,
@@ -172,6 +172,7 @@ def project_batch(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, P
     """advisor.projection.project_all, computed for all endpoints together."""
     results, mixtures = project_lean(points, shape)
     mixtures.complete(list(results))
+    mixtures.time_of_day(list(results))
     return results
 
 
@@ -377,10 +378,10 @@ def _conditions(
         result.ttft_ms = ttft_ms[i]
         result.decode_tps = decode_tps[i]
         result.reasoning_s = shape.reasoning_tokens / decode_tps[i]
-    _quantiles(means, sds, weights, bg, base[:, BUCKET].astype(int), chosen, ids, results)
+    buckets = _quantiles(means, sds, weights, bg, base[:, BUCKET].astype(int), chosen, ids, results)
     _, starts = _starts(bg, count)
     segments = {ids[i]: (int(starts[i]), int(starts[i] + conditions[i])) for i in chosen.tolist()}
-    return TaskMixtures(results, segments, means, sds, weights)
+    return TaskMixtures(results, segments, means, sds, weights, buckets)
 
 
 def _concurrency(
@@ -430,32 +431,35 @@ def _quantiles(
     chosen: np.ndarray,
     ids: list[int],
     results: dict[int, Projection],
-) -> None:
-    """The task p90 of each measured endpoint and its p50 in each time-of-day bucket, all
-    solved together: each question's components in the order the reference lays them out."""
+) -> _Buckets:
+    """The task p90 of each measured endpoint, all solved together; and the components of each
+    endpoint's time-of-day questions (solved later, TaskMixtures.time_of_day), in the order the
+    reference lays them out."""
     count = len(ids)
     _, starts = _starts(groups, count)
     segments = starts[chosen]
+    found = solve_quantiles(
+        means, sds, weights, segments, np.full(len(segments), TASK_FRACTIONS[LEAN])
+    ).tolist()
+    for k, i in enumerate(chosen.tolist()):
+        results[ids[i]].task_p90_s = found[k]
     width = int(buckets.max()) + 1
     order = np.lexsort((buckets, groups))  # stable: run order within each endpoint and bucket
     bucket_key = (groups * width + buckets)[order]
     firsts = np.flatnonzero(np.append(True, bucket_key[1:] != bucket_key[:-1]))
-    question_starts = np.concatenate([segments, len(means) + firsts])
-    asked = np.concatenate(
-        [np.full(len(segments), TASK_FRACTIONS[LEAN]), np.full(len(firsts), 0.5)]
-    )
+    owners = np.asarray(ids)[bucket_key[firsts] // width]
+    return _Buckets(order, firsts, owners, bucket_key[firsts] % width)
 
-    def laid_out(values: np.ndarray) -> np.ndarray:
-        """Every component once for the p90s, then in bucket order."""
-        return np.concatenate([values, values[order]])
 
-    found = solve_quantiles(
-        laid_out(means), laid_out(sds), laid_out(weights), question_starts, asked
-    ).tolist()
-    for k, i in enumerate(chosen.tolist()):
-        results[ids[i]].task_p90_s = found[k]
-    for key, value in zip(bucket_key[firsts].tolist(), found[len(segments) :], strict=True):
-        results[ids[key // width]].p50_by_bucket[key % width] = value
+@dataclass(slots=True)
+class _Buckets:
+    """Each measured endpoint's time-of-day questions (the p50 of its runs in one bucket), by
+    endpoint and bucket: question q's components are order[starts[q]:starts[q + 1]]."""
+
+    order: np.ndarray = field(default_factory=lambda: np.zeros(0, np.intp))
+    starts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.intp))
+    owners: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    buckets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.intp))
 
 
 @dataclass(slots=True)
@@ -469,6 +473,8 @@ class TaskMixtures:
     means: np.ndarray = field(default_factory=lambda: np.zeros(0))
     sds: np.ndarray = field(default_factory=lambda: np.zeros(0))
     weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    buckets: _Buckets = field(default_factory=_Buckets)
+    _solved: np.ndarray | None = None  # which time-of-day questions are solved
 
     def complete(self, endpoint_ids: Iterable[int]) -> None:
         """Solve p25, p50 and p75 of these endpoints (those measured and not solved yet)."""
@@ -495,3 +501,48 @@ class TaskMixtures:
         for f, name in enumerate(QUANTILE_NAMES[:LEAN]):
             for k, endpoint_id in enumerate(wanted):
                 setattr(self.results[endpoint_id], name, found[f * len(wanted) + k])
+
+    def time_of_day(self, listed: Iterable[int], pool: Iterable[int] = ()) -> None:
+        """Solve the time-of-day p50s (Projection.p50_by_bucket) of every bucket of the `listed`
+        endpoints and, in each bucket, of the `pool` endpoints that could be its fastest: those
+        whose p50 can be no higher than every other's is sure to be (its bracket's low end at
+        most the least high end; advice.tod_winners picks among them)."""
+        questions = self.buckets
+        if not len(questions.starts):
+            return
+        if self._solved is None:
+            self._solved = np.zeros(len(questions.starts), bool)
+        wanted = np.isin(questions.owners, np.fromiter(listed, np.int64))
+        contenders = np.isin(questions.owners, np.fromiter(pool, np.int64))
+        if contenders.any():
+            means, sds, _, starts = self._laid_out(np.flatnonzero(contenders))
+            low, high = brackets(means, sds, starts, np.full(len(starts), 0.5))
+            least_high = np.full(int(questions.buckets.max()) + 1, np.inf)
+            np.minimum.at(least_high, questions.buckets[contenders], high)
+            wanted[np.flatnonzero(contenders)] |= low <= least_high[questions.buckets[contenders]]
+        asked = np.flatnonzero(wanted & ~self._solved)
+        if not len(asked):
+            return
+        self._solved[asked] = True
+        means, sds, weights, starts = self._laid_out(asked)
+        found = solve_quantiles(means, sds, weights, starts, np.full(len(asked), 0.5)).tolist()
+        owners = questions.owners[asked].tolist()
+        for endpoint_id, bucket, value in zip(
+            owners, questions.buckets[asked].tolist(), found, strict=True
+        ):
+            self.results[endpoint_id].p50_by_bucket[bucket] = value
+        for endpoint_id in set(owners):  # in bucket order, however they were solved
+            projection = self.results[endpoint_id]
+            projection.p50_by_bucket = dict(sorted(projection.p50_by_bucket.items()))
+
+    def _laid_out(
+        self, questions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(means, sds, weights, starts) of these time-of-day questions, one after another."""
+        layout = self.buckets
+        ends = np.append(layout.starts[1:], len(layout.order))
+        sizes = ends[questions] - layout.starts[questions]
+        starts = np.cumsum(sizes) - sizes
+        shift = np.repeat(layout.starts[questions] - starts, sizes)
+        rows = layout.order[shift + np.arange(int(sizes.sum()))]
+        return self.means[rows], self.sds[rows], self.weights[rows], starts

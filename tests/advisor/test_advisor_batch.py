@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from advisor.batch import _group_median_sorted, group_median, project_batch
+from advisor.batch import _group_median_sorted, group_median, project_batch, project_lean
 from advisor.measures import FIELDS
 from advisor.mixture import segment_quantiles, solve_quantiles
 from advisor.projection import Projection, project_all
@@ -135,3 +135,35 @@ def test_it_averages_the_same_two_middle_values_as_one_sort_of_every_value_signe
         sizes = np.bincount(groups[order], minlength=3)
         got = group_median(values[order], groups[order], 3)
         assert got.tobytes() == _group_median_sorted(values[order], groups[order], sizes).tobytes()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_time_of_day_p50s_solved_on_demand_are_those_of_solving_every_bucket(seed):
+    """project_lean solves time-of-day p50s only for the rows an answer lists and, in each
+    bucket, the pool's endpoints that could be its fastest: those figures, and each bucket's
+    fastest in the pool, are what solving every bucket gives; the rest are left unsolved."""
+    rng = np.random.default_rng(100 + seed)
+    points = history(rng, int(rng.integers(20, 40)))
+    shape = SHAPES[seed % len(SHAPES)]
+    every = project_batch(points, shape)
+    lean, mixtures = project_lean(points, shape)
+    measured = [e for e, p in every.items() if p.measured]
+    listed = [int(e) for e in rng.choice(measured, size=min(3, len(measured)), replace=False)]
+    pool = [e for e in measured if rng.random() < 0.7] or measured
+    mixtures.time_of_day(listed, pool)
+    for endpoint_id in listed:
+        assert lean[endpoint_id].p50_by_bucket == every[endpoint_id].p50_by_bucket
+    solved = 0
+    for bucket in range(4):
+        timed = [(every[e].p50_by_bucket[bucket], e) for e in pool
+                 if bucket in every[e].p50_by_bucket]  # fmt: skip
+        if not timed:
+            continue
+        fastest, winner = min(timed)
+        assert lean[winner].p50_by_bucket[bucket] == fastest
+        for e in pool:
+            value = lean[e].p50_by_bucket.get(bucket)
+            assert value is None or value == every[e].p50_by_bucket[bucket]
+            solved += value is not None
+        assert min(v for v, e in timed if bucket in lean[e].p50_by_bucket) == fastest
+    assert solved < sum(len(every[e].p50_by_bucket) for e in pool), "every bucket was solved"
