@@ -18,9 +18,9 @@ from benchmarks.money import Prices, usd
 from benchmarks.selectors.scope import resolve_vantage
 from providers.models import Endpoint
 
-from .batch import project_batch, project_lean
+from .batch import Stacked, project_batch, project_lean
 from .candidates import Candidate, candidates
-from .digest import load_digest
+from .digest import load_digest, load_stacked
 from .lanes import LaneVerdict, lane_rows, lane_verdicts
 from .measured import prepare_measured
 from .measures import FIELDS, WINDOW_DAYS, load_points
@@ -161,7 +161,7 @@ def advise(
     vantage: Vantage | str | None = None,
     now: datetime | None = None,
     days: int = WINDOW_DAYS,
-    load: Callable[..., dict[int, np.ndarray]] = load_digest,
+    load: Callable[..., dict[int, np.ndarray]] | None = None,
     project: Callable[..., dict[int, Projection]] = project_batch,
     workload: Workload | None = None,
     shown: int | None = None,
@@ -173,9 +173,10 @@ def advise(
     the leaders, the current endpoint, a lane verdict); every figure the answer shows is the
     one the whole ranking gives (advisor.batch.project_lean).
 
-    `load` reads the runs: the digest by default, advisor.measures.load_points for the runs
-    themselves (the same rows, slower). `project` projects them: all endpoints at once by
-    default, advisor.projection.project_all one endpoint at a time (the reference).
+    `load` reads the runs: by default the digest, stacked as the batch projection reads it
+    (advisor.digest.load_stacked); advisor.digest.load_digest or advisor.measures.load_points
+    (the runs themselves) give the same rows, slower. `project` projects them: all endpoints
+    at once by default, advisor.projection.project_all one endpoint at a time (the reference).
     `workload` (default: the profile's) a custom workload: its own runs, read and projected by
     advisor.measured (docs/advisor.md, "A custom workload")."""
     now = now or timezone.now()
@@ -186,9 +187,15 @@ def advise(
     where = resolve_vantage(vantage)
     current = current or (profile.current_endpoint if profile else None)
     endpoints = candidates(shape, profile)
-    points = load(endpoint_ids=[e.id for e in endpoints], vantage=where, now=now, days=days)
-    none = np.empty((0, len(FIELDS)))
-    measured = {e.id: points.get(e.id, none) for e in endpoints}
+    ids = [e.id for e in endpoints]
+    measured: dict[int, np.ndarray] | Stacked
+    if load is None and project is project_batch:
+        users = shape.concurrency
+        measured = load_stacked(endpoint_ids=ids, vantage=where, now=now, days=days, users=users)
+    else:
+        points = (load or load_digest)(endpoint_ids=ids, vantage=where, now=now, days=days)
+        none = np.empty((0, len(FIELDS)))
+        measured = {e.id: points.get(e.id, none) for e in endpoints}
     spreads = mixtures = None
     if shown is not None and project is project_batch:
         projections, mixtures = project_lean(measured, shape)

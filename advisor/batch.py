@@ -168,7 +168,9 @@ class _Prefill:
     median_rate: np.ndarray
 
 
-def project_batch(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, Projection]:
+def project_batch(
+    points: Mapping[int, np.ndarray] | Stacked, shape: Shape
+) -> dict[int, Projection]:
     """advisor.projection.project_all, computed for all endpoints together."""
     results, mixtures = project_lean(points, shape)
     mixtures.complete(list(results))
@@ -177,27 +179,19 @@ def project_batch(points: Mapping[int, np.ndarray], shape: Shape) -> dict[int, P
 
 
 def project_lean(
-    points: Mapping[int, np.ndarray], shape: Shape
+    points: Mapping[int, np.ndarray] | Stacked, shape: Shape
 ) -> tuple[dict[int, Projection], TaskMixtures]:
-    """project_batch with only the p90 and the time-of-day p50s solved; the mixtures solve the
-    rest for the endpoints asked (TaskMixtures.complete)."""
-    ids = list(points)
-    count = len(ids)
-    sizes = [len(points[e]) for e in ids]
-    results = {e: Projection(endpoint_id=e, runs=n) for e, n in zip(ids, sizes, strict=True)}
+    """project_batch with only the p90 solved; the mixtures solve the rest for the endpoints
+    asked (TaskMixtures.complete, TaskMixtures.time_of_day)."""
+    runs = points if isinstance(points, Stacked) else stack(points, users=shape.concurrency)
+    ids = runs.ids
+    results = {e: Projection(endpoint_id=e, runs=n) for e, n in zip(ids, runs.sizes, strict=True)}
     none = TaskMixtures(results, {})
-    if not count:
+    if not ids:
         return results, none
-    # Column-major: every step reads one figure of many runs at once, and a figure of runs
-    # laid out row after row is strided across all of their bytes (each figure's pass cost
-    # what a pass over all twelve does).
-    rows = np.concatenate(
-        [points[e].reshape(-1, len(FIELDS)) for e in ids],
-        out=np.empty((sum(sizes), len(FIELDS)), order="F"),
-    )
-    group = np.repeat(np.arange(count), sizes)
-    _tally(rows, group, ids, sizes, results)
-    kinds = _kinds(rows, group, users=shape.concurrency)
+    _tally(runs, results)
+    kinds = runs.kinds
+    count = len(ids)
     prefill = _prefill(kinds, count)
     measured = _check_shapes(kinds, prefill, ids, results, shape)
     if not measured.any():
@@ -210,26 +204,63 @@ def project_lean(
     return results, mixtures
 
 
-def _tally(
-    rows: np.ndarray,
-    group: np.ndarray,
-    ids: list[int],
-    sizes: list[int],
-    results: dict[int, Projection],
-) -> None:
-    """Samples, availability and newest run of every endpoint, from all its runs."""
+@dataclass(slots=True)
+class Stacked:
+    """The runs of many endpoints as project_lean reads them: the endpoints in order (`ids`),
+    each one's runs in the window (`sizes`), their tallies (arrays by endpoint: requests ok and
+    failed, runs whose client was saturated, the newest slot, NaN where none) and its usable
+    runs by kind, each row with its endpoint's index (`stack`, or advisor.digest.load_stacked
+    from the digest's days)."""
+
+    ids: list[int]
+    sizes: list[int]
+    ok: np.ndarray
+    errors: np.ndarray
+    saturated: np.ndarray
+    newest: np.ndarray
+    kinds: _Kinds
+
+
+def stack(points: Mapping[int, np.ndarray], *, users: int) -> Stacked:
+    """Each endpoint's runs (rows of advisor.measures.FIELDS, in `points`' order) stacked."""
+    ids = list(points)
     count = len(ids)
-    ok_sum = np.bincount(group, rows[:, OK], count).tolist()
-    error_sum = np.bincount(group, rows[:, ERRORS], count).tolist()
-    newest = group_max(rows[:, SLOT], group, count).tolist()
-    saturated = np.bincount(group, rows[:, SATURATED] > 0, count).tolist()
-    for i, endpoint_id in enumerate(ids):
+    sizes = [len(points[e]) for e in ids]
+    # Column-major: every step reads one figure of many runs at once, and a figure of runs
+    # laid out row after row is strided across all of their bytes (each figure's pass cost
+    # what a pass over all twelve does).
+    rows = np.concatenate(
+        [points[e].reshape(-1, len(FIELDS)) for e in ids] or [np.empty((0, len(FIELDS)))],
+        out=np.empty((sum(sizes), len(FIELDS)), order="F"),
+    )
+    group = np.repeat(np.arange(count), sizes)
+    tallies = tally_rows(rows, group, count)
+    return Stacked(ids, sizes, *tallies, _kinds(rows, group, users=users))
+
+
+def tally_rows(
+    rows: np.ndarray, group: np.ndarray, count: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(requests ok, requests failed, saturated runs, newest slot) of each group's runs."""
+    return (
+        np.bincount(group, rows[:, OK], count),
+        np.bincount(group, rows[:, ERRORS], count),
+        np.bincount(group, rows[:, SATURATED] > 0, count),
+        group_max(rows[:, SLOT], group, count),
+    )
+
+
+def _tally(runs: Stacked, results: dict[int, Projection]) -> None:
+    """Samples, availability and newest run of every endpoint, from all its runs."""
+    ok_sum, error_sum = runs.ok.tolist(), runs.errors.tolist()
+    newest, saturated = runs.newest.tolist(), runs.saturated.tolist()
+    for i, endpoint_id in enumerate(runs.ids):
         result = results[endpoint_id]
         result.saturated_runs = int(saturated[i])
         attempts = int(ok_sum[i] + error_sum[i])
         result.samples = attempts
         result.availability = int(ok_sum[i]) / attempts if attempts else None
-        if sizes[i]:
+        if runs.sizes[i]:
             result.newest = datetime.fromtimestamp(newest[i], UTC)
 
 
@@ -247,21 +278,49 @@ def _slot_keys(slots: np.ndarray, group: np.ndarray) -> np.ndarray:
     return group * (int(rank.max()) + 1) + rank.reshape(-1)
 
 
-def _kinds(rows: np.ndarray, group: np.ndarray, *, users: int) -> _Kinds:
-    """The usable runs (ok, with a TTFT and a decode speed) split by kind; the parallel runs'
-    figures only where the shape has more than one user (one user needs only their count)."""
+def kind_masks(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which runs are usable (ok, with a TTFT and a decode speed) base runs (one user, no
+    padding), long-context runs (padded, one user) and parallel runs (no padding, c > 1)."""
     usable = (rows[:, OK] != 0) & ~np.isnan(rows[:, TTFT50]) & _present(rows[:, DECODE50])
-    key = _slot_keys(rows[:, SLOT], group)  # of every run: only their order and equality count
     one_user = usable & (rows[:, USERS] == 1)
     no_context = usable & (rows[:, CONTEXT] == 0)
-    is_base = no_context & one_user
-    is_long = (rows[:, CONTEXT] > 0) & one_user
-    is_parallel = no_context & (rows[:, USERS] > 1)
+    return (
+        no_context & one_user,
+        (rows[:, CONTEXT] > 0) & one_user,
+        no_context & (rows[:, USERS] > 1),
+    )
+
+
+def _kinds(rows: np.ndarray, group: np.ndarray, *, users: int) -> _Kinds:
+    """The usable runs split by kind; the parallel runs' figures only where the shape has more
+    than one user (one user needs only their count)."""
+    key = _slot_keys(rows[:, SLOT], group)  # of every run: only their order and equality count
+    is_base, is_long, is_parallel = kind_masks(rows)
     return _Kinds(
         base=_rows(rows, is_base), base_group=group[is_base], base_key=key[is_base],
         long=_rows(rows, is_long), long_group=group[is_long], long_key=key[is_long],
         parallel=_rows(rows, is_parallel if users > 1 else np.zeros(0, np.intp)),
         parallel_group=group[is_parallel],
+    )  # fmt: skip
+
+
+def kinds_of(
+    base: np.ndarray,
+    base_group: np.ndarray,
+    long: np.ndarray,
+    long_group: np.ndarray,
+    parallel: np.ndarray,
+    parallel_group: np.ndarray,
+) -> _Kinds:
+    """_Kinds of runs already split by kind (each kind's rows grouped as `_kinds` orders them),
+    keyed as `_kinds` keys them: by order and equality of (endpoint, slot)."""
+    key = _slot_keys(
+        np.concatenate([base[:, SLOT], long[:, SLOT]]), np.concatenate([base_group, long_group])
+    )
+    return _Kinds(
+        base=base, base_group=base_group, base_key=key[: len(base)],
+        long=long, long_group=long_group, long_key=key[len(base) :],
+        parallel=parallel, parallel_group=parallel_group,
     )  # fmt: skip
 
 

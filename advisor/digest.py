@@ -30,6 +30,7 @@ answer, which tests hold the two paths to.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
@@ -39,7 +40,9 @@ from django.db import connection, connections, router, transaction
 
 from benchmarks.models import Run, Vantage
 
-from .measures import FIELDS, POINT_COLUMNS, RunPoint, as_rows, load_columns, load_points
+from .batch import Stacked, kind_masks, kinds_of, stack, tally_rows
+from .batch import _rows as batch_rows
+from .measures import FIELDS, POINT_COLUMNS, SLOT, RunPoint, as_rows, load_columns, load_points
 from .models import DayDigest, RunDigest
 
 RECENT_HOURS = 48
@@ -227,12 +230,51 @@ OWNER = np.dtype([("endpoint", ">i8"), ("records", ">i4")])  # DayDigest.owners
 
 
 @dataclass(frozen=True, slots=True)
+class _Runs:
+    """Runs of each endpoint of a day as project_lean reads them (advisor.batch.Stacked): by
+    endpoint, its runs, requests ok and failed, saturated runs and newest slot; its usable runs
+    by kind (base, long-context, parallel), each kind's rows and their count by endpoint."""
+
+    sizes: np.ndarray
+    ok: np.ndarray
+    errors: np.ndarray
+    saturated: np.ndarray
+    newest: np.ndarray
+    kinds: tuple[tuple[np.ndarray, np.ndarray], ...]
+
+
+def _runs(sizes: np.ndarray, records: np.ndarray) -> _Runs:
+    """The _Runs of records grouped by endpoint (`sizes` of each, oldest first within each)."""
+    count = len(sizes)
+    group = np.repeat(np.arange(count), sizes)
+    kinds = tuple(
+        (batch_rows(records, mask), np.bincount(group[mask], minlength=count))
+        for mask in kind_masks(records)
+    )
+    return _Runs(sizes, *tally_rows(records, group, count), kinds)
+
+
+@dataclass(frozen=True, slots=True)
 class _Day:
-    """One DayDigest row as read: its endpoints, their record counts, its records as floats."""
+    """One DayDigest row as read: its endpoints, their record counts, its records as floats,
+    its first and last slot, and its runs as project_lean reads them."""
 
     endpoint: np.ndarray
     sizes: np.ndarray
     records: np.ndarray
+    first: float
+    last: float
+    runs: _Runs
+
+    def within(self, start: float, end: float) -> _Runs:
+        """The day's runs with start ≤ slot ≤ end (the window cuts its first and last day)."""
+        if start <= self.first and self.last <= end:
+            return self.runs
+        slot = self.records[:, SLOT]
+        kept = (slot >= start) & (slot <= end)
+        group = np.repeat(np.arange(len(self.sizes)), self.sizes)
+        sizes = np.bincount(group[kept], minlength=len(self.sizes))
+        return _runs(sizes, self.records[kept])
 
 
 # The rows this process read last, by database and vantage, by version: a read of the same
@@ -244,10 +286,16 @@ _read_days: dict[tuple[str, int], dict[str, _Day]] = {}
 
 def _day(owners: bytes, points: bytes) -> _Day:
     segments = np.frombuffer(owners, dtype=OWNER)
+    sizes = segments["records"].astype(np.intp)
+    records = np.frombuffer(points, dtype=">f8").astype(np.float64).reshape(-1, len(FIELDS))
+    slot = records[:, SLOT]
     return _Day(
         endpoint=segments["endpoint"].astype(np.int64),
-        sizes=segments["records"].astype(np.intp),
-        records=np.frombuffer(points, dtype=">f8").astype(np.float64).reshape(-1, len(FIELDS)),
+        sizes=sizes,
+        records=records,
+        first=float(slot.min()) if len(slot) else math.inf,
+        last=float(slot.max()) if len(slot) else -math.inf,
+        runs=_runs(sizes, records),
     )
 
 
@@ -271,6 +319,70 @@ def _read(alias, params: dict) -> list[_Day]:
     return list(days.values())
 
 
+def _gather(
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]], count: int
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """Segments of rows from each day gathered by position, then day: `parts` gives each day's
+    (position of each of its endpoints, -1 where not asked; their row counts; their rows one
+    endpoint after another, None when only the positions are wanted). Returns (the rows, each
+    row's position); no Python step per endpoint or row."""
+    position = np.concatenate([part[0] for part in parts])
+    sizes = np.concatenate([part[1] for part in parts])
+    wanted = np.flatnonzero(position >= 0)
+    order = wanted[np.argsort(position[wanted], kind="stable")]  # stable: days stay in order
+    kept = sizes[order]
+    group = np.repeat(position[order], kept)
+    if any(part[2] is None for part in parts):
+        return None, group
+    # Where each segment's rows go: after the segments before it in that order (-1: left).
+    place = np.full(len(sizes), -1, dtype=np.intp)
+    place[order] = np.cumsum(kept) - kept
+    rows = np.empty((int(kept.sum()), len(FIELDS)), order="F")
+    first = 0
+    for day_position, day_sizes, day_rows in parts:
+        segment = slice(first, first + len(day_position))
+        first = segment.stop
+        day_places = place[segment]
+        here = day_places >= 0
+        starts = np.cumsum(day_sizes) - day_sizes
+        shift = np.repeat((day_places - starts)[here], day_sizes[here])
+        if here.all():  # every endpoint of the day asked for (the usual question)
+            rows[np.arange(len(day_rows)) + shift] = day_rows
+        else:
+            source = np.repeat(here, day_sizes)
+            rows[np.flatnonzero(source) + shift] = day_rows[source]
+    return rows, group
+
+
+def _window(
+    endpoint_ids: list[int], vantage: Vantage | None, now: datetime, days: int
+) -> tuple[list[_Day], datetime] | None:
+    """The window's days read from the digest, and its start; None where the digest is not
+    read (no endpoints, no vantage, or not PostgreSQL: the runs themselves are)."""
+    alias = connections[router.db_for_read(DayDigest)]
+    if not endpoint_ids or vantage is None or alias.vendor != "postgresql":
+        return None
+    start = now - timedelta(days=days)
+    params = {
+        "vantage": vantage.id,
+        "first": start.astimezone(UTC).date(),
+        "last": now.astimezone(UTC).date(),
+    }
+    return _read(alias, params), start
+
+
+def _positions(read: list[_Day], endpoint_ids: list[int]) -> list[np.ndarray]:
+    """Each day's endpoints' places in `endpoint_ids` (-1: not asked)."""
+    asked = np.asarray(endpoint_ids, dtype=np.int64)
+    by_id = np.argsort(asked, kind="stable")
+    positions = []
+    for day in read:
+        at = np.minimum(np.searchsorted(asked[by_id], day.endpoint), len(asked) - 1)
+        found = asked[by_id[at]] == day.endpoint
+        positions.append(np.where(found, by_id[at], -1))
+    return positions
+
+
 def load_digest(
     *, endpoint_ids: list[int], vantage: Vantage | None, now: datetime, days: int
 ) -> dict[int, np.ndarray]:
@@ -283,42 +395,64 @@ def load_digest(
     lists its endpoints' records one after the other, and the asked-for endpoints' runs of
     every day are gathered by endpoint, then day, with no Python object per endpoint or
     record."""
-    if not endpoint_ids or vantage is None:
-        return {}
-    alias = connections[router.db_for_read(DayDigest)]
-    if alias.vendor != "postgresql":
+    window = _window(endpoint_ids, vantage, now, days)
+    if window is None:
         return load_points(endpoint_ids=endpoint_ids, vantage=vantage, now=now, days=days)
-    start = now - timedelta(days=days)
-    params = {
-        "vantage": vantage.id,
-        "first": start.astimezone(UTC).date(),
-        "last": now.astimezone(UTC).date(),
-    }
-    read = _read(alias, params)
+    read, start = window
     if not read:
         return {}
-    endpoint = np.concatenate([day.endpoint for day in read])  # by day, then endpoint
-    sizes = np.concatenate([day.sizes for day in read])
-    # The asked-for endpoints' segments by endpoint, then day (stable: days stay in order).
-    wanted = np.flatnonzero(np.isin(endpoint, np.asarray(endpoint_ids, dtype=np.int64)))
-    order = wanted[np.argsort(endpoint[wanted], kind="stable")]
-    # Where each segment's records go: after the segments before it in that order (-1: left).
-    kept = sizes[order]
-    place = np.full(len(sizes), -1, dtype=np.intp)
-    place[order] = np.cumsum(kept) - kept
-    records = np.empty((int(kept.sum()), len(FIELDS)))
-    first = 0
-    for day in read:
-        # Each day's records copied to their places.
-        segment = slice(first, first + len(day.endpoint))
-        first = segment.stop
-        day_sizes, day_places = sizes[segment], place[segment]
-        here = day_places >= 0
-        starts = np.cumsum(day_sizes) - day_sizes
-        shift = np.repeat((day_places - starts)[here], day_sizes[here])
-        if here.all():  # every endpoint of the day asked for (the usual question)
-            records[np.arange(len(day.records)) + shift] = day.records
-        else:
-            source = np.repeat(here, day_sizes)
-            records[np.flatnonzero(source) + shift] = day.records[source]
-    return load_columns(np.repeat(endpoint[order], kept), records, start=start, now=now)
+    ids = sorted(set(endpoint_ids))
+    parts = [
+        (position, day.sizes, day.records)
+        for position, day in zip(_positions(read, ids), read, strict=True)
+    ]
+    records, group = _gather(parts, len(ids))
+    return load_columns(np.asarray(ids)[group], np.ascontiguousarray(records), start=start, now=now)
+
+
+def load_stacked(
+    *, endpoint_ids: list[int], vantage: Vantage | None, now: datetime, days: int, users: int
+) -> Stacked:
+    """The endpoints' runs in the window stacked as advisor.batch.project_lean reads them, in
+    `endpoint_ids`' order (`users`: the shape's concurrency; parallel runs' rows are read only
+    above one user).
+
+    Each day's runs are split by kind and tallied once, when this process reads that version of
+    the day (after a run lands: its own day); a window gathers the days' kinds and adds up their
+    tallies, so no question splits, masks or copies every run of the window again. The first and
+    last day, cut by the window, are split as cut. Where the digest is not read, the runs
+    themselves are (advisor.measures.load_points), stacked."""
+    window = _window(endpoint_ids, vantage, now, days)
+    if window is None:
+        points = load_points(endpoint_ids=endpoint_ids, vantage=vantage, now=now, days=days)
+        empty = np.empty((0, len(FIELDS)))
+        return stack({e: points.get(e, empty) for e in endpoint_ids}, users=users)
+    read, start = window
+    count = len(endpoint_ids)
+    positions = _positions(read, endpoint_ids) if read else []
+    runs = [day.within(start.timestamp(), now.timestamp()) for day in read]
+    kept = np.concatenate(positions) if read else np.zeros(0, np.intp)
+    mine = kept >= 0
+
+    def total(figure: str) -> np.ndarray:
+        values = np.concatenate([getattr(r, figure) for r in runs]) if read else np.zeros(0)
+        return np.bincount(kept[mine], values[mine], count)
+
+    newest = np.full(count, np.nan)
+    if read:
+        np.fmax.at(newest, kept[mine], np.concatenate([r.newest for r in runs])[mine])
+    split = []
+    for kind in range(3):
+        wanted = kind < 2 or users > 1  # parallel runs: only their count for one user
+        rows, group = _gather(
+            [(p, r.kinds[kind][1], r.kinds[kind][0] if wanted else None)
+             for p, r in zip(positions, runs, strict=True)]
+            or [(np.zeros(0, np.intp), np.zeros(0, np.intp), None)],
+            count,
+        )  # fmt: skip
+        split += [np.empty((0, len(FIELDS))) if rows is None else rows, group]
+    sizes = total("sizes").astype(int).tolist()
+    return Stacked(
+        list(endpoint_ids), sizes, total("ok"), total("errors"), total("saturated"), newest,
+        kinds_of(*split),
+    )  # fmt: skip

@@ -10,7 +10,8 @@ from django.db import connection, transaction
 
 from advisor import tasks
 from advisor.advice import advise
-from advisor.digest import READ, digest_recent, load_digest, rebuild_days
+from advisor.batch import project_batch, stack
+from advisor.digest import READ, digest_recent, load_digest, load_stacked, rebuild_days
 from advisor.measures import FIELDS, OK, SLOT, load_columns, load_points
 from advisor.models import DayDigest, RunDigest
 from advisor.projection import project_all
@@ -55,10 +56,38 @@ def richer_world():
 def test_it_gives_the_same_ranked_answer_from_the_digest_as_from_the_runs(name):
     richer_world()
     shape = SHAPES[name]
+    stacked = advise(shape, now=seed.NOW).as_dict()  # the digest's days split by kind
     digest = advise(shape, now=seed.NOW, load=load_digest).as_dict()
     runs = advise(shape, now=seed.NOW, load=load_points).as_dict()
     assert [r["endpoint"] for r in digest["results"]]  # something is ranked
     assert digest == runs
+    assert stacked == runs
+
+
+@pytest.mark.parametrize("users", [1, 10])
+def test_it_stacks_the_digests_days_as_the_runs_stack_whatever_the_window_cuts(users):
+    """Each day's runs are split by kind and tallied once; a window adds up its days, and the
+    days it cuts (its first, and its last when runs lie past `now`) are split as cut: what
+    project_lean reads is what stacking the runs themselves gives, for any endpoints' order."""
+    richer_world()
+    vantage = Vantage.objects.get(is_default=True)
+    ids = sorted(RunDigest.objects.values_list("endpoint_id", flat=True).distinct())
+    for hours in (0, -5, -13, -30, 7, 26):  # ends cutting days at different hours
+        now = seed.NOW + timedelta(hours=hours)
+        for asked in (ids, ids[::-1], ids[1:], [ids[0], 10**9]):
+            got = load_stacked(endpoint_ids=asked, vantage=vantage, now=now, days=3, users=users)
+            runs = load_points(endpoint_ids=asked, vantage=vantage, now=now, days=3)
+            empty = np.empty((0, len(FIELDS)))
+            want = stack({e: runs.get(e, empty) for e in asked}, users=users)
+            assert (got.ids, got.sizes) == (want.ids, want.sizes), hours
+            for name in ("ok", "errors", "saturated", "newest"):
+                np.testing.assert_array_equal(getattr(got, name), getattr(want, name), name)
+            for name in ("base", "base_group", "long", "long_group", "parallel", "parallel_group"):
+                np.testing.assert_array_equal(
+                    getattr(got.kinds, name), getattr(want.kinds, name), f"{hours} h: {name}"
+                )
+            shape = SHAPES["agents" if users > 1 else "long"]
+            assert project_batch(got, shape) == project_batch(want, shape)
 
 
 def close(fast, reference, path="answer"):

@@ -120,11 +120,12 @@ def test_it_keeps_a_downgraded_run_out_of_the_lanes_advice_on_both_paths():
     Run.objects.filter(id__in=[r.id for r in slow]).update(lane="priority", downgraded=True)
     rebuild(now=seed.NOW)
     shape = Shape(input_tokens=200, output_tokens=500, models=(MODEL,))
-    for load in (load_digest, load_points):
+    for load in (None, load_digest, load_points):  # None: the digest stacked (the default)
+        name = getattr(load, "__name__", "load_stacked")
         answer = advise(shape, now=seed.NOW, load=load).as_dict()
         row = next(r for r in answer["results"] if r["endpoint"] == "lane-priority")
-        assert row["runs"] == 8, f"{load.__name__}: a downgraded run entered the lane's figures"
-        assert row["task_p50_s"] == pytest.approx(2.3), load.__name__
+        assert row["runs"] == 8, f"{name}: a downgraded run entered the lane's figures"
+        assert row["task_p50_s"] == pytest.approx(2.3), name
 
 
 def test_it_shows_no_lane_sentence_without_a_measured_standard_lane(reader):
