@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 from functools import partial
 from typing import Any
 
@@ -111,10 +112,14 @@ class Advice:
 
 
 def _option(
-    endpoint: Candidate, projection, shape: Shape, costs: dict[tuple, float | None]
+    endpoint: Candidate,
+    projection,
+    shape: Shape,
+    costs: dict[tuple, float | None],
+    cost: Callable[[Prices], Decimal | None],
 ) -> Option:
     """`costs`: the task cost by list prices, shared by the options of one answer (a catalogue
-    lists a few hundred endpoints at a few dozen prices)."""
+    lists a few hundred endpoints at a few dozen prices); `cost`: shape.costs(), made once."""
 
     def price(value) -> float | None:
         return None if value is None else float(value)
@@ -127,8 +132,9 @@ def _option(
         tokens,
     )
     if listed not in costs:
-        priced = shape if tokens is None else replace(shape, input_tokens=max(1, round(tokens)))
-        costs[listed] = usd(priced.cost(Prices.of(endpoint)))
+        if tokens is not None:
+            cost = replace(shape, input_tokens=max(1, round(tokens))).costs()
+        costs[listed] = usd(cost(Prices.of(endpoint)))
     prices = {
         "price_in": price(endpoint.price_input_per_mtok),
         "price_out": price(endpoint.price_output_per_mtok),
@@ -213,8 +219,9 @@ def advise(
         workload=workload,
     )
     costs: dict[tuple, float | None] = {}
+    cost = shape.costs()
     for endpoint in endpoints:
-        option = _option(endpoint, projections[endpoint.id], shape, costs)
+        option = _option(endpoint, projections[endpoint.id], shape, costs, cost)
         (advice.options if option.projection.measured else advice.unmeasured).append(option)
         if current is not None and endpoint.id == current.id:
             advice.current = option

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from benchmarks.money import Prices, task_cost
+from benchmarks.money import Prices, task_costs
 from benchmarks.task_time import Seconds, task_time_s
 
 from .models import WorkloadProfile
@@ -56,8 +57,11 @@ class Shape:
     def cost(self, prices: Prices) -> Decimal | None:
         """USD per task at list prices (benchmarks.money): every call sends its whole input (the
         cached share at the cached price) and pays for reasoning and output at the output price."""
-        return task_cost(
-            prices,
+        return self.costs()(prices)
+
+    def costs(self) -> Callable[[Prices], Decimal | None]:
+        """`cost` at any prices, the shape's token counts converted once."""
+        return task_costs(
             calls=self.calls,
             input_tokens=self.input_tokens,
             output_tokens=self.decoded_tokens,

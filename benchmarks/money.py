@@ -15,6 +15,7 @@ decimals (`usd_text`), never in exponent notation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -63,6 +64,12 @@ class Prices:
         return self.input is not None and self.output is not None
 
 
+def _per_request(prices: Prices, *, uncached: Decimal, cached: Decimal, output: Decimal) -> Decimal:
+    """USD for one request at known prices and token counts (request_cost's formula)."""
+    cached_price = prices.input if prices.cached_input is None else prices.cached_input
+    return (uncached * prices.input + cached * cached_price + output * prices.output) / MTOK
+
+
 def request_cost(
     prices: Prices,
     *,
@@ -76,12 +83,32 @@ def request_cost(
     if not prices.known or input_tokens is None or output_tokens is None:
         return None
     inputs, cached = _decimal(input_tokens), _decimal(cached_tokens)
-    cached_price = prices.input if prices.cached_input is None else prices.cached_input
-    return (
-        (inputs - cached) * prices.input
-        + cached * cached_price
-        + _decimal(output_tokens) * prices.output
-    ) / MTOK
+    return _per_request(
+        prices, uncached=inputs - cached, cached=cached, output=_decimal(output_tokens)
+    )
+
+
+def task_costs(
+    *,
+    calls: int,
+    input_tokens: Number | None,
+    output_tokens: Number | None,
+    cached_share: float = 0.0,
+) -> Callable[[Prices], Decimal | None]:
+    """task_cost at any prices, the token counts converted once (an advice prices a catalogue
+    of hundreds of endpoints for one task)."""
+    if input_tokens is None or output_tokens is None:
+        return lambda prices: None
+    inputs = _decimal(input_tokens)
+    cached = inputs * _decimal(cached_share)
+    uncached, output = inputs - cached, _decimal(output_tokens)
+
+    def cost(prices: Prices) -> Decimal | None:
+        if not prices.known:
+            return None
+        return calls * _per_request(prices, uncached=uncached, cached=cached, output=output)
+
+    return cost
 
 
 def task_cost(
@@ -94,11 +121,12 @@ def task_cost(
 ) -> Decimal | None:
     """USD for a task of `calls` serial requests, each sending `input_tokens` (a `cached_share`
     of them from the prompt cache) and decoding `output_tokens` (reasoning tokens included)."""
-    cached = 0 if input_tokens is None else _decimal(input_tokens) * _decimal(cached_share)
-    per_call = request_cost(
-        prices, input_tokens=input_tokens, output_tokens=output_tokens, cached_tokens=cached
-    )
-    return None if per_call is None else calls * per_call
+    return task_costs(
+        calls=calls,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cached_share=cached_share,
+    )(prices)
 
 
 def blended_price(prices: Prices) -> Decimal | None:
