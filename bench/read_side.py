@@ -385,7 +385,10 @@ def main() -> int:
             f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs); p95 ≤ "
             f"{TARGET_P95_MS:.0f} ms, wall and CPU (this process + its database backend):"
         )
+        from gunicorn_load import vacuum_churned
+
         for name, paths in targets.items():
+            vacuum_churned(args.database)
             spent, cpu = timings(client, paths, requests=args.requests)
             results[name]["c1"] = p95(spent)
             results[name]["cpu"] = p95(cpu)
