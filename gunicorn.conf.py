@@ -2,7 +2,9 @@
 
 Threaded workers: the worker's main loop keeps telling the arbiter it is alive while a thread
 streams a long export, so `timeout` bounds a stuck worker, not a long download (a sync worker
-is killed mid-response after `timeout` seconds, leaving the client a cut file).
+is killed mid-response after `timeout` seconds, leaving the client a cut file). gunicorn's own
+threaded worker, except that one whose threads are all busy leaves new connections to the
+others (tokspeed/gunicorn_worker.py).
 """
 
 import logging
@@ -10,7 +12,7 @@ import os
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("GUNICORN_WORKERS", "2"))
-worker_class = "gthread"
+worker_class = "tokspeed.gunicorn_worker.BalancedThreadWorker"
 threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 30

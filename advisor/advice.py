@@ -194,14 +194,8 @@ def advise(
     current = current or (profile.current_endpoint if profile else None)
     endpoints = candidates(shape, profile)
     ids = [e.id for e in endpoints]
-    measured: dict[int, np.ndarray] | Stacked
-    if load is None and project is project_batch:
-        users = shape.concurrency
-        measured = load_stacked(endpoint_ids=ids, vantage=where, now=now, days=days, users=users)
-    else:
-        points = (load or load_digest)(endpoint_ids=ids, vantage=where, now=now, days=days)
-        none = np.empty((0, len(FIELDS)))
-        measured = {e.id: points.get(e.id, none) for e in endpoints}
+    stacked = load is None and project is project_batch
+    measured = _runs(ids, shape, load, stacked=stacked, vantage=where, now=now, days=days)
     spreads = mixtures = None
     if shown is not None and project is project_batch:
         projections, mixtures = project_lean(measured, shape)
@@ -241,6 +235,18 @@ def advise(
     advice.lanes = lane_verdicts(advice.options, shape)
     advice.basis, advice.warnings = basis(advice, now=now)
     return advice
+
+
+def _runs(
+    ids: list[int], shape: Shape, load: Callable | None, *, stacked: bool, **window: Any
+) -> dict[int, np.ndarray] | Stacked:
+    """The endpoints' runs as the projection reads them: the digest's days stacked (the batch
+    projection's default), or each endpoint's rows as `load` (the digest's by default) reads
+    them, an endpoint without runs given none."""
+    if stacked:
+        return load_stacked(endpoint_ids=ids, users=shape.concurrency, **window)
+    points = (load or load_digest)(endpoint_ids=ids, **window)
+    return {e: points.get(e, np.empty((0, len(FIELDS)))) for e in ids}
 
 
 def savings(chosen: Option | None, current: Option | None) -> dict[str, Any] | None:
