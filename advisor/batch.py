@@ -13,10 +13,12 @@ quantiles comes out of the same floating-point operations in the same order as t
 so it is the same number; the quantiles agree to ~1e-13 (tests hold both to 1e-9), so the
 ranking, ties and recommendation are the same.
 
-`project_lean` solves only the p90 (the ranking's key) and the time-of-day p50s of every
-endpoint, and keeps each endpoint's mixture (`TaskMixtures`) so its p25–p75 can be solved later
-for the endpoints an answer shows: each question is solved on its own components alone, so a
-quantile solved later is the number solved with all the others.
+`project_lean` solves only the p90 (the ranking's key) of every endpoint, and keeps each
+endpoint's mixture (`TaskMixtures`) so its p25–p75 and time-of-day p50s can be solved later for
+the endpoints an answer shows: each question is solved on its own components alone, so a
+quantile solved later is the number solved with all the others. It reads the runs stacked
+(`Stacked`): by `stack` from each endpoint's rows, or by advisor.digest.load_stacked from the
+digest's days already split by kind.
 """
 
 from __future__ import annotations
@@ -115,7 +117,7 @@ def _group_median_sorted(values: np.ndarray, groups: np.ndarray, sizes: np.ndarr
     return out
 
 
-def _rows(rows: np.ndarray, where: np.ndarray) -> np.ndarray:
+def rows_at(rows: np.ndarray, where: np.ndarray) -> np.ndarray:
     """rows[where] (a mask or indexes), column-major as project_batch lays its runs out."""
     if where.dtype == bool:
         where = np.flatnonzero(where)
@@ -297,9 +299,9 @@ def _kinds(rows: np.ndarray, group: np.ndarray, *, users: int) -> _Kinds:
     key = _slot_keys(rows[:, SLOT], group)  # of every run: only their order and equality count
     is_base, is_long, is_parallel = kind_masks(rows)
     return _Kinds(
-        base=_rows(rows, is_base), base_group=group[is_base], base_key=key[is_base],
-        long=_rows(rows, is_long), long_group=group[is_long], long_key=key[is_long],
-        parallel=_rows(rows, is_parallel if users > 1 else np.zeros(0, np.intp)),
+        base=rows_at(rows, is_base), base_group=group[is_base], base_key=key[is_base],
+        long=rows_at(rows, is_long), long_group=group[is_long], long_key=key[is_long],
+        parallel=rows_at(rows, is_parallel if users > 1 else np.zeros(0, np.intp)),
         parallel_group=group[is_parallel],
     )  # fmt: skip
 
@@ -337,8 +339,8 @@ def _prefill(kinds: _Kinds, count: int) -> _Prefill:
     ).tolist()
     base_keys, base_last = _last_per_key(kinds.base_key)
     at, paired = _lookup(base_keys, kinds.long_key)
-    pair = _rows(base, base_last[at[paired]])
-    paired_long, paired_group = _rows(long, paired), long_group[paired]
+    pair = rows_at(base, base_last[at[paired]])
+    paired_long, paired_group = rows_at(long, paired), long_group[paired]
     pair_in = _tokens(pair, prefill_base_in[paired_group])
     extra = _tokens(paired_long, paired_long[:, CONTEXT] + pair_in) - pair_in
     positive = extra > 0
@@ -404,7 +406,7 @@ def _conditions(
     base, bg, base_key = kinds.base, kinds.base_group, kinds.base_key
     keep = measured[bg]
     if not keep.all():  # (every candidate measured, the usual answer: nothing to copy)
-        base, bg, base_key = _rows(base, keep), bg[keep], base_key[keep]
+        base, bg, base_key = rows_at(base, keep), bg[keep], base_key[keep]
     slot = base[:, SLOT]
     weights = 0.5 ** ((group_max(slot, bg, count)[bg] - slot) / 86_400 / HALF_LIFE_DAYS)
     rate = np.where(np.isnan(prefill.median_rate), 0.0, prefill.median_rate)[bg]

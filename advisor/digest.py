@@ -40,8 +40,7 @@ from django.db import connection, connections, router, transaction
 
 from benchmarks.models import Run, Vantage
 
-from .batch import Stacked, kind_masks, kinds_of, stack, tally_rows
-from .batch import _rows as batch_rows
+from .batch import Stacked, kind_masks, kinds_of, rows_at, stack, tally_rows
 from .measures import FIELDS, POINT_COLUMNS, SLOT, RunPoint, as_rows, load_columns, load_points
 from .models import DayDigest, RunDigest
 
@@ -248,7 +247,7 @@ def _runs(sizes: np.ndarray, records: np.ndarray) -> _Runs:
     count = len(sizes)
     group = np.repeat(np.arange(count), sizes)
     kinds = tuple(
-        (batch_rows(records, mask), np.bincount(group[mask], minlength=count))
+        (rows_at(records, mask), np.bincount(group[mask], minlength=count))
         for mask in kind_masks(records)
     )
     return _Runs(sizes, *tally_rows(records, group, count), kinds)
