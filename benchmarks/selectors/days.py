@@ -201,16 +201,22 @@ def _grouped_in_sql(database: str, scope: tuple, *, saturated: bool) -> list[tup
     when asked (the index holds the rest: rollup_day_points)."""
     table = connections[database].ops.quote_name(RunRollup._meta.db_table)
     saturated_sum = "sum(saturated_runs)" if saturated else "0"
+    params = list(scope)
+    # One workload compared by equality: the index then gives the rows in the groups' order (a
+    # list, even of one, on its second column leaves PostgreSQL to sort a year of rows).
+    workloads = "= ANY(%s)"
+    if len(params[2]) == 1:
+        workloads, params[2] = "= %s", params[2][0]
     # Built from the model's table name and constants; the values stay in params.
     sql = (
         "SELECT endpoint_id, workload_id, day, sum(runs), sum(ok_count), "  # noqa: S608
         f"sum(error_count), {saturated_sum}, string_agg(packed, ''::bytea), "
         f"count(*) - count(packed) FROM {table} WHERE span = 'day' AND vantage_id = %s "
-        "AND endpoint_id = ANY(%s) AND workload_id = ANY(%s) AND day >= %s AND day <= %s "
+        f"AND endpoint_id = ANY(%s) AND workload_id {workloads} AND day >= %s AND day <= %s "
         "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
     )
     with connections[database].cursor() as cursor:
-        cursor.execute(sql, list(scope))
+        cursor.execute(sql, params)
         fetched = cursor.fetchall()  # one call: iterating the cursor cost a call per row
     return [
         (*row[:3], int(row[3]), int(row[4]), int(row[5]), int(row[6]), *row[7:]) for row in fetched
