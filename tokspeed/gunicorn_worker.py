@@ -7,10 +7,11 @@ six shares one interpreter lock among them while the other idles, and the reads'
 clients moved by ±40 ms from one run to the next with the split.
 
 Here a worker stops listening while each of its threads has a request (a connection just
-accepted counts as one until it sends its request, for at most FRESH_S: a client that
-connects and says nothing does not hold a thread's place), and listens again as soon as a
-thread is free. New connections wait in the kernel's queue for a worker with a free thread, as
-they would for a sync worker; keep-alive connections are served as before.
+accepted counts as one until it sends its request, for FRESH_S at most: a client that connects
+and says nothing gives its place back at the worker's next wake, within about a second), and
+listens again as soon as a thread is free. New connections wait in the kernel's queue for a
+worker with a free thread, as they would for a sync worker; keep-alive connections are served
+as before. Like gunicorn's own workers, it belongs behind a proxy where clients are not trusted.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from functools import partial
 
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
-FRESH_S = 1.0
+FRESH_S = 0.25
 
 
 class BalancedThreadWorker(ThreadWorker):
