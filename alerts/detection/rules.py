@@ -95,6 +95,10 @@ class DetectorConfig:
     # The state-space arm's own bar (state_space.step_arm: runs since an onset against the
     # prediction of the series' own state); 0 leaves the arm out
     step_p_value: float = 0.0005
+    # The sequential arm (sequential.py): false episodes a series-month its simulated bar
+    # allows at `runs_per_day` evaluations a day; positive on it, an alert opens without a
+    # second positive. 0 leaves the arm out
+    sequential_episodes: float = 0.0
     # Series evaluated together (a run's decode and TTFT) read their noise's correlation off
     # their own baselines shrunk toward the pool of all of them (baseline.shrink); False: each
     # its own alone
