@@ -479,6 +479,7 @@ def _week_arms(
                 delta=rule.log_shift(rule.min_effect),
                 episodes=config.sequential_episodes,
                 runs_per_day=config.runs_per_day,
+                walk=config.sequential_walk,
             )
         )
     return [arm for arm in arms if arm is not None]

@@ -99,6 +99,8 @@ class DetectorConfig:
     # allows at `runs_per_day` evaluations a day; positive on it, an alert opens without a
     # second positive. 0 leaves the arm out
     sequential_episodes: float = 0.0
+    # ...its bar simulated with the level walking this many times more than fitted besides
+    sequential_walk: float = 0.0
     # Series evaluated together (a run's decode and TTFT) read their noise's correlation off
     # their own baselines shrunk toward the pool of all of them (baseline.shrink); False: each
     # its own alone

@@ -28,8 +28,8 @@ from collections import OrderedDict
 import numpy as np
 
 from alerts.detection.arms import Arm, degrees_of_freedom
-from alerts.detection.baseline import Baseline, Drift, Runs
-from alerts.detection.state_space import _solve, state_covariance
+from alerts.detection.baseline import HOUR_S, VARIOGRAM_H, Baseline, Drift, Runs
+from alerts.detection.state_space import _solve, correlated_walk, state_covariance
 
 SEQ_ARM = "sequential"
 MIN_AFTER = 2  # runs since the onset (one run never carries an arm: without it one is left)
@@ -137,11 +137,14 @@ def sequential_arm(
     delta: float,
     episodes: float,
     runs_per_day: float,
+    walk: float = 0.0,
 ) -> Arm | None:
     """The sequential arm on the week's runs (as state_space.step_arm's), its onsets from
     `first` (the long window's first run); None when no onset leaves MIN_AFTER runs. delta:
     the minimum effect (worse-oriented log); episodes: false episodes a series-month its bar
-    allows at `runs_per_day` evaluations a day. Its p_value is the share of simulated draws
+    allows at `runs_per_day` evaluations a day; walk: the simulated model's level walks this
+    many times more than the fitted one besides (a walk read off one series' 28 days is read
+    low as often as not: _simulated). Its p_value is the share of simulated draws
     whose statistic is at least this one's, `bar` the share at the bar, `over` whether the
     statistic is above the bar (what makes it positive)."""
     n = len(runs)
@@ -159,7 +162,8 @@ def sequential_arm(
         h, tail = _BARS[key]
     else:
         per_evaluation = episodes / (30.0 * runs_per_day)
-        h, tail = simulate_bar(cov, first, delta, per_evaluation, df)
+        simulated = _simulated(cov, runs, baseline, model, walk)
+        h, tail = simulate_bar(simulated, first, delta, per_evaluation, df)
         _BARS[key] = (h, tail)
         if len(_BARS) > CACHE:
             _BARS.popitem(last=False)
@@ -186,6 +190,19 @@ def sequential_arm(
         bar=bar,
         over=value > h,
     )
+
+
+def _simulated(
+    cov: np.ndarray, runs: Runs, baseline: Baseline, model: Drift, walk: float
+) -> np.ndarray:
+    """The covariance the bar is simulated on: the fitted one plus `walk` times its level's
+    walk in hours (the larger of the variogram's and the correlation's, per hour) from the
+    week's first run on."""
+    if walk <= 0:
+        return cov
+    per_hour = max(model.per_hour, correlated_walk(baseline) * 2 / VARIOGRAM_H)
+    hours = (runs.t - runs.t[0]) / HOUR_S
+    return cov + walk * per_hour * np.minimum(hours[:, None], hours[None, :])
 
 
 def _share_above(sorted_null: np.ndarray, value: float) -> float:
