@@ -698,13 +698,18 @@ def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config
 
 def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement]:
     """Verdicts for series evaluated together: Benjamini–Hochberg across all their arms but
-    the sequential one (its bar is its own: its q-value is its p-value)."""
+    the sequential one, whose bar is its own: its q-value is its p-value scaled so that its
+    bar reads as the q bar (a series twice as far from it as suspect as the others' q,
+    confirmation.suspect)."""
     flat = [(i, arm) for i, t in enumerate(tests) if t.enough for arm in t.arms]
     tested = [arm.p_value for _, arm in flat if arm.over is None]
     q_tested = iter(benjamini_hochberg(tested))
     q_by_test: dict[int, list[float]] = {}
     for i, arm in flat:
-        q = arm.p_value if arm.over is not None else next(q_tested)
+        if arm.over is not None:
+            q = min(1.0, arm.p_value * config.fdr_q / max(arm.bar or 0.0, 1e-12))
+        else:
+            q = next(q_tested)
         q_by_test.setdefault(i, []).append(float(q))
     out = []
     for i, test in enumerate(tests):
@@ -778,7 +783,7 @@ def _judge_one(test: SeriesTest, qs: list[float], config: DetectorConfig) -> Jud
                     ", the slot's newest run far better than the one before: "
                     "waiting for its next run"
                 )
-        alone = any(a.over for a, _ in positive)
+        alone = config.sequential_alone and any(a.over for a, _ in positive)
         if alone and arm.over is None:
             reason += " (and the sequential arm)"
         return Judgement(

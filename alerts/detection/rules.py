@@ -101,6 +101,8 @@ class DetectorConfig:
     sequential_episodes: float = 0.0
     # ...its bar simulated with the level walking this many times more than fitted besides
     sequential_walk: float = 0.0
+    # ...and whether its positive opens alone (False: it counts as any arm's positive)
+    sequential_alone: bool = True
     # Series evaluated together (a run's decode and TTFT) read their noise's correlation off
     # their own baselines shrunk toward the pool of all of them (baseline.shrink); False: each
     # its own alone
