@@ -466,7 +466,7 @@ def _week_arms(
     arms = [_trend_arm(week, baseline, now=now)]
     if fitted is not None and config.step_p_value > 0:
         arms.append(_step_arm(week, baseline, long_start))
-    if fitted is not None and config.sequential_episodes > 0 and baseline.level_walk is not None:
+    if _sequential(baseline, fitted, config):
         first = int(np.searchsorted(runs.t, long_start, side="right"))
         arms.append(
             sequential_arm(
@@ -480,9 +480,19 @@ def _week_arms(
                 episodes=config.sequential_episodes,
                 runs_per_day=config.runs_per_day,
                 walk=config.sequential_walk,
+                skew=w.skew,
             )
         )
     return [arm for arm in arms if arm is not None]
+
+
+def _sequential(baseline: Baseline, fitted: Runs | None, config: DetectorConfig) -> bool:
+    """Whether the sequential arm is computed: on, against a fitted baseline with its drift
+    model, spanning `sequential_min_days` or more."""
+    if fitted is None or config.sequential_episodes <= 0 or baseline.level_walk is None:
+        return False
+    days = (baseline.end - (baseline.start or baseline.end)) / 86_400.0
+    return days >= config.sequential_min_days
 
 
 def _step_arm(week: tuple, baseline: Baseline, long_start: float) -> Arm | None:

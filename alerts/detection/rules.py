@@ -103,6 +103,9 @@ class DetectorConfig:
     sequential_walk: float = 0.0
     # ...and whether its positive opens alone (False: it counts as any arm's positive)
     sequential_alone: bool = True
+    # ...on a baseline spanning at least this many days (a young baseline's noise model is
+    # too unsure to simulate a bar on: its drift reads low)
+    sequential_min_days: float = 14.0
     # Series evaluated together (a run's decode and TTFT) read their noise's correlation off
     # their own baselines shrunk toward the pool of all of them (baseline.shrink); False: each
     # its own alone

@@ -61,11 +61,17 @@ def _steps(n: int, first: int) -> np.ndarray:
     return (np.arange(n)[None, :] >= tried[:, None]).astype(float)
 
 
-def _draws(cov: np.ndarray, df: int | None) -> np.ndarray:
+def _draws(cov: np.ndarray, df: int | None, skew: float = 0.0) -> np.ndarray:
     """SIMULATIONS draws of residuals with covariance `cov`, each scaled by √(df / χ²_df) when
-    df is given: the scale is itself an estimate from the baseline's runs (multivariate t)."""
+    df is given: the scale is itself an estimate from the baseline's runs (multivariate t).
+    skew: a run's skewness toward worse (Baseline.worse_skew), given each run's normal
+    through the Cornish–Fisher expansion z + (g / 6)(z² − 1) before they are correlated."""
     n = len(cov)
-    draws = np.linalg.cholesky(cov) @ _normals(n)
+    normals = _normals(n)
+    if skew > 0:
+        normals = normals + skew / 6 * (normals * normals - 1)
+        normals /= math.sqrt(1 + (skew / 6) ** 2 * 2)
+    draws = np.linalg.cholesky(cov) @ normals
     if df:
         chi2 = np.random.default_rng(df).chisquare(df, SIMULATIONS)
         draws *= np.sqrt(df / chi2)
@@ -73,14 +79,19 @@ def _draws(cov: np.ndarray, df: int | None) -> np.ndarray:
 
 
 def simulate_bar(
-    cov: np.ndarray, first: int, delta: float, per_evaluation: float, df: int | None = None
+    cov: np.ndarray,
+    first: int,
+    delta: float,
+    per_evaluation: float,
+    df: int | None = None,
+    skew: float = 0.0,
 ) -> tuple[float, np.ndarray]:
     """The bar h on the statistic that the fitted model (the residuals' covariance `cov`, the
     onsets from index `first`) crosses upward in a share `per_evaluation` of evaluations:
     the statistic now above h, and at the evaluation before (the same runs less the newest) not;
     and the simulated statistics now, sorted (the null a p-value is read off)."""
     n = len(cov)
-    draws = _draws(cov, df)
+    draws = _draws(cov, df, skew)
     now_steps, before_steps = _steps(n, first), _steps(n - 1, first)
     c_now, i_now = _solve(cov, now_steps)
     now = statistic(c_now @ draws, i_now, delta)
@@ -107,7 +118,9 @@ def simulate_bar(
     return h, np.sort(now)
 
 
-def _key(baseline: Baseline, model: Drift, runs: Runs, first: int, delta: float, df: int) -> tuple:
+def _key(
+    baseline: Baseline, model: Drift, runs: Runs, first: int, delta: float, df: int, skew: float
+) -> tuple:
     """The fitted model, rounded: what a refit one run later barely moves."""
     own = max(model.own, 1e-12)
     spacing = baseline.spacing_h or 8.0
@@ -123,6 +136,7 @@ def _key(baseline: Baseline, model: Drift, runs: Runs, first: int, delta: float,
         round(2 * math.log(baseline.overall_scale**2 / own)),
         baseline.n >= 40,
         min(df // 10, 6),
+        round(skew * 4) / 4,
     )
 
 
@@ -138,15 +152,17 @@ def sequential_arm(
     episodes: float,
     runs_per_day: float,
     walk: float = 0.0,
+    skew: float = 0.0,
 ) -> Arm | None:
     """The sequential arm on the week's runs (as state_space.step_arm's), its onsets from
     `first` (the long window's first run); None when no onset leaves MIN_AFTER runs. delta:
     the minimum effect (worse-oriented log); episodes: false episodes a series-month its bar
     allows at `runs_per_day` evaluations a day; walk: the simulated model's level walks this
     many times more than the fitted one besides (a walk read off one series' 28 days is read
-    low as often as not: _simulated). Its p_value is the share of simulated draws
-    whose statistic is at least this one's, `bar` the share at the bar, `over` whether the
-    statistic is above the bar (what makes it positive)."""
+    low as often as not: _simulated); skew: a run's residual's skewness toward worse
+    (Baseline.worse_skew), simulated through each run's draw. Its p_value is the share of
+    simulated draws whose statistic is at least this one's, `bar` the share at the bar,
+    `over` whether the statistic is above the bar (what makes it positive)."""
     n = len(runs)
     steps = _steps(n, first)
     if not len(steps) or n - 1 - first < MIN_AFTER:
@@ -156,14 +172,15 @@ def sequential_arm(
     shifts = coefficients @ resid
     value = float(statistic(shifts[:, None], info, delta)[0])
     df = max(degrees_of_freedom(runs.where(steps[-1] > 0), baseline) - 1, 2)
-    key = _key(baseline, model, runs, first, delta, df)
+    skew = round(skew * 4) / 4
+    key = _key(baseline, model, runs, first, delta, df, skew)
     if key in _BARS:
         _BARS.move_to_end(key)
         h, tail = _BARS[key]
     else:
         per_evaluation = episodes / (30.0 * runs_per_day)
         simulated = _simulated(cov, runs, baseline, model, walk)
-        h, tail = simulate_bar(simulated, first, delta, per_evaluation, df)
+        h, tail = simulate_bar(simulated, first, delta, per_evaluation, df, skew)
         _BARS[key] = (h, tail)
         if len(_BARS) > CACHE:
             _BARS.popitem(last=False)
