@@ -81,3 +81,11 @@ def test_normal_runs_are_under_its_bar(seed):
     test = assess_series(runs, now=float(runs.t[-1]), rule=RULE, config=ON)
     arm = next(a for a in test.arms if a.name == sequential.SEQ_ARM)
     assert not arm.over and arm.p_value > arm.bar
+
+
+def test_not_on_a_young_baseline():
+    """A baseline of under 14 days: its noise model is too unsure to simulate a bar on."""
+    runs = runs_of(0, 0.12, 6)
+    young = runs.between(runs.t[-1] - 13 * 86_400.0, np.inf)
+    test = assess_series(young, now=float(young.t[-1]), rule=RULE, config=ON)
+    assert test.enough and all(a.name != sequential.SEQ_ARM for a in test.arms)
