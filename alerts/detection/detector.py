@@ -488,11 +488,12 @@ def _week_arms(
 
 def _sequential(baseline: Baseline, fitted: Runs | None, config: DetectorConfig) -> bool:
     """Whether the sequential arm is computed: on, against a fitted baseline with its drift
-    model, spanning `sequential_min_days` or more."""
+    model, spanning `sequential_min_days` or more, its lag-1 correlation at most
+    `sequential_max_rho`."""
     if fitted is None or config.sequential_episodes <= 0 or baseline.level_walk is None:
         return False
     days = (baseline.end - (baseline.start or baseline.end)) / 86_400.0
-    return days >= config.sequential_min_days
+    return days >= config.sequential_min_days and baseline.rho <= config.sequential_max_rho
 
 
 def _step_arm(week: tuple, baseline: Baseline, long_start: float) -> Arm | None:

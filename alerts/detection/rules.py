@@ -106,6 +106,9 @@ class DetectorConfig:
     # ...on a baseline spanning at least this many days (a young baseline's noise model is
     # too unsure to simulate a bar on: its drift reads low)
     sequential_min_days: float = 14.0
+    # ...and only where the baseline's runs correlate by at most this at lag 1 (a drifting
+    # provider's fitted walk is read low, and a bar simulated on it is too low)
+    sequential_max_rho: float = 1.0
     # Series evaluated together (a run's decode and TTFT) read their noise's correlation off
     # their own baselines shrunk toward the pool of all of them (baseline.shrink); False: each
     # its own alone
