@@ -101,7 +101,6 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
                 recovered=judgement.recovered,
                 fresh=judgement.fresh,
                 new_normal=judgement.new_normal,
-                alone=judgement.alone,
                 at=float(now),
             )
             if tests[k].enough and previous is not None:

@@ -198,7 +198,6 @@ class _State:
             self.streaks[k], transition = advance(
                 self.streaks[k], judgement.verdict, config, recovered=judgement.recovered,
                 fresh=judgement.fresh, new_normal=judgement.new_normal, at=now,
-                alone=judgement.alone,
             )  # fmt: skip
             if tests[k].enough and self.previous is not None:
                 self.tracks[k].watched_h += hour - self.previous

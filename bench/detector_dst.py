@@ -105,7 +105,6 @@ def opens(t, values, config: DetectorConfig, *, zone: str | None, guard: bool) -
                 recovered=judgement.recovered,
                 fresh=judgement.fresh,
                 new_normal=judgement.new_normal,
-                alone=judgement.alone,
                 at=float(now),
             )
             if transition == Transition.OPEN:

@@ -123,7 +123,6 @@ def run_pair(pair, config, *, start_h, end_h, gate, log=None, arms=None):
                 recovered=j.recovered,
                 fresh=fresh,
                 new_normal=j.new_normal,
-                alone=j.alone,
             )
             if tests[k].enough and previous is not None:
                 watched[k] += hour - previous

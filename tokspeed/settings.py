@@ -458,9 +458,6 @@ ALERTS_FDR_Q = envfloat("ALERTS_FDR_Q", 0.05)
 # The state-space arm's own bar (the runs since an onset against the series' own level: a
 # local-level model of its drift in hours); 0 leaves the arm out
 ALERTS_STEP_P_VALUE = envfloat("ALERTS_STEP_P_VALUE", 0.0005)
-# The sequential arm (one CUSUM-like statistic, its bar simulated on the series' own noise
-# model): the false episodes a series-month its bar allows; it opens an alert alone. 0: off
-ALERTS_SEQUENTIAL_EPISODES = envfloat("ALERTS_SEQUENTIAL_EPISODES", 0.0)
 ALERTS_EFFECT_GATE = envfloat("ALERTS_EFFECT_GATE", 0.8)
 ALERTS_SLOT_EFFECT_GATE = envfloat("ALERTS_SLOT_EFFECT_GATE", 1.5)  # × min effect, one slot
 ALERTS_CI_LEVEL = envfloat("ALERTS_CI_LEVEL", 0.90)

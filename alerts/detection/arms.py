@@ -36,10 +36,6 @@ class Arm:
     without_worst: float = 0.0
     bucket: int | None = None  # a slot arm's time-of-day bucket
     fading: bool = False  # a slot arm: its newest run far better than the one before
-    # The sequential arm (sequential.py): its own bar (as a p-value: the share of its
-    # simulated null at the bar) and whether its statistic is over it; None for other arms
-    bar: float | None = None
-    over: bool | None = None
 
 
 def p_value(shift: float, sd: float, df: int, skew: float = 0.0) -> float:

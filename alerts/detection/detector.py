@@ -37,7 +37,6 @@ from alerts.detection.baseline import (
 )
 from alerts.detection.local_time import BEFORE_S, dst_hold
 from alerts.detection.rules import DetectorConfig, MetricRule
-from alerts.detection.sequential import sequential_arm
 from alerts.detection.state_space import STATE_ARM, step_arm
 from benchmarks.buckets import BUCKETS
 
@@ -172,9 +171,6 @@ class Judgement:
     # An open alert's series stayed at one level long enough: close it as the new normal
     # (SeriesTest.new_normal; hysteresis.advance)
     new_normal: bool = False
-    # Positive on the sequential arm (its bar set for its false episodes a series-month):
-    # it opens an alert alone, without a second positive (hysteresis.advance)
-    alone: bool = False
 
 
 def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
@@ -285,7 +281,7 @@ def _assess(
     arms += _week_arms(history, w, baseline, fitted, (now, long_start), rule, config)
     looks = _looks(long, config)
     if looks != 1.0:
-        arms = [_looked(a, looks) for a in arms]
+        arms = [replace(a, p_value=min(1.0, a.p_value * looks)) for a in arms]
     arms = tuple(arms)
     recovered, effect = None, None
     if frozen is not None and len(long) >= 2:
@@ -466,34 +462,7 @@ def _week_arms(
     arms = [_trend_arm(week, baseline, now=now)]
     if fitted is not None and config.step_p_value > 0:
         arms.append(_step_arm(week, baseline, long_start))
-    if _sequential(baseline, fitted, config):
-        first = int(np.searchsorted(runs.t, long_start, side="right"))
-        arms.append(
-            sequential_arm(
-                runs,
-                resid,
-                baseline,
-                first,
-                baseline.level_walk,
-                week[2],
-                delta=rule.log_shift(rule.min_effect),
-                episodes=config.sequential_episodes,
-                runs_per_day=config.runs_per_day,
-                walk=config.sequential_walk,
-                skew=w.skew,
-            )
-        )
     return [arm for arm in arms if arm is not None]
-
-
-def _sequential(baseline: Baseline, fitted: Runs | None, config: DetectorConfig) -> bool:
-    """Whether the sequential arm is computed: on, against a fitted baseline with its drift
-    model, spanning `sequential_min_days` or more, its lag-1 correlation at most
-    `sequential_max_rho`."""
-    if fitted is None or config.sequential_episodes <= 0 or baseline.level_walk is None:
-        return False
-    days = (baseline.end - (baseline.start or baseline.end)) / 86_400.0
-    return days >= config.sequential_min_days and baseline.rho <= config.sequential_max_rho
 
 
 def _step_arm(week: tuple, baseline: Baseline, long_start: float) -> Arm | None:
@@ -512,14 +481,6 @@ def _noise(runs: Runs, baseline: Baseline) -> np.ndarray | None:
     """The runs' own-noise covariance, for every arm on them (a submatrix each: `_Window`);
     without the baseline's spacing each subset would read its own (Baseline.correlations)."""
     return baseline.noise_covariance(runs) if baseline.spacing_h else None
-
-
-def _looked(arm: Arm, looks: float) -> Arm:
-    """The arm with its p-value multiplied by `looks` (_looks); the sequential arm is over its
-    bar only while its p-value so multiplied still is."""
-    p = min(1.0, arm.p_value * looks)
-    over = arm.over if arm.over is None else bool(arm.over and p <= (arm.bar or 0.0))
-    return replace(arm, p_value=p, over=over)
 
 
 def _looks(long: Runs, config: DetectorConfig) -> float:
@@ -686,15 +647,11 @@ def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config
     share = config.effect_gate if arm.bucket is None else config.slot_effect_gate
     gate = share * rule.min_effect
     failed = []
-    if arm.over is not None:  # the sequential arm: its own bar, outside BH
-        if not arm.over:
-            failed.append(f"p = {arm.p_value:.2g}: under its bar ({arm.bar:.2g})")
-    else:
-        bar = config.step_p_value if arm.name == STATE_ARM else config.p_value
-        if arm.p_value >= bar:
-            failed.append(f"p = {arm.p_value:.2g} ≥ {bar:g}")
-        if q >= config.fdr_q:
-            failed.append(f"q = {q:.2g} ≥ {config.fdr_q:g}")
+    bar = config.step_p_value if arm.name == STATE_ARM else config.p_value
+    if arm.p_value >= bar:
+        failed.append(f"p = {arm.p_value:.2g} ≥ {bar:g}")
+    if q >= config.fdr_q:
+        failed.append(f"q = {q:.2g} ≥ {config.fdr_q:g}")
     if fraction < gate:
         failed.append(f"shift {fraction:.1%} < {gate:.0%}")
     # One run must not carry an arm: without its worst run, the estimate still reaches half
@@ -708,19 +665,11 @@ def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config
 
 
 def judge(tests: Sequence[SeriesTest], config: DetectorConfig) -> list[Judgement]:
-    """Verdicts for series evaluated together: Benjamini–Hochberg across all their arms but
-    the sequential one, whose bar is its own: its q-value is its p-value scaled so that its
-    bar reads as the q bar (a series twice as far from it as suspect as the others' q,
-    confirmation.suspect)."""
+    """Verdicts for series evaluated together: Benjamini–Hochberg across all their arms."""
     flat = [(i, arm) for i, t in enumerate(tests) if t.enough for arm in t.arms]
-    tested = [arm.p_value for _, arm in flat if arm.over is None]
-    q_tested = iter(benjamini_hochberg(tested))
+    q_all = benjamini_hochberg([arm.p_value for _, arm in flat])
     q_by_test: dict[int, list[float]] = {}
-    for i, arm in flat:
-        if arm.over is not None:
-            q = min(1.0, arm.p_value * config.fdr_q / max(arm.bar or 0.0, 1e-12))
-        else:
-            q = next(q_tested)
+    for (i, _), q in zip(flat, q_all, strict=True):
         q_by_test.setdefault(i, []).append(float(q))
     out = []
     for i, test in enumerate(tests):
@@ -794,12 +743,7 @@ def _judge_one(test: SeriesTest, qs: list[float], config: DetectorConfig) -> Jud
                     ", the slot's newest run far better than the one before: "
                     "waiting for its next run"
                 )
-        alone = config.sequential_alone and any(a.over for a, _ in positive)
-        if alone and arm.over is None:
-            reason += " (and the sequential arm)"
-        return Judgement(
-            Verdict.POSITIVE, q, severity, reason, arm.name, opened, fresh=fresh, alone=alone
-        )
+        return Judgement(Verdict.POSITIVE, q, severity, reason, arm.name, opened, fresh=fresh)
     arm, _, failed = verdicts[0]
     reason = f"{arm.name}: " + "; ".join(failed)
     return Judgement(Verdict.HOLD, q_min, severity_of(test.shift, config), reason)

@@ -64,7 +64,6 @@ def advance(
     fresh: bool = True,
     new_normal: bool = False,
     at: float | None = None,
-    alone: bool = False,
 ) -> tuple[Streak, Transition | None]:
     """The streak after one more evaluation, and the transition it causes (if any).
 
@@ -79,8 +78,7 @@ def advance(
     "clear" by chance, and a clear one that is not surely back does not count toward
     resolving. An open alert whose series stayed at one level long enough (`new_normal`,
     Judgement.new_normal) closes as the new normal, whatever the verdict, and the counts start
-    again. A positive of the sequential arm (`alone`, Judgement.alone: its bar is set for its
-    own false episodes a series-month) opens an alert by itself, when it counts at all.
+    again.
     """
     if verdict == Verdict.NO_DATA:
         return streak, None
@@ -94,8 +92,7 @@ def advance(
         return replace(streak, clears=0), None
     if verdict == Verdict.POSITIVE:
         streak = replace(streak, positives=streak.positives + 1, clears=0, positive_at=at)
-        enough = streak.positives >= config.open_after or alone
-        if not streak.is_open and not streak.muted and enough:
+        if not streak.is_open and not streak.muted and streak.positives >= config.open_after:
             return replace(streak, is_open=True), Transition.OPEN
         return streak, None
     clears = streak.clears + 1 if recovered else 0

@@ -95,20 +95,6 @@ class DetectorConfig:
     # The state-space arm's own bar (state_space.step_arm: runs since an onset against the
     # prediction of the series' own state); 0 leaves the arm out
     step_p_value: float = 0.0005
-    # The sequential arm (sequential.py): false episodes a series-month its simulated bar
-    # allows at `runs_per_day` evaluations a day; positive on it, an alert opens without a
-    # second positive. 0 leaves the arm out
-    sequential_episodes: float = 0.0
-    # ...its bar simulated with the level walking this many times more than fitted besides
-    sequential_walk: float = 0.0
-    # ...and whether its positive opens alone (False: it counts as any arm's positive)
-    sequential_alone: bool = True
-    # ...on a baseline spanning at least this many days (a young baseline's noise model is
-    # too unsure to simulate a bar on: its drift reads low)
-    sequential_min_days: float = 14.0
-    # ...and only where the baseline's runs correlate by at most this at lag 1 (a drifting
-    # provider's fitted walk is read low, and a bar simulated on it is too low)
-    sequential_max_rho: float = 1.0
     # Series evaluated together (a run's decode and TTFT) read their noise's correlation off
     # their own baselines shrunk toward the pool of all of them (baseline.shrink); False: each
     # its own alone

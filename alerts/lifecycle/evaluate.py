@@ -230,7 +230,6 @@ class Round:
                 recovered=judgement.recovered,
                 fresh=judgement.fresh,
                 new_normal=judgement.new_normal,
-                alone=judgement.alone,
                 at=self.run.slot.timestamp(),
             )
             item.state.positives, item.state.clears = streak.positives, streak.clears
