@@ -8,6 +8,11 @@ charged to whichever request was running. `gc.freeze()` moves the objects alive 
 out of the collector's sight. Frozen right after start-up, the views, URL patterns and
 templates the first requests load were still outside the frozen set (half the heap), so they
 are loaded first: then a full collection walks only what requests made since (a few ms).
+
+The youngest generation is collected every GEN0_THRESHOLD allocations instead of Python's 700:
+a read of a year of history makes tens of thousands of short-lived objects (rows, dicts,
+floats), and a collection every 700 of them walked the young ones again and again (the 8-client
+p50 of the compare page at 365 days, 4× data: 173 → 165 ms).
 """
 
 from __future__ import annotations
@@ -33,13 +38,18 @@ def project_templates() -> list[str]:
     return sorted(names)
 
 
+GEN0_THRESHOLD = 20_000
+
+
 def warm_and_freeze() -> int:
     """Import every view (through the URL conf), compile the project's templates, then collect
-    and freeze the heap; the number of objects frozen."""
+    and freeze the heap, and collect the youngest generation less often; the number of objects
+    frozen."""
     get_resolver().url_patterns  # noqa: B018 - imports the URL conf and every view it names
     _compile(project_templates())  # (its list freed before the freeze, not frozen and then freed)
     gc.collect()
     gc.freeze()
+    gc.set_threshold(GEN0_THRESHOLD, *gc.get_threshold()[1:])
     return gc.get_freeze_count()
 
 
