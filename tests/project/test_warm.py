@@ -37,12 +37,13 @@ def test_a_gunicorn_worker_freezes_its_heap_with_the_views_and_templates_in_it(
     try:
         conf["post_worker_init"](object())
         frozen = gc.get_freeze_count()
-        young = gc.get_threshold()[0]
+        young, _, old = gc.get_threshold()
     finally:
         gc.unfreeze()
         gc.set_threshold(*thresholds)
     assert frozen > 10_000 and counted[0] >= frozen
     assert young == warm.GEN0_THRESHOLD > thresholds[0], "the youngest generation kept its default"
+    assert old == warm.GEN2_THRESHOLD > thresholds[2], "full collections kept their default"
     assert "dashboard.views.compare" in sys.modules
     compiled = {key.split(":")[0] for key in loader.get_template_cache}
     assert {"dashboard/compare.html", "dashboard/endpoint.html", "base.html"} <= compiled
