@@ -1,9 +1,11 @@
 """REST API: who may read, token and session login, throttling, the schema and its docs page."""
 
 import re
+from datetime import UTC, datetime
 
 import pytest
 import redis
+import time_machine
 from django.conf import settings as django_settings
 from django.contrib.staticfiles import finders
 from django.core.cache import cache
@@ -21,6 +23,16 @@ from tests.shared_redis import REDIS_URL, SHARED_REDIS
 
 pytest_plugins = ["tests.api_fixtures"]
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_throttles", "allow_private")]
+# Mid-minute, the clock stopped: the rate counters' window is the minute of time.time(), and a
+# test whose requests straddled a minute's end counted them in two windows (CI failed so).
+ONE_WINDOW = datetime(2026, 11, 2, 12, 0, 30, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def one_rate_window():
+    with time_machine.travel(ONE_WINDOW, tick=False):
+        yield
+
 
 READS = [
     "/api/v1/providers/",
