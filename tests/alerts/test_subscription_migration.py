@@ -2,21 +2,14 @@
 "the advice changed" for that profile (migration alerts 0007), and reach the same people."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migrations import migrate, migrate_to_latest
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 BEFORE = [("alerts", "0006_channels_and_one_subscription"), ("advisor", "0003_run_digest")]
 AFTER = [("alerts", "0007_profile_subscribers_to_subscriptions"),
          ("advisor", "0004_remove_profile_subscribers")]  # fmt: skip
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
 
 
 def test_it_turns_profile_subscribers_into_confirmed_advice_subscriptions():
@@ -51,4 +44,4 @@ def test_it_turns_profile_subscribers_into_confirmed_advice_subscriptions():
         assert restored == {"chat": "lead@example.com\nops@example.com", "rag": "lead@example.com",
                             "none": ""}  # fmt: skip
     finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+        migrate_to_latest()

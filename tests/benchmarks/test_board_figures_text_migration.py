@@ -5,11 +5,10 @@ import json
 from datetime import date
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from tests import dashboard_data as data
 from tests.api_factories import make_endpoint, make_provider
+from tests.migrations import migrate, migrate_to_latest
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -17,13 +16,6 @@ BEFORE = [("benchmarks", "0033_window_figures")]
 AFTER = [("benchmarks", "0034_board_figures_text")]
 TEXT = '"runs":93,"samples":465,"error_rate":0.043010752688172046,"ttft_p50_ms":1e-05'
 FIGURES = [True, 93, 465, 0.043010752688172046, 1e-05, None, 30000, 102.9253716650617, TEXT]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
 
 
 def test_the_rows_written_read_the_same_figures_and_text_after_it():
@@ -54,4 +46,4 @@ def test_the_rows_written_read_the_same_figures_and_text_after_it():
             FIGURES
         )
     finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+        migrate_to_latest()

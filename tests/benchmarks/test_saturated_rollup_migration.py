@@ -4,24 +4,16 @@ drops the window rollups for the daily refresh to write them again with the coun
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from tests import dashboard_data as data
 from tests.api_factories import make_endpoint, make_provider, make_run
+from tests.migrations import migrate, migrate_to_latest
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 BEFORE = [("benchmarks", "0029_rollup_day_points")]
 AFTER = [("benchmarks", "0030_rollup_saturated_runs")]
 SLOT = datetime(2026, 6, 14, 2, 0, tzinfo=UTC)
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
 
 
 def test_it_counts_saturated_runs_into_existing_rollups():
@@ -62,4 +54,4 @@ def test_it_counts_saturated_runs_into_existing_rollups():
         }
         assert not new.get_model("benchmarks", "WindowRollup").objects.exists()
     finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+        migrate_to_latest()
