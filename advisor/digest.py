@@ -319,24 +319,25 @@ def _read(alias, params: dict) -> list[_Day]:
 
 
 def _gather(
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]], count: int
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]], count: int, order: str = "F"
 ) -> tuple[np.ndarray | None, np.ndarray]:
     """Segments of rows from each day gathered by position, then day: `parts` gives each day's
     (position of each of its endpoints, -1 where not asked; their row counts; their rows one
     endpoint after another, None when only the positions are wanted). Returns (the rows, each
-    row's position); no Python step per endpoint or row."""
+    row's position; column-major unless `order` says "C"); no Python step per endpoint or
+    row."""
     position = np.concatenate([part[0] for part in parts])
     sizes = np.concatenate([part[1] for part in parts])
     wanted = np.flatnonzero(position >= 0)
-    order = wanted[np.argsort(position[wanted], kind="stable")]  # stable: days stay in order
-    kept = sizes[order]
-    group = np.repeat(position[order], kept)
+    ranked = wanted[np.argsort(position[wanted], kind="stable")]  # stable: days stay in order
+    kept = sizes[ranked]
+    group = np.repeat(position[ranked], kept)
     if any(part[2] is None for part in parts):
         return None, group
     # Where each segment's rows go: after the segments before it in that order (-1: left).
     place = np.full(len(sizes), -1, dtype=np.intp)
-    place[order] = np.cumsum(kept) - kept
-    rows = np.empty((int(kept.sum()), len(FIELDS)), order="F")
+    place[ranked] = np.cumsum(kept) - kept
+    rows = np.empty((int(kept.sum()), len(FIELDS)), order=order)
     first = 0
     for day_position, day_sizes, day_rows in parts:
         segment = slice(first, first + len(day_position))
@@ -405,8 +406,8 @@ def load_digest(
         (position, day.sizes, day.records)
         for position, day in zip(_positions(read, ids), read, strict=True)
     ]
-    records, group = _gather(parts, len(ids))
-    return load_columns(np.asarray(ids)[group], np.ascontiguousarray(records), start=start, now=now)
+    records, group = _gather(parts, len(ids), order="C")
+    return load_columns(np.asarray(ids)[group], records, start=start, now=now)
 
 
 def load_stacked(
