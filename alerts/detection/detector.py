@@ -510,8 +510,9 @@ def _recovery(
     when it was surest, often luckier than the change: when the runs since it opened, before
     the last day, say the series stayed worse by less (but by at least half the minimum
     effect), "back" is told apart from that level. An alert a pooled arm opened is not back
-    while any slot's newest run since it opened is still worse by its effect: a slowdown of
-    one slot reads "back" on the pooled runs, the slot's run taken for a spike.
+    while any slot's newest run since the day before it opened is still worse (by its effect,
+    or by half of it and two noise scales: _still_worse): a slowdown of one slot reads "back"
+    on the pooled runs, the slot's run taken for a spike.
     """
     long, resid, usable = window.runs, window.resid, window.usable
     floor = rule.log_shift(rule.min_effect)
@@ -537,12 +538,27 @@ def _recovery(
     )
     recovered = bool(np.any(back[shortest - 1 :]))
     if recovered and (opened is None or opened.bucket is None):
-        since = long.t >= (opened.at if opened is not None and opened.at is not None else 0.0)
+        # Each slot's newest run since the day the alert opened on: a slot whose slow run
+        # came just before it opened has not been measured again until its next run.
+        day_before = config.recent_hours * HOUR_S
+        since = long.t >= (
+            opened.at - day_before if opened is not None and opened.at is not None else 0.0
+        )
+        scales = baseline.scales(long)
         for bucket in np.unique(long.bucket[since]):
             newest = np.flatnonzero(since & (long.bucket == bucket))[-1]
-            if resid[newest] >= effect:
+            if resid[newest] >= _still_worse(effect, scales[newest]):
                 return False, effect
     return recovered, effect
+
+
+def _still_worse(effect: float, scale: float) -> float:
+    """How much worse a slot's newest run must be for an open alert's slot not to be back:
+    the alert's effect, or less where that is far beyond the run's own noise: past half the
+    effect (likelier at the effect than back) and two noise scales (no normal run's chance).
+    The effect a pooled arm opened on is often luckier than the slot's slowdown: a run 27 %
+    slower is no slot that is back because the alert opened on 30 %."""
+    return min(effect, max(effect / 2, 2 * scale))
 
 
 def _one_per_episode(t: np.ndarray) -> np.ndarray:

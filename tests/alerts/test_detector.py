@@ -544,6 +544,52 @@ def test_it_keeps_a_pooled_arms_alert_open_while_one_slot_is_still_slower() -> N
     assert back.recovered, back
 
 
+def test_it_keeps_a_pooled_arms_alert_open_while_a_slot_is_slower_by_less_than_it_opened_on():
+    # A pooled arm opened on a 30 % effect (a lucky pair of the slowed slot's runs), and the
+    # 18:00 runs are 27 % slower: below the effect it opened on, but far beyond half of it and
+    # beyond the slot's noise. A run 27 % slower is not a slot that is back.
+    onset = MONDAY + timedelta(days=16, hours=1)
+    frozen = fit(series(onset, lambda s: 70.0)[0], min_bucket_runs=4, min_week_runs=6)
+    opened_at = onset + timedelta(hours=17)
+    opened = Opened(DECODE_RULE.log_shift(0.30), None, opened_at.timestamp())
+    end = opened_at + timedelta(hours=16)
+
+    def judged(level) -> Judgement:
+        runs, now = series(end, level, days=30)
+        test = assess_series(
+            runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=frozen, opened=opened
+        )
+        return judge([test], CONFIG)[0]
+
+    slower = judged(lambda s: 70.0 * 0.73 if s >= onset and s.hour == 18 else 70.0)
+    assert slower.verdict == Verdict.CLEAR and not slower.recovered, slower
+    # Its newest run within the noise of the baseline: back.
+    back = judged(lambda s: 70.0 * 0.73 if s >= onset and s.hour == 18 and s < opened_at else 70.0)
+    assert back.recovered, back
+
+
+def test_it_keeps_a_pooled_arms_alert_open_when_the_slower_slot_ran_just_before_it_opened():
+    # The 18:00 runs 30 % slower; the alert opened at the 02:00 run after one of them (the
+    # last two runs' arm), so that slot has no run since the alert opened. At 10:00 the last
+    # day's pooled runs read back (its 18:00 run taken for a spike), but the slot's newest run
+    # is still 30 % slower: that is what the alert opened on, and it has not been measured again.
+    onset = MONDAY + timedelta(days=16, hours=1)
+    frozen = fit(series(onset, lambda s: 70.0)[0], min_bucket_runs=4, min_week_runs=6)
+    opened_at = onset + timedelta(hours=25)  # 02:00 the next day, after the 18:00 run
+    opened = Opened(DECODE_RULE.log_shift(0.20), None, opened_at.timestamp())
+    end = opened_at + timedelta(hours=8)
+
+    def judged(level) -> Judgement:
+        runs, now = series(end, level, days=30)
+        test = assess_series(
+            runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=frozen, opened=opened
+        )
+        return judge([test], CONFIG)[0]
+
+    slower = judged(lambda s: 49.0 if s >= onset and s.hour == 18 else 70.0)
+    assert slower.verdict == Verdict.CLEAR and not slower.recovered, slower
+
+
 def test_it_counts_the_first_run_of_a_step_at_once_and_discounts_a_spike_once_contradicted():
     end = MONDAY + timedelta(days=20, hours=18)
     baseline = fit(
