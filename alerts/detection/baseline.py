@@ -45,6 +45,11 @@ DRIFT_BLOCK_H = 72.0  # the blocks whose means show a drift slower than the lags
 WINSOR_MADS = 8.0  # where a residual stops counting in full toward levels and scales
 VARIOGRAM_H = 96.0  # the longest lag (hours) the level's walk per hour is read from
 HOUR_S = 3600.0
+# A run this close to the hour its bucket's level was measured at (or within the spread of the
+# bucket's runs and REACH_PAD_H) reads that level; further off, the daily curve (DailyCurve)
+REACH_MIN_H = 1.0
+REACH_PAD_H = 0.5
+MIN_GAP_H = 2.0  # three buckets' hours closer than this pin no daily curve down
 # Two series' lag-1 correlations this many standard errors of their difference apart are read
 # as two noises that really differ (Baseline pooling: shrink)
 AGREE_SDS = 2.0
@@ -56,13 +61,14 @@ SKEW_SDS = 2.0
 @dataclass(frozen=True, slots=True)
 class Runs:
     """One value per run, sorted by time: t (run slot, Unix seconds), log of the median sample
-    value, time-of-day bucket, and the day of the week of the slot (0 = Monday), both in UTC
-    or in the series' demand time zone (Runs.of)."""
+    value, time-of-day bucket, the day of the week of the slot (0 = Monday) and its hour of the
+    day (0–24, fractional), all in UTC or in the series' demand time zone (Runs.of)."""
 
     t: np.ndarray
     log_value: np.ndarray
     bucket: np.ndarray
     day: np.ndarray
+    hour: np.ndarray
 
     @classmethod
     def of(cls, t, log_value, zone: str | None = None) -> Runs:
@@ -75,7 +81,7 @@ class Runs:
         local = t + utc_offsets(t, zone) if zone else t
         bucket = ((local % DAY_S) // (BUCKET_HOURS * 3600)).astype(int)
         day = ((local // DAY_S + 3) % 7).astype(int)  # 1970-01-01 was a Thursday (3)
-        return cls(t, log_value, bucket, day)
+        return cls(t, log_value, bucket, day, (local % DAY_S) / HOUR_S)
 
     @classmethod
     def from_samples(cls, values, times, zone: str | None = None) -> Runs:
@@ -112,7 +118,9 @@ class Runs:
         return len(self.t)
 
     def where(self, mask) -> Runs:
-        return Runs(self.t[mask], self.log_value[mask], self.bucket[mask], self.day[mask])
+        return Runs(
+            self.t[mask], self.log_value[mask], self.bucket[mask], self.day[mask], self.hour[mask]
+        )
 
     def between(self, start: float, end: float) -> Runs:
         """Runs with start < t ≤ end."""
@@ -121,7 +129,13 @@ class Runs:
 
     def between_index(self, lo: int, hi: int) -> Runs:
         """The runs from index lo up to (not including) hi."""
-        return Runs(self.t[lo:hi], self.log_value[lo:hi], self.bucket[lo:hi], self.day[lo:hi])
+        return Runs(
+            self.t[lo:hi],
+            self.log_value[lo:hi],
+            self.bucket[lo:hi],
+            self.day[lo:hi],
+            self.hour[lo:hi],
+        )
 
 
 def median(x: np.ndarray) -> float:
@@ -142,6 +156,57 @@ class Drift:
 
     own: float
     per_hour: float
+
+
+@dataclass(frozen=True, slots=True)
+class DailyCurve:
+    """The expected time-of-day effect at any hour, from the buckets' levels at the hours they
+    were measured (3 or more): the day's first harmonic fitted to them, plus what it leaves at
+    each point interpolated linearly around the clock, so it passes through every point. Three
+    runs a day 8 h apart measure the harmonic exactly; a run between them (a confirmation run)
+    reads the daily cycle at its own hour, not the level of a bucket measured hours away (on a
+    ±10 % daily sine, 2 h off is up to 5 % off)."""
+
+    coef: np.ndarray  # the harmonic: mean, cosine and sine parts
+    # The points' hours, sorted, with the last before 0 and the first past 24, and what the
+    # harmonic leaves at each of them (None: three points, which it passes through exactly)
+    hours: np.ndarray | None
+    left: np.ndarray | None
+
+    @classmethod
+    def through(cls, points: Sequence[tuple[float, float]]) -> DailyCurve | None:
+        """The curve through (hour, effect) points sorted by hour; None with fewer than 3, or
+        3 of which two lie within MIN_GAP_H (they pin no harmonic down)."""
+        n = len(points)
+        if n < 3:
+            return None
+        hours = np.fromiter((h for h, _ in points), float, n)
+        values = np.fromiter((v for _, v in points), float, n)
+        basis = _harmonic(hours)
+        if n == 3:
+            gaps = (hours[1] - hours[0], hours[2] - hours[1], hours[0] + 24.0 - hours[2])
+            if min(gaps) < MIN_GAP_H:
+                return None
+            return cls(np.linalg.solve(basis, values), None, None)  # 8 h apart: exactly
+        coef = np.linalg.lstsq(basis, values, rcond=None)[0]
+        left = values - basis @ coef
+        around = np.concatenate(([hours[-1] - 24.0], hours, [hours[0] + 24.0]))
+        return cls(coef, around, np.concatenate(([left[-1]], left, [left[0]])))
+
+    def __call__(self, hour: np.ndarray) -> np.ndarray:
+        angle = np.asarray(hour, dtype=float) * (2 * math.pi / 24.0)
+        mean, cos, sin = self.coef
+        out = mean + cos * np.cos(angle) + sin * np.sin(angle)
+        if self.hours is not None:
+            out += np.interp(hour, self.hours, self.left)
+        return out
+
+
+def _harmonic(hour: np.ndarray) -> np.ndarray:
+    angle = hour * (2 * math.pi / 24.0)
+    basis = np.empty((len(hour), 3))
+    basis[:, 0], basis[:, 1], basis[:, 2] = 1.0, np.cos(angle), np.sin(angle)
+    return basis
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +249,12 @@ class Baseline:
     # scales are; log units, as the values): a slow replica or throttled runs make a run's
     # worse side far longer than its better side (worse_skew)
     skew: float = 0.0
+    # The hour of the day each bucket's level was measured at (the median hour of its runs)
+    # and how far from it a run still reads that level (hours): a run further off (a
+    # confirmation run between scheduled ones) reads the daily curve through the buckets'
+    # levels at its own hour (DailyCurve). Empty (a baseline stored before): bucket levels.
+    tod_hour: dict[int, float] = field(default_factory=dict)
+    tod_reach: dict[int, float] = field(default_factory=dict)
     _tod: np.ndarray = field(init=False, repr=False, compare=False)
     _scale: np.ndarray = field(init=False, repr=False, compare=False)
     _day: np.ndarray = field(init=False, repr=False, compare=False)
@@ -206,7 +277,15 @@ class Baseline:
         return self._memo[key]
 
     def expected(self, runs: Runs) -> np.ndarray:
-        return self.level + self._tod[runs.bucket] + self.weekly(runs)
+        tod = self._tod[runs.bucket]
+        if len(self.tod_hour) >= 3:
+            hour, reach = self.memo("hours", _hours_by_bucket)
+            off = ~(np.abs(runs.hour - hour[runs.bucket]) <= reach[runs.bucket])
+            if off.any():
+                curve = self.memo("daily_curve", _daily_curve)
+                if curve is not None:
+                    tod[off] = curve(runs.hour[off])
+        return self.level + tod + self.weekly(runs)
 
     def weekly(self, runs: Runs) -> np.ndarray:
         """The week's part of each run's expected value: weekend and day-of-week effects."""
@@ -276,6 +355,8 @@ class Baseline:
             "drift_var": self.drift_var,
             "walk_var": self.walk_var,
             "skew": self.skew,
+            "tod_hour": {str(k): v for k, v in self.tod_hour.items()},
+            "tod_reach": {str(k): v for k, v in self.tod_reach.items()},
         }
 
     @classmethod
@@ -299,7 +380,26 @@ class Baseline:
             drift_var=float(data.get("drift_var", 0.0)),
             walk_var=float(data.get("walk_var", 0.0)),
             skew=float(data.get("skew", 0.0)),
+            tod_hour={int(k): float(v) for k, v in data.get("tod_hour", {}).items()},
+            tod_reach={int(k): float(v) for k, v in data.get("tod_reach", {}).items()},
         )
+
+
+def _hours_by_bucket(model: Baseline) -> tuple[np.ndarray, np.ndarray]:
+    """Each bucket's measured hour (NaN: no level of its own) and reach, indexed by bucket."""
+    hour = [
+        model.tod_hour.get(b, math.nan) if b in model.time_of_day else math.nan for b in range(4)
+    ]
+    reach = [model.tod_reach.get(b, 0.0) for b in range(4)]
+    return np.array(hour), np.array(reach)
+
+
+def _daily_curve(model: Baseline) -> DailyCurve | None:
+    """The daily curve through the buckets' levels at their hours (None: under 3)."""
+    points = sorted(
+        (model.tod_hour[b], model.time_of_day[b]) for b in model.tod_hour if b in model.time_of_day
+    )
+    return DailyCurve.through(points)
 
 
 @dataclass(frozen=True, slots=True)
@@ -504,9 +604,10 @@ def _levels(runs: Runs, *, min_bucket_runs: int, fitted_week: bool) -> tuple[Bas
     # them), then the weekend effect is the median weekend run against its slot's level.
     typical = ~runs.weekend if fitted_week else np.ones(len(runs), bool)
     level = median(y[typical])
+    hours, reach, on = _bucket_hours(runs, typical)
     time_of_day: dict[int, float] = {}
     for b in sorted(set(runs.bucket.tolist())):
-        in_bucket = y[typical & (runs.bucket == b)]
+        in_bucket = y[typical & on & (runs.bucket == b)]
         if len(in_bucket) >= min_bucket_runs:
             time_of_day[int(b)] = median(in_bucket) - level
     weekend = 0.0
@@ -519,7 +620,18 @@ def _levels(runs: Runs, *, min_bucket_runs: int, fitted_week: bool) -> tuple[Bas
     # first, then each level moved by its runs' mean residual, winsorized at WINSOR_MADS robust
     # scales so that one outage-slowed afternoon still barely moves it. (The overall level
     # moves only for the runs of buckets too sparse for a level of their own.)
-    model = Baseline(level, time_of_day, weekend, {}, 0.0, 0.0, len(runs), float(runs.t[-1]))
+    model = Baseline(
+        level,
+        time_of_day,
+        weekend,
+        {},
+        0.0,
+        0.0,
+        len(runs),
+        float(runs.t[-1]),
+        tod_hour=hours,
+        tod_reach=reach,
+    )
     resid = y - model.expected(runs)
     bound = WINSOR_MADS * max(_mad_scale(resid), MIN_SCALE)
     clipped = np.clip(resid, -bound, bound)
@@ -527,11 +639,35 @@ def _levels(runs: Runs, *, min_bucket_runs: int, fitted_week: bool) -> tuple[Bas
     moved = _mean(clipped[sparse]) if sparse.any() else 0.0
     by_bucket = np.full(4, moved)
     for b in time_of_day:
-        by_bucket[b] = _mean(clipped[typical & (runs.bucket == b)])
+        by_bucket[b] = _mean(clipped[typical & on & (runs.bucket == b)])
     if fitted_week:
         weekend += _mean(clipped[runs.weekend] - by_bucket[runs.bucket[runs.weekend]])
     means = {b: v + by_bucket[b] - moved for b, v in time_of_day.items()}
     return replace(model, level=level + moved, time_of_day=means, weekend=weekend), bound
+
+
+def _bucket_hours(
+    runs: Runs, typical: np.ndarray
+) -> tuple[dict[int, float], dict[int, float], np.ndarray]:
+    """Each bucket's hour (the median hour of the day of its typical runs), how far from it
+    its runs lie (REACH_MIN_H at least, or the spread of three in four of them and half an
+    hour: an hourly schedule's bucket reaches all its hours), and which runs lie that close.
+    A run further off (a confirmation run hours from the schedule's) does not set the bucket's
+    level: it reads the daily curve at its own hour (Baseline.expected)."""
+    hours: dict[int, float] = {}
+    reach: dict[int, float] = {}
+    on = np.ones(len(runs), bool)
+    for b in np.unique(runs.bucket):
+        mine = runs.bucket == b
+        own = runs.hour[typical & mine]
+        if not len(own):
+            continue
+        centre = median(own)
+        off = np.abs(own - centre)
+        spread = float(np.sort(off)[math.ceil(0.75 * (len(off) - 1))])
+        hours[int(b)], reach[int(b)] = centre, max(REACH_MIN_H, spread + REACH_PAD_H)
+        on[mine] = np.abs(runs.hour[mine] - centre) <= reach[int(b)]
+    return hours, reach, on
 
 
 def _scales(

@@ -23,6 +23,7 @@ from email.message import Message
 from pathlib import Path
 from statistics import geometric_mean, median
 
+import numpy as np
 import pytest
 from aiosmtpd.controller import Controller
 from celery.exceptions import Retry
@@ -190,22 +191,43 @@ def run_values(series: dict, metric: str, start: datetime, end: datetime, keep=N
 
 
 def baseline_and_recent(series: dict, metric: str, end: datetime):
-    """What the baseline expects for the last day's runs (all in the 18–24 UTC bucket, on a
-    weekday): the mean weekday 18:00 run of the baseline window before the 72 h window; the
-    median run of the last 24 h; how many runs the baseline and the last day hold; and the
-    whole days from the baseline's first run to its last."""
+    """What the baseline expects for the last day's runs (19:00, 20:00 and 21:00 on a weekday):
+    the median of their expected values, the 19:00 run at its bucket's level (the mean weekday
+    18:00 run of the baseline window before the 72 h window) and the 20:00 and 21:00 runs, more
+    than an hour off that bucket's hour, on the daily curve through the three buckets' levels
+    (02, 10 and 18 h, 8 h apart: the day's first harmonic through them); the median run of the
+    last 24 h; how many runs the baseline and the last day hold; and the whole days from the
+    baseline's first run to its last."""
     long_start = end - timedelta(hours=72)
     start = long_start - timedelta(days=settings.ALERTS_BASELINE_DAYS)
     base = run_values(series, metric, start, long_start)
-    like = run_values(
-        series, metric, start, long_start, keep=lambda s: s.hour == 18 and s.weekday() < 5
-    )
+    levels = [
+        math.log(
+            geometric_mean(
+                run_values(
+                    series,
+                    metric,
+                    start,
+                    long_start,
+                    keep=lambda s, h=hour: s.hour == h and s.weekday() < 5,
+                )
+            )
+        )
+        for hour in (2, 10, 18)
+    ]
+
+    def harmonic(hour: float) -> list[float]:
+        angle = hour * 2 * math.pi / 24
+        return [1.0, math.cos(angle), math.sin(angle)]
+
+    coef = np.linalg.solve([harmonic(h) for h in (2, 10, 18)], levels)
+    expected = [levels[2], *(float(np.dot(harmonic(h), coef)) for h in (20, 21))]
     recent = run_values(series, metric, end - timedelta(hours=24), end)
     slots = Run.objects.filter(
         endpoint=series["endpoint"], slot__gt=start, slot__lte=long_start
     ).values_list("slot", flat=True)
     span = math.ceil((max(slots) - min(slots)) / timedelta(days=1))
-    return geometric_mean(like), median(recent), len(base), len(recent), span
+    return math.exp(median(expected)), median(recent), len(base), len(recent), span
 
 
 def subscribers_and_a_failing_baseline_run(series: dict, django_user_model) -> None:

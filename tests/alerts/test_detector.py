@@ -861,3 +861,30 @@ def test_it_does_not_alert_on_a_provider_that_only_drifts() -> None:
         if transition == Transition.OPEN:
             opened.append(datetime.fromtimestamp(now, UTC))
     assert opened == []
+
+
+def test_it_reads_a_run_between_the_schedules_hours_at_its_own_hour_of_the_daily_cycle() -> None:
+    # Decode on a ±15 % daily cycle, slowest at 06 UTC, measured at 02, 10 and 18 UTC for three
+    # weeks; the last day also has confirmation runs at 04 and 06, hours the schedule never
+    # measures. Nothing changed: those runs are as slow as the cycle is at their hour. Read
+    # against the level of the bucket they fall in (measured at 02 or 10, where the cycle is
+    # 6–7 % faster), they made the unchanged day read a few percent slower; read on the daily
+    # curve through the buckets' levels, the day is as it always was, and a 10 % step over it
+    # reads 10 %.
+    def cycle(s: datetime) -> float:
+        return 70 * math.exp(0.15 * math.sin(2 * math.pi * (s.hour - 12) / 24))
+
+    end = MONDAY + timedelta(days=21, hours=10)
+    extra = [end - timedelta(hours=h) for h in (6, 4)]  # 04:00 and 06:00
+    times = sorted(slots(21, end=end) + extra)
+    for after, shift in ((1.0, 0.0), (0.9, 0.10)):
+        logs = [
+            math.log(cycle(s) * (after if s > end - timedelta(hours=23) else 1.0))
+            + WOBBLE[i % len(WOBBLE)]
+            for i, s in enumerate(times)
+        ]
+        runs = Runs.of([s.timestamp() for s in times], logs)
+        test = assess_series(runs, now=end.timestamp(), rule=DECODE_RULE, config=CONFIG)
+        day = {arm.name: arm for arm in test.arms}[DAY_ARM]
+        assert day.n == 5
+        assert rules_fraction(day.shift) == pytest.approx(shift, abs=0.01)
