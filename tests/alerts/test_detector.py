@@ -520,27 +520,38 @@ def test_it_judges_a_one_slot_slowdown_back_on_that_slots_runs() -> None:
     assert recovered(lambda s: 49.0 if onset <= s < back and s.hour == 18 else 70.0, in_slot)
 
 
+SLOT_ONSET = MONDAY + timedelta(days=16, hours=1)  # the 18:00 runs slow from this day on
+
+
+def slow_at_18(level: float, *, until: datetime | None = None):
+    """70 tok/s, the 18:00 runs at `level` from SLOT_ONSET (until `until`, when given)."""
+    return lambda s: (
+        level if s >= SLOT_ONSET and s.hour == 18 and (until is None or s < until) else 70.0
+    )
+
+
+def judged_pooled(level, *, effect: float, opened_at: datetime, end: datetime) -> Judgement:
+    """The verdict at `end` of a decode alert a pooled arm opened at `opened_at` on `effect`,
+    against the baseline of steady runs up to SLOT_ONSET, frozen when it opened."""
+    frozen = fit(series(SLOT_ONSET, lambda s: 70.0)[0], min_bucket_runs=4, min_week_runs=6)
+    opened = Opened(DECODE_RULE.log_shift(effect), None, opened_at.timestamp())
+    runs, now = series(end, level, days=30)
+    test = assess_series(
+        runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=frozen, opened=opened
+    )
+    return judge([test], CONFIG)[0]
+
+
 def test_it_keeps_a_pooled_arms_alert_open_while_one_slot_is_still_slower() -> None:
     # The 18:00 runs 30 % slower since a day; a pooled arm opened the alert on a 10 % effect.
     # The next morning the last day's pooled runs read back (the slowed slot's one run taken
     # for a spike that is over), but that slot's newest run is still 30 % slower.
-    onset = MONDAY + timedelta(days=16, hours=1)
-    frozen = fit(series(onset, lambda s: 70.0)[0], min_bucket_runs=4, min_week_runs=6)
-    opened_at = onset + timedelta(hours=17)
-    opened = Opened(DECODE_RULE.log_shift(0.10), None, opened_at.timestamp())
-    end = opened_at + timedelta(hours=16)  # 10:00 the next day
-
-    def judged(level) -> Judgement:
-        runs, now = series(end, level, days=30)
-        test = assess_series(
-            runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=frozen, opened=opened
-        )
-        return judge([test], CONFIG)[0]
-
-    slot_slow = judged(lambda s: 49.0 if s >= onset and s.hour == 18 else 70.0)
+    opened_at = SLOT_ONSET + timedelta(hours=17)
+    when = {"effect": 0.10, "opened_at": opened_at, "end": opened_at + timedelta(hours=16)}
+    slot_slow = judged_pooled(slow_at_18(49.0), **when)
     assert slot_slow.verdict == Verdict.CLEAR and not slot_slow.recovered, slot_slow
     # The slot back too: nothing holds it open.
-    back = judged(lambda s: 49.0 if s >= onset and s.hour == 18 and s < opened_at else 70.0)
+    back = judged_pooled(slow_at_18(49.0, until=opened_at), **when)
     assert back.recovered, back
 
 
@@ -548,23 +559,12 @@ def test_it_keeps_a_pooled_arms_alert_open_while_a_slot_is_slower_by_less_than_i
     # A pooled arm opened on a 30 % effect (a lucky pair of the slowed slot's runs), and the
     # 18:00 runs are 27 % slower: below the effect it opened on, but far beyond half of it and
     # beyond the slot's noise. A run 27 % slower is not a slot that is back.
-    onset = MONDAY + timedelta(days=16, hours=1)
-    frozen = fit(series(onset, lambda s: 70.0)[0], min_bucket_runs=4, min_week_runs=6)
-    opened_at = onset + timedelta(hours=17)
-    opened = Opened(DECODE_RULE.log_shift(0.30), None, opened_at.timestamp())
-    end = opened_at + timedelta(hours=16)
-
-    def judged(level) -> Judgement:
-        runs, now = series(end, level, days=30)
-        test = assess_series(
-            runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=frozen, opened=opened
-        )
-        return judge([test], CONFIG)[0]
-
-    slower = judged(lambda s: 70.0 * 0.73 if s >= onset and s.hour == 18 else 70.0)
+    opened_at = SLOT_ONSET + timedelta(hours=17)
+    when = {"effect": 0.30, "opened_at": opened_at, "end": opened_at + timedelta(hours=16)}
+    slower = judged_pooled(slow_at_18(70.0 * 0.73), **when)
     assert slower.verdict == Verdict.CLEAR and not slower.recovered, slower
     # Its newest run within the noise of the baseline: back.
-    back = judged(lambda s: 70.0 * 0.73 if s >= onset and s.hour == 18 and s < opened_at else 70.0)
+    back = judged_pooled(slow_at_18(70.0 * 0.73, until=opened_at), **when)
     assert back.recovered, back
 
 
@@ -573,20 +573,10 @@ def test_it_keeps_a_pooled_arms_alert_open_when_the_slower_slot_ran_just_before_
     # last two runs' arm), so that slot has no run since the alert opened. At 10:00 the last
     # day's pooled runs read back (its 18:00 run taken for a spike), but the slot's newest run
     # is still 30 % slower: that is what the alert opened on, and it has not been measured again.
-    onset = MONDAY + timedelta(days=16, hours=1)
-    frozen = fit(series(onset, lambda s: 70.0)[0], min_bucket_runs=4, min_week_runs=6)
-    opened_at = onset + timedelta(hours=25)  # 02:00 the next day, after the 18:00 run
-    opened = Opened(DECODE_RULE.log_shift(0.20), None, opened_at.timestamp())
-    end = opened_at + timedelta(hours=8)
-
-    def judged(level) -> Judgement:
-        runs, now = series(end, level, days=30)
-        test = assess_series(
-            runs, now=now, rule=DECODE_RULE, config=CONFIG, frozen=frozen, opened=opened
-        )
-        return judge([test], CONFIG)[0]
-
-    slower = judged(lambda s: 49.0 if s >= onset and s.hour == 18 else 70.0)
+    opened_at = SLOT_ONSET + timedelta(hours=25)  # 02:00 the next day, after the 18:00 run
+    slower = judged_pooled(
+        slow_at_18(49.0), effect=0.20, opened_at=opened_at, end=opened_at + timedelta(hours=8)
+    )
     assert slower.verdict == Verdict.CLEAR and not slower.recovered, slower
 
 
