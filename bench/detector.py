@@ -46,7 +46,7 @@ from detector_oracle import lr_oracle  # noqa: E402
 from alerts.config import detector_config  # noqa: E402
 from alerts.detection.baseline import Runs  # noqa: E402
 from alerts.detection.detector import SeriesInput, assess_together, judge  # noqa: E402
-from alerts.detection.hysteresis import Streak, Transition, advance  # noqa: E402
+from alerts.detection.hysteresis import Streak, Transition, advance, counted_at  # noqa: E402
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig  # noqa: E402
 
 METRICS = (DECODE, TTFT)
@@ -86,8 +86,10 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
             continue
         began = time.perf_counter()
         items = [
-            SeriesInput(h.between(s, np.inf), config.rules[m], f, o)
-            for h, m, f, o, s in zip(histories, METRICS, frozen, opened, segment, strict=True)
+            SeriesInput(h.between(s, np.inf), config.rules[m], f, o, counted_at=counted_at(k))
+            for h, m, f, o, s, k in zip(
+                histories, METRICS, frozen, opened, segment, streaks, strict=True
+            )
         ]
         tests = assess_together(items, now=now, config=config)
         judgements = judge(tests, config)

@@ -33,7 +33,7 @@ from alerts.detection.confirmation import (
     suspect,
 )
 from alerts.detection.detector import SeriesInput, assess_together, judge
-from alerts.detection.hysteresis import Streak, Transition, advance, counts_from
+from alerts.detection.hysteresis import Streak, Transition, advance, counted_at, counts_from
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig
 
 METRICS = (DECODE, TTFT)
@@ -141,9 +141,22 @@ def simulate(
             continue
         began = time.perf_counter()
         items = [
-            SeriesInput(h.where(included[r]).between(s, np.inf), config.rules[m], f, o)
-            for h, r, m, f, o, s in zip(
-                histories, rows, METRICS, state.frozen, state.opened, state.segment, strict=True
+            SeriesInput(
+                h.where(included[r]).between(s, np.inf),
+                config.rules[m],
+                f,
+                o,
+                counted_at=counted_at(k),
+            )
+            for h, r, m, f, o, s, k in zip(
+                histories,
+                rows,
+                METRICS,
+                state.frozen,
+                state.opened,
+                state.segment,
+                state.streaks,
+                strict=True,
             )
         ]
         tests = assess_together(items, now=now, config=config)

@@ -35,7 +35,7 @@ from detector_generators import Family, sample_noise  # noqa: E402
 from alerts.config import detector_config  # noqa: E402
 from alerts.detection.baseline import Runs  # noqa: E402
 from alerts.detection.detector import SeriesInput, assess_together, judge  # noqa: E402
-from alerts.detection.hysteresis import Streak, Transition, advance  # noqa: E402
+from alerts.detection.hysteresis import Streak, Transition, advance, counted_at  # noqa: E402
 from alerts.detection.local_time import utc_offsets  # noqa: E402
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig  # noqa: E402
 
@@ -93,8 +93,8 @@ def opens(t, values, config: DetectorConfig, *, zone: str | None, guard: bool) -
     count: list[list] = [[], []]
     for now in t[15:]:
         items = [
-            SeriesInput(h, config.rules[m], f, o, zone, guard)
-            for h, m, f, o in zip(hist, metrics, frozen, opened, strict=True)
+            SeriesInput(h, config.rules[m], f, o, zone, guard, counted_at(k))
+            for h, m, f, o, k in zip(hist, metrics, frozen, opened, streaks, strict=True)
         ]
         tests = assess_together(items, now=now, config=config)
         for k, judgement in enumerate(judge(tests, config)):

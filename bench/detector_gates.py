@@ -39,7 +39,7 @@ from alerts.config import detector_config  # noqa: E402
 from alerts.detection import detector as det  # noqa: E402
 from alerts.detection.baseline import Runs  # noqa: E402
 from alerts.detection.detector import SeriesInput, Verdict, assess_together, judge  # noqa: E402
-from alerts.detection.hysteresis import Streak, Transition, advance  # noqa: E402
+from alerts.detection.hysteresis import Streak, Transition, advance, counted_at  # noqa: E402
 
 GATES = ("p", "q", "effect", "floor", "one-run")
 RELAX = (*GATES, "fresh", "clear-reset", "spike")
@@ -93,8 +93,10 @@ def run_pair(pair, config, *, start_h, end_h, gate, log=None, arms=None):
         if not start_h <= hour <= end_h:
             continue
         items = [
-            SeriesInput(h.between(s, np.inf), config.rules[m], f, o)
-            for h, m, f, o, s in zip(histories, METRICS, frozen, opened, segment, strict=True)
+            SeriesInput(h.between(s, np.inf), config.rules[m], f, o, counted_at=counted_at(k))
+            for h, m, f, o, s, k in zip(
+                histories, METRICS, frozen, opened, segment, streaks, strict=True
+            )
         ]
         tests = assess_together(items, now=now, config=config)
         judgements = judge(tests, config)

@@ -114,6 +114,10 @@ class SeriesTest:
     recovered: bool | None = None
     alert_effect: float | None = None
     latest: float | None = None  # how much worse the newest run is than expected (a fraction)
+    # ...and the runs since the streak's last counted positive (SeriesInput.counted_at; the
+    # newest run alone when none counts yet)
+    seen_since: float | None = None
+    seen_runs: int = 1
     latest_bucket: int | None = None  # the newest run's time-of-day bucket
     baseline_days: float | None = None  # too little baseline: the days its runs span
     now: float | None = None  # when it was tested (Unix s)
@@ -203,6 +207,10 @@ class SeriesInput:
     opened: Opened | None = None
     zone: str | None = None
     dst_guard: bool = True
+    # When the streak's last counted positive was measured (Streak.positive_at, Unix s; None:
+    # no positive counts yet): a positive now is fresh only when the runs since it are worse
+    # on average (SeriesTest.seen_since), not when the newest of them happens to be
+    counted_at: float | None = None
 
 
 def assess_series(
@@ -215,10 +223,11 @@ def assess_series(
     opened: Opened | None = None,
     zone: str | None = None,
     dst_guard: bool = True,
+    counted_at: float | None = None,
 ) -> SeriesTest:
     """Test whether the series is worse now than its baseline, alone (no other series to pool
     its noise with); never raises on thin data. See assess_together."""
-    item = SeriesInput(history, rule, frozen, opened, zone, dst_guard)
+    item = SeriesInput(history, rule, frozen, opened, zone, dst_guard, counted_at)
     return assess_together([item], now=now, config=config)[0]
 
 
@@ -283,6 +292,7 @@ def _assess(
     if looks != 1.0:
         arms = [replace(a, p_value=min(1.0, a.p_value * looks)) for a in arms]
     arms = tuple(arms)
+    seen = _since_counted(long, resid, baseline, item.counted_at)
     recovered, effect = None, None
     if frozen is not None and len(long) >= 2:
         recovered, effect = _recovery(w, baseline, rule=rule, config=config, opened=opened)
@@ -315,9 +325,27 @@ def _assess(
         if dst_guard and frozen is None
         else None,
         latest=rule.worse_fraction(float(resid[-1])),
+        seen_since=rule.worse_fraction(seen[0]),
+        seen_runs=seen[1],
         latest_bucket=int(long.bucket[-1]),
         now=now,
     )
+
+
+def _since_counted(
+    runs: Runs, resid: np.ndarray, baseline: Baseline, at: float | None
+) -> tuple[float, int]:
+    """How much worse than expected the runs since the streak's last counted positive (`at`)
+    are, their inverse-variance weighted mean: the newest run alone when none counts yet, or
+    none came since but it. Each confirmation run after a positive is another look; were the
+    newest run alone to decide whether a positive is seen again, every look would be one more
+    roll of the dice for a noise-made second positive, while the mean of the runs since the
+    first one comes back to normal as they accumulate."""
+    since = runs.t > at if at is not None else None
+    if since is None or int(since.sum()) < 2:
+        return float(resid[-1]), 1
+    weights = 1 / baseline.scales(runs)[since] ** 2
+    return float(weights @ resid[since] / weights.sum()), int(since.sum())
 
 
 def _dst_hold(
@@ -748,7 +776,16 @@ def _judge_one(test: SeriesTest, qs: list[float], config: DetectorConfig) -> Jud
         # usually another slot's, which re-reads the slot's runs: that counts unless the
         # slot's newest run is far better than the one before (a short dip and an unlucky
         # run of its slot a day later, not a level); then the slot's next run must back it.
-        if arm.bucket is None or arm.bucket == test.latest_bucket:
+        if arm.bucket is None:
+            fresh = test.seen_since >= half
+            if not fresh:
+                runs = (
+                    "newest run"
+                    if test.seen_runs == 1
+                    else f"{test.seen_runs} runs since the last positive"
+                )
+                reason += f", not seen again in the {runs} ({test.seen_since:.1%})"
+        elif arm.bucket == test.latest_bucket:
             fresh = test.latest >= half
             if not fresh:
                 reason += f", not seen again in the newest run ({test.latest:.1%})"

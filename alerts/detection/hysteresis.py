@@ -55,6 +55,12 @@ def counts_from(streak: Streak, config: DetectorConfig) -> float | None:
     return streak.positive_at + config.episode_hours * 3600.0 - SLACK_S
 
 
+def counted_at(streak: Streak) -> float | None:
+    """When the streak's last counted positive was measured, while one counts toward opening
+    (SeriesInput.counted_at: a positive's freshness reads the runs since it)."""
+    return streak.positive_at if streak.positives and not streak.is_open else None
+
+
 def advance(
     streak: Streak,
     verdict: Verdict,

@@ -35,7 +35,7 @@ from alerts.detection.detector import (
     describe,
     judge,
 )
-from alerts.detection.hysteresis import Streak, Transition, advance
+from alerts.detection.hysteresis import Streak, Transition, advance, counted_at
 from alerts.detection.rules import SPEED_METRICS, DetectorConfig, MetricRule
 from alerts.lifecycle import availability, confirm, guards, series
 from alerts.lifecycle.report import error_rates, peers, speed_snapshot
@@ -106,6 +106,18 @@ class SpeedSeries:
     test: SeriesTest | None = None
     judgement: Judgement | None = None
     transition: Transition | None = None
+
+
+def _streak(item: SpeedSeries) -> Streak:
+    """The series' hysteresis as its state row keeps it."""
+    at = item.state.positive_at
+    return Streak(
+        item.state.positives,
+        item.state.clears,
+        item.alert is not None,
+        item.state.muted,
+        at.timestamp() if at is not None else None,
+    )
 
 
 class Round:
@@ -207,22 +219,21 @@ class Round:
             item.judgement = Judgement(Verdict.NO_DATA, None, "minor", reason)
             self.record(item.state, Verdict.NO_DATA, reason)
         items = measured
+        streaks = [_streak(i) for i in items]
         tests = assess_together(
-            [SeriesInput(i.data.history, i.rule, i.frozen, i.opened, i.data.zone) for i in items],
+            [
+                SeriesInput(
+                    i.data.history, i.rule, i.frozen, i.opened, i.data.zone, True, counted_at(k)
+                )
+                for i, k in zip(items, streaks, strict=True)
+            ],
             now=self.run.slot.timestamp(),
             config=self.config,
         )
         self.family = sum(len(t.arms) for t in tests)
-        for item, test, judgement in zip(items, tests, judge(tests, self.config), strict=True):
+        judgements = judge(tests, self.config)
+        for item, streak, test, judgement in zip(items, streaks, tests, judgements, strict=True):
             item.test, item.judgement = test, judgement
-            positive_at = item.state.positive_at
-            streak = Streak(
-                item.state.positives,
-                item.state.clears,
-                item.alert is not None,
-                item.state.muted,
-                positive_at.timestamp() if positive_at is not None else None,
-            )
             streak, item.transition = advance(
                 streak,
                 judgement.verdict,

@@ -646,6 +646,38 @@ def test_it_counts_a_positive_toward_opening_only_when_the_newest_run_agrees() -
     assert advance(streak, Verdict.POSITIVE, CONFIG)[1] == Transition.OPEN
 
 
+def test_it_reads_a_positive_as_seen_again_on_every_run_since_the_last_one_that_counted():
+    end = MONDAY + timedelta(days=20, hours=18)
+    counted = end - timedelta(hours=16)
+    # 40 % slower for two days up to the positive that counted; then three confirmation runs
+    # as usual and a newest run 8 % slower: the last day is still worse, and the newest run
+    # alone reads "seen again", but the runs since the counted positive are as usual.
+    tail = {-20: 50.0, -16: 50.0, -12: 70.0, -8: 70.0, -4: 70.0, 0: 64.5}
+    runs, _ = series(
+        end - timedelta(hours=21), lambda s: 50.0 if s > end - timedelta(days=2) else 70.0
+    )
+    times = [*runs.t, *((end + timedelta(hours=h)).timestamp() for h in tail)]
+    logs = [*runs.log_value, *(math.log(v) for v in tail.values())]
+    runs, now = Runs.of(times, logs), end.timestamp()
+
+    def judged(counted_at):
+        test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG, counted_at=counted_at)
+        return judge([test], CONFIG)[0]
+
+    newest_alone = judged(None)
+    assert newest_alone.verdict == Verdict.POSITIVE and newest_alone.fresh
+    since_counted = judged(counted.timestamp())
+    assert since_counted.verdict == Verdict.POSITIVE and not since_counted.fresh, (
+        "a noise-made first positive got a new roll of the dice at every confirmation run"
+    )
+    assert "not seen again in the 4 runs since the last positive" in since_counted.reason
+    # A step that lasts is seen again in the runs since: the count goes on.
+    tail = {-20: 50.0, -16: 50.0, -12: 66.0, -8: 60.0, -4: 70.0, 0: 62.0}
+    logs = [*logs[: -len(tail)], *(math.log(v) for v in tail.values())]
+    runs = Runs.of(times, logs)
+    assert judged(counted.timestamp()).fresh
+
+
 def test_a_slot_counts_again_at_another_slots_run_unless_its_newest_run_is_far_better() -> None:
     # The newest run is at 02:00; the 18:00 slot was 40 % slower two evenings ago (a short
     # dip) and 26 % slower last evening (an unlucky run): its arm is sure of a shift, but the
