@@ -49,7 +49,7 @@ class ConfirmPolicy:
     correlation, by the baseline's noise model, a confirmation may share with the run before
     it."""
 
-    max_per_series: int = 6
+    max_per_series: int = 12
     budget_share: float = 0.15
     min_spacing_hours: float = 2.0
     suspect_q: float = 0.1
