@@ -223,7 +223,12 @@ class Round:
         tests = assess_together(
             [
                 SeriesInput(
-                    i.data.history, i.rule, i.frozen, i.opened, i.data.zone, True, counted_at(k)
+                    i.data.history,
+                    i.rule,
+                    i.frozen,
+                    i.opened,
+                    i.data.zone,
+                    counted_at=counted_at(k),
                 )
                 for i, k in zip(items, streaks, strict=True)
             ],

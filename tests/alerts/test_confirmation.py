@@ -288,6 +288,32 @@ def test_a_dip_confirmed_inside_itself_opens_no_alert(series, settings) -> None:
         assert not Alert.objects.exists(), f"opened at +{hours} h on the dip's runs"
 
 
+def test_a_second_positive_must_be_seen_in_every_run_since_the_first(series) -> None:
+    # Two days 30 % slower up to a positive that counted, then three runs as usual (a dip's
+    # confirmation runs) and a newest run 8 % slower. The last day is still worse and the
+    # newest run alone would read "seen again" and open; the runs since the positive do not.
+    history(series)
+    end = T0 + timedelta(hours=64)
+    offsets = {h: 0.7 for h in (-56, -48, -40, -32, -24, -20, -16)} | {-12: 1.0, -8: 1.0, -4: 1.0}
+    runs = store_history(
+        **series,
+        slots=[end + timedelta(hours=h) for h in offsets],
+        decode=lambda slot: DECODE * offsets[round((slot - end) / timedelta(hours=1))],
+        ttft=lambda slot: TTFT,
+        seed=7,
+    )
+    SeriesState.objects.create(
+        **series,
+        metric="decode_tps",
+        positives=1,
+        positive_at=end - timedelta(hours=16),
+        last_slot=runs[-1].slot,
+    )
+    outcome = evaluate(slow_run(series, 64, factor=0.92))
+    assert not outcome.opened, outcome.verdicts
+    assert "not seen again in the 4 runs since the last positive" in outcome.verdicts["decode_tps"]
+
+
 def measure_pending(series, *, factor: float = 0.7) -> list[Run]:
     """Measure and evaluate the queued confirmation runs one after another, as each asks for
     the next; the runs measured."""
