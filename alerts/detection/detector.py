@@ -336,11 +336,8 @@ def _since_counted(
     runs: Runs, resid: np.ndarray, baseline: Baseline, at: float | None
 ) -> tuple[float, int]:
     """How much worse than expected the runs since the streak's last counted positive (`at`)
-    are, their inverse-variance weighted mean: the newest run alone when none counts yet, or
-    none came since but it. Each confirmation run after a positive is another look; were the
-    newest run alone to decide whether a positive is seen again, every look would be one more
-    roll of the dice for a noise-made second positive, while the mean of the runs since the
-    first one comes back to normal as they accumulate."""
+    are (their inverse-variance weighted mean), and how many they are: the newest run alone
+    when no positive counts yet or no other run came since (docs/alerts.md, "fresh")."""
     since = runs.t > at if at is not None else None
     if since is None or int(since.sum()) < 2:
         return float(resid[-1]), 1

@@ -649,7 +649,7 @@ def test_it_counts_a_positive_toward_opening_only_when_the_newest_run_agrees() -
 def test_it_reads_a_positive_as_seen_again_on_every_run_since_the_last_one_that_counted():
     end = MONDAY + timedelta(days=20, hours=18)
     counted = end - timedelta(hours=16)
-    # 40 % slower for two days up to the positive that counted; then three confirmation runs
+    # 29 % slower for two days up to the positive that counted; then three confirmation runs
     # as usual and a newest run 8 % slower: the last day is still worse, and the newest run
     # alone reads "seen again", but the runs since the counted positive are as usual.
     tail = {-20: 50.0, -16: 50.0, -12: 70.0, -8: 70.0, -4: 70.0, 0: 64.5}
