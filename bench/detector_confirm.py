@@ -140,25 +140,8 @@ def simulate(
         else:
             continue
         began = time.perf_counter()
-        items = [
-            SeriesInput(
-                h.where(included[r]).between(s, np.inf),
-                config.rules[m],
-                f,
-                o,
-                counted_at=counted_at(k),
-            )
-            for h, r, m, f, o, s, k in zip(
-                histories,
-                rows,
-                METRICS,
-                state.frozen,
-                state.opened,
-                state.segment,
-                state.streaks,
-                strict=True,
-            )
-        ]
+        existing = [h.where(included[r]) for h, r in zip(histories, rows, strict=True)]
+        items = state.inputs(existing, config)
         tests = assess_together(items, now=now, config=config)
         judgements = judge(tests, config)
         timer.seconds += time.perf_counter() - began
@@ -202,6 +185,17 @@ class _State:
         self.segment = [-np.inf, -np.inf]
         self.tracks = [track_type(), track_type()]
         self.previous: float | None = None
+
+    def inputs(self, histories: list[Runs], config: DetectorConfig) -> list[SeriesInput]:
+        """Both series to test now: their runs since a new normal, what an open alert froze
+        and the streak's counted positive."""
+        return [
+            SeriesInput(h.between(s, np.inf), config.rules[m], f, o, counted_at=counted_at(k))
+            for h, m, f, o, s, k in zip(
+                histories, METRICS, self.frozen, self.opened, self.segment, self.streaks,
+                strict=True,
+            )
+        ]  # fmt: skip
 
     def advance(self, hour, tests, judgements, config, policy, *, now: float) -> bool:
         """One evaluation of both series; whether either is suspect after it."""
