@@ -118,6 +118,7 @@ class Runs:
         return len(self.t)
 
     def where(self, mask) -> Runs:
+        """The runs a boolean mask, an index array or a slice picks."""
         return Runs(
             self.t[mask], self.log_value[mask], self.bucket[mask], self.day[mask], self.hour[mask]
         )
@@ -129,13 +130,7 @@ class Runs:
 
     def between_index(self, lo: int, hi: int) -> Runs:
         """The runs from index lo up to (not including) hi."""
-        return Runs(
-            self.t[lo:hi],
-            self.log_value[lo:hi],
-            self.bucket[lo:hi],
-            self.day[lo:hi],
-            self.hour[lo:hi],
-        )
+        return self.where(slice(lo, hi))
 
 
 def median(x: np.ndarray) -> float:

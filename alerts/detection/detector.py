@@ -341,8 +341,8 @@ def _since_counted(
     since = runs.t > at if at is not None else None
     if since is None or int(since.sum()) < 2:
         return float(resid[-1]), 1
-    weights = 1 / baseline.scales(runs)[since] ** 2
-    return float(weights @ resid[since] / weights.sum()), int(since.sum())
+    weights = mean_coefficients(runs.where(since), baseline)
+    return float(weights @ resid[since]), int(since.sum())
 
 
 def _dst_hold(
