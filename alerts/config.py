@@ -29,6 +29,8 @@ def detector_config() -> DetectorConfig:
         min_slot_runs=settings.ALERTS_MIN_SLOT_RUNS,
         p_value=settings.ALERTS_P_VALUE,
         step_p_value=settings.ALERTS_STEP_P_VALUE,
+        first_p_factor=settings.ALERTS_FIRST_P_FACTOR,
+        first_min_days=settings.ALERTS_FIRST_MIN_DAYS,
         fdr_q=settings.ALERTS_FDR_Q,
         effect_gate=settings.ALERTS_EFFECT_GATE,
         slot_effect_gate=settings.ALERTS_SLOT_EFFECT_GATE,

@@ -50,6 +50,11 @@ RECOVERY_EPISODE_H = 3.0
 DAY_ARM, LONG_ARM, TREND_ARM, SLOT_ARM = "24h", "72h", "trend", "slot"
 LAST_ARM = "last 2 runs"
 SINCE_ARM = "since the change"
+# The arms of several runs, whose positive that would start a streak is read at a looser bar
+# (DetectorConfig.first_p_factor): small steps show there first. The 24 h, last-two-runs and
+# slot arms (two or three runs) and the trend (a wandering provider's line) are read at the
+# bars themselves.
+FIRST_LOOSER_ARMS = frozenset({LONG_ARM, SINCE_ARM, STATE_ARM})
 
 
 def _reach(history: Runs, now: float, hours: float, runs: int) -> float:
@@ -118,6 +123,10 @@ class SeriesTest:
     # newest run alone when none counts yet)
     seen_since: float | None = None
     seen_runs: int = 1
+    # How many times looser than the bars themselves its arms of several runs are read
+    # (FIRST_LOOSER_ARMS): a positive that would start a streak on a baseline old enough
+    # (DetectorConfig.first_p_factor); 1 once a counted positive waits for the next
+    looser: float = 1.0
     latest_bucket: int | None = None  # the newest run's time-of-day bucket
     baseline_days: float | None = None  # too little baseline: the days its runs span
     now: float | None = None  # when it was tested (Unix s)
@@ -327,9 +336,20 @@ def _assess(
         latest=rule.worse_fraction(float(resid[-1])),
         seen_since=rule.worse_fraction(seen[0]),
         seen_runs=seen[1],
+        looser=_looser(item, baseline, config),
         latest_bucket=int(long.bucket[-1]),
         now=now,
     )
+
+
+def _looser(item: SeriesInput, baseline: Baseline, config: DetectorConfig) -> float:
+    """How many times looser the bars of a positive of this evaluation are: the first
+    positive's factor while none counts toward opening, on a baseline of `first_min_days` or
+    more (never against an open alert's frozen baseline); 1 otherwise."""
+    if item.counted_at is not None or item.frozen is not None or baseline.start is None:
+        return 1.0
+    old_enough = baseline.end - baseline.start >= config.first_min_days * 86_400.0
+    return config.first_p_factor if old_enough else 1.0
 
 
 def _since_counted(
@@ -688,11 +708,12 @@ def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config
     share = config.effect_gate if arm.bucket is None else config.slot_effect_gate
     gate = share * rule.min_effect
     failed = []
-    bar = config.step_p_value if arm.name == STATE_ARM else config.p_value
+    looser = test.looser if arm.name in FIRST_LOOSER_ARMS else 1.0
+    bar = looser * (config.step_p_value if arm.name == STATE_ARM else config.p_value)
     if arm.p_value >= bar:
         failed.append(f"p = {arm.p_value:.2g} ≥ {bar:g}")
-    if q >= config.fdr_q:
-        failed.append(f"q = {q:.2g} ≥ {config.fdr_q:g}")
+    if q >= looser * config.fdr_q:
+        failed.append(f"q = {q:.2g} ≥ {looser * config.fdr_q:g}")
     if fraction < gate:
         failed.append(f"shift {fraction:.1%} < {gate:.0%}")
     # One run must not carry an arm: without its worst run, the estimate still reaches half

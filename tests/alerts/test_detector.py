@@ -678,6 +678,35 @@ def test_it_reads_a_positive_as_seen_again_on_every_run_since_the_last_one_that_
     assert judged(counted.timestamp()).fresh
 
 
+def test_a_first_positive_is_read_at_a_looser_bar_than_the_one_that_opens() -> None:
+    end = MONDAY + timedelta(days=20, hours=18)
+    # Three days 11.5 % slower under three times the usual wobble: the 72 h arm is sure of it
+    # at p ~ 0.0008, over the bar an alert opens at, under the first positive's looser one.
+    runs, now = series(end, step(end - timedelta(hours=64), 70.0, 61.95), wobble=3.0)
+
+    def judged(counted_at):
+        test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG, counted_at=counted_at)
+        return test, judge([test], CONFIG)[0]
+
+    test, first = judged(None)
+    assert CONFIG.p_value <= test.p_value < CONFIG.first_p_factor * CONFIG.p_value
+    assert first.verdict == Verdict.POSITIVE and first.fresh, first.reason
+    streak, transition = advance(Streak(), first.verdict, CONFIG, at=now - 8 * 3600.0)
+    assert transition is None and streak.positives == 1
+    # The same evidence as the positive that would open: the bar itself, so a hold that keeps
+    # the count and opens nothing.
+    _, second = judged(streak.positive_at)
+    assert second.verdict == Verdict.HOLD and f"≥ {CONFIG.p_value:g}" in second.reason
+    streak, transition = advance(streak, second.verdict, CONFIG, at=now)
+    assert transition is None and streak.positives == 1
+    # On a baseline under two weeks old (a drifting provider's level is known least there)
+    # the first positive is read at the bar itself too.
+    runs, now = series(end, step(end - timedelta(hours=64), 70.0, 61.95), days=12, wobble=3.0)
+    test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)
+    assert CONFIG.p_value <= test.p_value < CONFIG.first_p_factor * CONFIG.p_value
+    assert judge([test], CONFIG)[0].verdict == Verdict.HOLD
+
+
 def test_a_slot_counts_again_at_another_slots_run_unless_its_newest_run_is_far_better() -> None:
     # The newest run is at 02:00; the 18:00 slot was 40 % slower two evenings ago (a short
     # dip) and 26 % slower last evening (an unlucky run): its arm is sure of a shift, but the
