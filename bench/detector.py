@@ -50,6 +50,9 @@ from alerts.detection.hysteresis import Streak, Transition, advance, counted_at 
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig  # noqa: E402
 
 METRICS = (DECODE, TTFT)
+# An alert that opens this long after a step is no catch of it: the default baseline (28 days
+# before the last 72 h) then holds only runs after the step, and the step is its level
+STEP_CAUGHT_H = DetectorConfig().baseline_days * 24 + DetectorConfig().long_hours
 
 
 @dataclass
@@ -226,7 +229,8 @@ def _score_one(acc, family, scenario, pair, tracks) -> None:
         delay = None if first is None else first - at
         if scenario in ("step-big", "step-small"):
             acc[f"{scenario} {metric}"].append(delay)
-        if scenario in ("step-big", "step-small", "slot") and first is not None:
+        caught = first is not None and delay <= STEP_CAUGHT_H
+        if scenario in ("step-big", "step-small", "slot") and caught:
             ended = _ending(track.events, first)
             acc[f"persist-resolve {scenario}"].append(ended == "resolve")
             if ended == "new_normal":  # re-armed against the step's level: any alert after
