@@ -52,7 +52,8 @@ from alerts.detection.rules import DECODE, TTFT, DetectorConfig  # noqa: E402
 METRICS = (DECODE, TTFT)
 # An alert that opens this long after a step is no catch of it: the default baseline (28 days
 # before the last 72 h) then holds only runs after the step, and the step is its level
-STEP_CAUGHT_H = DetectorConfig().baseline_days * 24 + DetectorConfig().long_hours
+_DEFAULTS = DetectorConfig()
+STEP_CAUGHT_H = _DEFAULTS.baseline_days * 24 + _DEFAULTS.long_hours
 
 
 @dataclass

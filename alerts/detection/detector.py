@@ -358,8 +358,8 @@ def _since_counted(
     """How much worse than expected the runs since the streak's last counted positive (`at`)
     are (their inverse-variance weighted mean), and how many they are: the newest run alone
     when no positive counts yet or no other run came since (docs/alerts.md, "fresh")."""
-    since = runs.t > at if at is not None else None
-    if since is None or int(since.sum()) < 2:
+    since = runs.t > (at if at is not None else np.inf)
+    if int(since.sum()) < 2:
         return float(resid[-1]), 1
     weights = mean_coefficients(runs.where(since), baseline)
     return float(weights @ resid[since]), int(since.sum())
@@ -712,8 +712,9 @@ def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config
     bar = looser * (config.step_p_value if arm.name == STATE_ARM else config.p_value)
     if arm.p_value >= bar:
         failed.append(f"p = {arm.p_value:.2g} ≥ {bar:g}")
-    if q >= looser * config.fdr_q:
-        failed.append(f"q = {q:.2g} ≥ {looser * config.fdr_q:g}")
+    q_bar = looser * config.fdr_q
+    if q >= q_bar:
+        failed.append(f"q = {q:.2g} ≥ {q_bar:g}")
     if fraction < gate:
         failed.append(f"shift {fraction:.1%} < {gate:.0%}")
     # One run must not carry an arm: without its worst run, the estimate still reaches half
