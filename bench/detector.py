@@ -54,6 +54,7 @@ METRICS = (DECODE, TTFT)
 # before the last 72 h) then holds only runs after the step, and the step is its level
 _DEFAULTS = DetectorConfig()
 STEP_CAUGHT_H = _DEFAULTS.baseline_days * 24 + _DEFAULTS.long_hours
+STEP_DAYS = (21.0, 30.0)  # the days into a series its changes are planted between
 
 
 @dataclass
@@ -131,11 +132,12 @@ def _step(at: float, size: float):
     return lambda h: np.where(h >= at, size, 0.0)
 
 
-def scenarios(rng: np.random.Generator, family: Family, *, days: int):
-    """(scenario, pair, start_h, end_h) for every planted change; steps after a full baseline."""
+def scenarios(rng: np.random.Generator, family: Family, *, days: int, step_days=STEP_DAYS):
+    """(scenario, pair, start_h, end_h) for every planted change, each at a random time
+    `step_days` (from, to) into the series: by default after a full baseline."""
     gen = heldout if isinstance(family, heldout.Held) else generators
     make_pair, slots = gen.make_pair, gen.slots
-    at = rng.uniform(21 * 24, 30 * 24)
+    at = rng.uniform(step_days[0] * 24, step_days[1] * 24)
     yield "null", make_pair(rng, family, days=days), 0.0, days * 24.0
     big = make_pair(
         rng,
@@ -460,6 +462,13 @@ def parse_args() -> argparse.Namespace:
         "--runs-per-day", type=int, default=3, help="the schedule's runs a day (3: every 8 h)"
     )
     parser.add_argument("--confirm", action="store_true", help="with confirmation runs")
+    parser.add_argument(
+        "--step-days",
+        type=lambda text: tuple(float(x) for x in text.split(",")),
+        default=STEP_DAYS,
+        help="plant the changes between these days into the series (from,to), e.g. 7,12 "
+        "for steps on a young baseline",
+    )
     return parser.parse_args()
 
 
@@ -488,7 +497,9 @@ def main() -> None:
     started = time.perf_counter()
     for family in families:
         for _ in range(args.pairs):
-            for scenario, pair, start_h, end_h in scenarios(rng, family, days=args.days):
+            for scenario, pair, start_h, end_h in scenarios(
+                rng, family, days=args.days, step_days=args.step_days
+            ):
                 if args.scenario and scenario not in args.scenario.split(","):
                     continue
                 if tally is not None:

@@ -458,11 +458,14 @@ ALERTS_FDR_Q = envfloat("ALERTS_FDR_Q", 0.05)
 # The state-space arm's own bar (the runs since an onset against the series' own level: a
 # local-level model of its drift in hours); 0 leaves the arm out
 ALERTS_STEP_P_VALUE = envfloat("ALERTS_STEP_P_VALUE", 0.0005)
-# A streak's first positive on an arm of several runs (72h, since the change, step since) is
-# read at bars FIRST_P_FACTOR times looser on a baseline of FIRST_MIN_DAYS or more; the
+# A baseline that spans under YOUNG_DAYS cannot yet tell how far its provider's level wanders:
+# its arms must show YOUNG_EFFECT_FACTOR times the effect they need otherwise (1: no such
+# rule). On one of YOUNG_DAYS or more, a streak's first positive on an arm of several runs
+# (72h, since the change, step since) is read at bars FIRST_P_FACTOR times looser; the
 # positive that opens, at the bars themselves (1: no looser first positive)
+ALERTS_YOUNG_DAYS = envfloat("ALERTS_YOUNG_DAYS", 14.0)
+ALERTS_YOUNG_EFFECT_FACTOR = envfloat("ALERTS_YOUNG_EFFECT_FACTOR", 2.0)
 ALERTS_FIRST_P_FACTOR = envfloat("ALERTS_FIRST_P_FACTOR", 4.0)
-ALERTS_FIRST_MIN_DAYS = envfloat("ALERTS_FIRST_MIN_DAYS", 14.0)
 ALERTS_EFFECT_GATE = envfloat("ALERTS_EFFECT_GATE", 0.8)
 ALERTS_SLOT_EFFECT_GATE = envfloat("ALERTS_SLOT_EFFECT_GATE", 1.5)  # × min effect, one slot
 ALERTS_CI_LEVEL = envfloat("ALERTS_CI_LEVEL", 0.90)

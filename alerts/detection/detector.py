@@ -123,6 +123,8 @@ class SeriesTest:
     # newest run alone when none counts yet)
     seen_since: float | None = None
     seen_runs: int = 1
+    # Its baseline is young (DetectorConfig.young_days): its arms need a larger effect
+    young: bool = False
     # How many times looser than the bars themselves its arms of several runs are read
     # (FIRST_LOOSER_ARMS): a positive that would start a streak on a baseline old enough
     # (DetectorConfig.first_p_factor); 1 once a counted positive waits for the next
@@ -310,6 +312,7 @@ def _assess(
     z = float(special.ndtri(0.5 + config.ci_level / 2))
     expected_now = float(np.exp(median(baseline.expected(day))))
     worse = rule.worse_fraction(first.shift)
+    young = _young(item, baseline, config)
     return SeriesTest(
         metric=rule.metric,
         n_baseline=baseline.n,
@@ -336,20 +339,28 @@ def _assess(
         latest=rule.worse_fraction(float(resid[-1])),
         seen_since=rule.worse_fraction(seen[0]),
         seen_runs=seen[1],
-        looser=_looser(item, baseline, config),
+        young=young,
+        looser=_looser(item, young, config),
         latest_bucket=int(long.bucket[-1]),
         now=now,
     )
 
 
-def _looser(item: SeriesInput, baseline: Baseline, config: DetectorConfig) -> float:
+def _young(item: SeriesInput, baseline: Baseline, config: DetectorConfig) -> bool:
+    """Whether the baseline is young (DetectorConfig.young_days; never an open alert's
+    frozen one, nor one stored without its start)."""
+    if item.frozen is not None or baseline.start is None:
+        return False
+    return baseline.end - baseline.start < config.young_days * 86_400.0
+
+
+def _looser(item: SeriesInput, young: bool, config: DetectorConfig) -> float:
     """How many times looser the bars of a positive of this evaluation are: the first
-    positive's factor while none counts toward opening, on a baseline of `first_min_days` or
-    more (never against an open alert's frozen baseline); 1 otherwise."""
-    if item.counted_at is not None or item.frozen is not None or baseline.start is None:
+    positive's factor while none counts toward opening, on a baseline that is not young
+    (never against an open alert's frozen baseline); 1 otherwise."""
+    if item.counted_at is not None or item.frozen is not None or young:
         return 1.0
-    old_enough = baseline.end - baseline.start >= config.first_min_days * 86_400.0
-    return config.first_p_factor if old_enough else 1.0
+    return config.first_p_factor
 
 
 def _since_counted(
@@ -706,7 +717,7 @@ def severity_of(shift: float, config: DetectorConfig) -> str:
 def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config) -> list[str]:
     fraction = rule.worse_fraction(arm.shift)
     share = config.effect_gate if arm.bucket is None else config.slot_effect_gate
-    gate = share * rule.min_effect
+    gate = share * rule.min_effect * (config.young_effect_factor if test.young else 1.0)
     failed = []
     looser = test.looser if arm.name in FIRST_LOOSER_ARMS else 1.0
     bar = looser * (config.step_p_value if arm.name == STATE_ARM else config.p_value)
@@ -716,7 +727,8 @@ def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config
     if q >= q_bar:
         failed.append(f"q = {q:.2g} ≥ {q_bar:g}")
     if fraction < gate:
-        failed.append(f"shift {fraction:.1%} < {gate:.0%}")
+        young = " (young baseline)" if test.young else ""
+        failed.append(f"shift {fraction:.1%} < {gate:.0%}{young}")
     # One run must not carry an arm: without its worst run, the estimate still reaches half
     # the minimum effect (the trend arm too: a line read at its end leans on its last run).
     if rule.worse_fraction(arm.without_worst) < rule.min_effect / 2:

@@ -108,15 +108,20 @@ class DetectorConfig:
     ci_level: float = 0.90  # two-sided level of the interval shown with the shift
     major_effect: float = 0.25  # severity major above this shift
     open_after: int = 2
+    # A baseline that spans under `young_days` is young: a week or two of runs cannot tell
+    # how far a provider's level wanders over days (a drifting provider's correlation reads
+    # as none on a third of 10-day baselines), so there an arm must show
+    # `young_effect_factor` times the effect it needs otherwise (effect_gate,
+    # slot_effect_gate)
+    young_days: float = 14.0
+    young_effect_factor: float = 2.0
     # A positive of an arm of several runs (the 72 h, since-the-change and step-since arms)
     # that would start a streak (none counts toward opening yet:
     # SeriesInput.counted_at) is read at bars this many times looser (p_value, step_p_value
-    # and fdr_q) on a baseline of `first_min_days` or more: it opens nothing alone, and the
-    # positive that opens is read at the bars themselves, on runs since the first that are
-    # worse on their own (fresh), `episode_hours` or more later. A young baseline knows a
-    # drifting provider's level least, so there the first positive is read at the bars too
+    # and fdr_q) on a baseline that is not young: it opens nothing alone, and the positive
+    # that opens is read at the bars themselves, on runs since the first that are worse on
+    # their own (fresh), `episode_hours` or more later
     first_p_factor: float = 4.0
-    first_min_days: float = 14.0
     # Two positives count as two only when measured this far apart in real time: a provider
     # episode of a few hours (a 6-hour dip) is one piece of evidence, however many runs
     # measure it (hysteresis.independent)

@@ -252,7 +252,7 @@ def test_it_escalates_a_minor_alert_that_gets_worse(series) -> None:
 
 
 def test_it_alerts_on_ttft_at_15_percent_but_not_below(series) -> None:
-    history(series)
+    history(series, days=18)  # a baseline of 14 days or more: not a young one (below)
     outcomes = later(series, [25, 26, 27], decode=DECODE, ttft=TTFT * 1.10)
     assert not any(o.opened for o in outcomes)  # +10 % TTFT is under the 15 % minimum effect
     outcomes = later(series, [52, 53, 54], decode=DECODE, ttft=TTFT * 1.35, seed=5)

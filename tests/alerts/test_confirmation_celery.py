@@ -1,6 +1,6 @@
 """Confirmation runs end to end: real Celery workers, the simulator, the tick's claims.
 
-Two endpoints of one simulated model share eight days of stored history (seeded in the database
+Two endpoints of one simulated model share eighteen days of stored history (seeded in the database
 around what each measured in one real run), then the simulator's decode slows by 12 %. Endpoint
 A is on a schedule, so its suspect verdicts queue confirmation runs; endpoint B runs at the same
 slots but no schedule runs it, so it gets none: the same history without them. Every run after
@@ -95,7 +95,7 @@ def test_it_alerts_sooner_on_a_12_percent_step_with_confirmation_runs(sim_contro
         for run in Run.objects.filter(id__in=[r.id for r in first]):
             store_history(
                 endpoint=run.endpoint, workload=workload, vantage=vantage,
-                slots=daily_slots(end=T0 - timedelta(hours=1), days=8),
+                slots=daily_slots(end=T0 - timedelta(hours=1), days=18),
                 decode=lambda s, run=run: run.decode_tps_p50,
                 ttft=lambda s, run=run: run.ttft_p50_ms, client_version=run.client_version,
             )  # fmt: skip

@@ -374,14 +374,14 @@ def test_it_tests_a_series_that_runs_once_a_day_on_its_last_runs_never_on_one_ru
 
 def test_it_asks_more_of_each_evaluation_of_a_series_that_runs_more_often() -> None:
     end = MONDAY + timedelta(days=20, hours=18)
-    runs, now = hourly(12, end=end, level=step(end - timedelta(hours=8), 70.0, 63.0))
+    runs, now = hourly(18, end=end, level=step(end - timedelta(hours=12), 70.0, 59.5))
     test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)
     # Evaluated 24 times a day, eight times as often as the 3 a day its p-value is set for:
     # every arm's p-value is eight times what it would be on a schedule of 24 runs a day.
     as_set = assess_series(runs, now=now, rule=DECODE_RULE, config=replace(CONFIG, runs_per_day=24))
     for each, plain in zip(test.arms, as_set.arms, strict=True):
         assert each.p_value == pytest.approx(min(1.0, 8 * plain.p_value)), each.name
-    # Its runs pay for it: eight hours after a −10 % step the runs since it show it.
+    # Its runs pay for it: twelve hours after a −15 % step the runs since it show it.
     [judgement] = judge([test], CONFIG)
     assert judgement.verdict == Verdict.POSITIVE and judgement.arm in (SINCE_ARM, STATE_ARM)
 
@@ -704,7 +704,29 @@ def test_a_first_positive_is_read_at_a_looser_bar_than_the_one_that_opens() -> N
     runs, now = series(end, step(end - timedelta(hours=64), 70.0, 61.95), days=12, wobble=3.0)
     test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)
     assert CONFIG.p_value <= test.p_value < CONFIG.first_p_factor * CONFIG.p_value
-    assert judge([test], CONFIG)[0].verdict == Verdict.HOLD
+    [held] = judge([test], CONFIG)
+    assert held.verdict == Verdict.HOLD and f"≥ {CONFIG.p_value:g}" in held.reason
+
+
+def test_a_young_baseline_needs_twice_the_effect() -> None:
+    end = MONDAY + timedelta(days=20, hours=18)
+    onset = end - timedelta(hours=40)
+
+    def judged(days: float, after: float) -> tuple[SeriesTest, Judgement]:
+        runs, now = series(end, step(onset, 70.0, after), days=days)
+        test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)
+        return test, judge([test], CONFIG)[0]
+
+    # 13 % slower for 40 hours: sure on a baseline of 18 days, and on one of 10...
+    old, positive = judged(21, 60.9)
+    assert not old.young and positive.verdict == Verdict.POSITIVE, positive.reason
+    young, held = judged(13, 60.9)
+    assert young.young and young.p_value < CONFIG.p_value
+    # ...where the provider's own wandering over days is not known yet: a young baseline's
+    # arms need 16 %, twice the 8 % they need otherwise.
+    assert held.verdict == Verdict.HOLD and "< 16% (young baseline)" in held.reason, held.reason
+    _, big = judged(13, 52.5)  # 25 % slower
+    assert big.verdict == Verdict.POSITIVE, big.reason
 
 
 def test_a_slot_counts_again_at_another_slots_run_unless_its_newest_run_is_far_better() -> None:
