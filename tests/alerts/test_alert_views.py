@@ -296,6 +296,9 @@ def test_it_says_when_alerts_become_possible_before_any_baseline(client, user, s
     expected = first_slot + timedelta(days=7)
     assert "Baselines need 7 days of runs" in html
     assert f"first alerts possible from {expected.day} {expected:%b %Y}" in html
+    # ...and that a young history alerts only on changes twice the usual size.
+    assert "until it spans 14 days, only changes twice the usual size alert" in html
+    assert "twice those while a series has under 14 days of history" in html
 
     # Two weeks later the series has its baseline: the page says nothing is regressing.
     store_history(
@@ -305,6 +308,14 @@ def test_it_says_when_alerts_become_possible_before_any_baseline(client, user, s
     with time_machine.travel(T0 + timedelta(days=14, hours=1), tick=False):
         html = client.get(reverse("alerts:list")).content.decode()
     assert "No baseline yet" not in html and "Nothing is regressing right now" in html
+
+
+def test_it_says_nothing_of_young_series_where_they_alert_as_any_other(client, user, settings):
+    settings.ALERTS_YOUNG_EFFECT_FACTOR = 1.0
+    client.force_login(user)
+    html = client.get(reverse("alerts:list")).content.decode()
+    assert "No baseline yet" in html and 'id="young-rule"' not in html
+    assert "the usual size" not in html and "taken into account), outages" in html
 
 
 def test_it_waits_for_a_baseline_spread_over_three_days_when_runs_are_hourly(

@@ -53,6 +53,7 @@ def alert_list(request: HttpRequest) -> HttpResponse:
             "nobody_told": not anyone_told(),
             "give_up_h": f"{settings.ALERTS_SMTP_GIVE_UP_H:g}",
             "baseline_days": settings.ALERTS_BASELINE_DAYS,
+            "young": _young_rule(),
             "confirm_budget": confirm.budget(timezone.now()),
             # Before any series has a baseline, "nothing is regressing" would be a false comfort.
             "baseline_wait": (
@@ -62,6 +63,16 @@ def alert_list(request: HttpRequest) -> HttpResponse:
             ),
         },
     )
+
+
+def _young_rule() -> dict:
+    """How much larger a change must be while a series' history is young (docs/alerts.md)."""
+    factor = settings.ALERTS_YOUNG_EFFECT_FACTOR
+    return {
+        "days": settings.ALERTS_YOUNG_DAYS,
+        "factor": factor,
+        "times": "twice" if factor == 2 else f"{factor:g} times",
+    }
 
 
 @dashboard_view
