@@ -459,10 +459,11 @@ ALERTS_FDR_Q = envfloat("ALERTS_FDR_Q", 0.05)
 # local-level model of its drift in hours); 0 leaves the arm out
 ALERTS_STEP_P_VALUE = envfloat("ALERTS_STEP_P_VALUE", 0.0005)
 # A baseline that spans under YOUNG_DAYS cannot yet tell how far its provider's level wanders:
-# its arms must show YOUNG_EFFECT_FACTOR times the effect they need otherwise (1: no such
-# rule). On one of YOUNG_DAYS or more, a streak's first positive on an arm of several runs
-# (72h, since the change, step since) is read at bars FIRST_P_FACTOR times looser; the
-# positive that opens, at the bars themselves (1: no looser first positive)
+# its arms of the whole series (not one slot's) must show YOUNG_EFFECT_FACTOR times the
+# effect they need otherwise (1: no such rule). On one of YOUNG_DAYS or more, a streak's
+# first positive on an arm of several runs (72h, since the change, step since) is read at
+# bars FIRST_P_FACTOR times looser; the positive that opens, at the bars themselves (1: no
+# looser first positive)
 ALERTS_YOUNG_DAYS = envfloat("ALERTS_YOUNG_DAYS", 14.0)
 ALERTS_YOUNG_EFFECT_FACTOR = envfloat("ALERTS_YOUNG_EFFECT_FACTOR", 2.0)
 ALERTS_FIRST_P_FACTOR = envfloat("ALERTS_FIRST_P_FACTOR", 4.0)

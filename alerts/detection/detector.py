@@ -717,7 +717,10 @@ def severity_of(shift: float, config: DetectorConfig) -> str:
 def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config) -> list[str]:
     fraction = rule.worse_fraction(arm.shift)
     share = config.effect_gate if arm.bucket is None else config.slot_effect_gate
-    gate = share * rule.min_effect * (config.young_effect_factor if test.young else 1.0)
+    # A young baseline's pooled arms need more (DetectorConfig.young_days): a wandering
+    # provider moves every slot together, and a slot arm already needs more than they do.
+    young = test.young and arm.bucket is None
+    gate = share * rule.min_effect * (config.young_effect_factor if young else 1.0)
     failed = []
     looser = test.looser if arm.name in FIRST_LOOSER_ARMS else 1.0
     bar = looser * (config.step_p_value if arm.name == STATE_ARM else config.p_value)
@@ -727,8 +730,7 @@ def _arm_failures(arm: Arm, q: float, test: SeriesTest, rule: MetricRule, config
     if q >= q_bar:
         failed.append(f"q = {q:.2g} ≥ {q_bar:g}")
     if fraction < gate:
-        young = " (young baseline)" if test.young else ""
-        failed.append(f"shift {fraction:.1%} < {gate:.0%}{young}")
+        failed.append(f"shift {fraction:.1%} < {gate:.0%}" + (" (young baseline)" if young else ""))
     # One run must not carry an arm: without its worst run, the estimate still reaches half
     # the minimum effect (the trend arm too: a line read at its end leans on its last run).
     if rule.worse_fraction(arm.without_worst) < rule.min_effect / 2:

@@ -110,9 +110,9 @@ class DetectorConfig:
     open_after: int = 2
     # A baseline that spans under `young_days` is young: a week or two of runs cannot tell
     # how far a provider's level wanders over days (a drifting provider's correlation reads
-    # as none on a third of 10-day baselines), so there an arm must show
-    # `young_effect_factor` times the effect it needs otherwise (effect_gate,
-    # slot_effect_gate)
+    # as none on a third of 10-day baselines), so there an arm of the whole series must show
+    # `young_effect_factor` times the effect it needs otherwise (effect_gate; a slot arm,
+    # which a wander that moves every slot together fools least, keeps slot_effect_gate)
     young_days: float = 14.0
     young_effect_factor: float = 2.0
     # A positive of an arm of several runs (the 72 h, since-the-change and step-since arms)

@@ -297,7 +297,7 @@ def test_it_says_when_alerts_become_possible_before_any_baseline(client, user, s
     assert "Baselines need 7 days of runs" in html
     assert f"first alerts possible from {expected.day} {expected:%b %Y}" in html
     # ...and that a young history alerts only on changes twice the usual size.
-    assert "until it spans 14 days, only changes twice the usual size alert" in html
+    assert "until it spans 14 days, a change of every time of day alerts only at twice" in html
     assert "twice those while a series has under 14 days of history" in html
 
     # Two weeks later the series has its baseline: the page says nothing is regressing.

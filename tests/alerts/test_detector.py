@@ -727,6 +727,14 @@ def test_a_young_baseline_needs_twice_the_effect() -> None:
     assert held.verdict == Verdict.HOLD and "< 16% (young baseline)" in held.reason, held.reason
     _, big = judged(13, 52.5)  # 25 % slower
     assert big.verdict == Verdict.POSITIVE, big.reason
+    # A slot arm keeps its own bar there (1.5 × the effect, not 3 ×): three evenings 27 %
+    # slower are a positive slot arm. A wandering provider moves every slot together.
+    evenings = end - timedelta(days=3)
+    runs, now = series(end, lambda s: 51.1 if s.hour == 18 and s > evenings else 70.0, days=13)
+    test = assess_series(runs, now=now, rule=DECODE_RULE, config=CONFIG)
+    [slot] = judge([test], CONFIG)
+    assert test.young and slot.verdict == Verdict.POSITIVE, slot.reason
+    assert slot.arm == "slot 18–24 UTC"
 
 
 def test_a_slot_counts_again_at_another_slots_run_unless_its_newest_run_is_far_better() -> None:
