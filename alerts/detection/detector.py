@@ -123,7 +123,8 @@ class SeriesTest:
     # newest run alone when none counts yet)
     seen_since: float | None = None
     seen_runs: int = 1
-    # Its baseline is young (DetectorConfig.young_days): its arms need a larger effect
+    # Its baseline is young (DetectorConfig.young_days): its arms of the whole series need a
+    # larger effect
     young: bool = False
     # How many times looser than the bars themselves its arms of several runs are read
     # (FIRST_LOOSER_ARMS): a positive that would start a streak on a baseline old enough
