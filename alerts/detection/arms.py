@@ -90,10 +90,21 @@ def arm(
 
 
 def _level(baseline: Baseline, bucket: int) -> tuple[int, float]:
-    """The runs behind a bucket's expected value (the overall level's, when the bucket has no
-    level of its own) and the bucket's noise scale."""
-    n_b = baseline.counts.get(bucket, 0) if bucket in baseline.time_of_day else baseline.n
+    """The runs behind a bucket's expected value and the bucket's noise scale. A bucket with
+    a level of its own: its runs. One without: the overall level's, which is the mean of the
+    runs of the buckets too sparse for a level of their own when there are any (baseline.py,
+    _levels: a slot that a daylight-saving change or an edited schedule began days ago, read
+    against its first two or three runs), else every run's."""
+    if bucket in baseline.time_of_day:
+        n_b = baseline.counts.get(bucket, 0)
+    else:
+        n_b = baseline.memo("sparse_runs", _sparse_runs) or baseline.n
     return n_b, baseline.scale.get(bucket, baseline.overall_scale)
+
+
+def _sparse_runs(baseline: Baseline) -> int:
+    """The baseline's runs of buckets without a level of their own."""
+    return sum(n for b, n in baseline.counts.items() if b not in baseline.time_of_day)
 
 
 def variances(c, runs: Runs, baseline: Baseline, noise=None) -> np.ndarray:

@@ -35,10 +35,9 @@ from alerts.detection.baseline import (
     median,
     pool,
 )
-from alerts.detection.local_time import BEFORE_S, dst_hold
+from alerts.detection.local_time import BEFORE_S, dst_hold, slot_label
 from alerts.detection.rules import DetectorConfig, MetricRule
 from alerts.detection.state_space import STATE_ARM, step_arm
-from benchmarks.buckets import BUCKETS
 
 HOUR_S = 3600.0
 # Runs whose residuals correlate by more than this (by the noise model in hours) are one piece
@@ -297,7 +296,7 @@ def _assess(
     in_day = long.t > now - config.recent_hours * HOUR_S
     skew = baseline.worse_skew(_sign(rule))
     w = _Window(long, resid, usable, in_day, _noise(long, baseline), skew)
-    arms = _window_arms(w, baseline, config)
+    arms = _window_arms(w, baseline, config, zone)
     fitted = window if frozen is None else None  # the state-space arm: not when frozen
     arms += _week_arms(history, w, baseline, fitted, (now, long_start), rule, config)
     looks = _looks(long, config)
@@ -451,9 +450,12 @@ def _latest(n: int, k: int) -> np.ndarray:
     return mask
 
 
-def _window_arms(w: _Window, baseline: Baseline, config: DetectorConfig) -> list[Arm]:
+def _window_arms(
+    w: _Window, baseline: Baseline, config: DetectorConfig, zone: str | None
+) -> list[Arm]:
     """The arms on the long window: the last day (first), the last two runs, since the
-    change, the whole window and one per time-of-day slot."""
+    change, the whole window and one per time-of-day slot (named in the series' demand time
+    `zone`, whose clock its slots follow; None: UTC)."""
     long, n = w.runs, len(w.runs)
     arms = [_mean_arm(w, baseline, DAY_ARM, w.in_day)]
     if w.in_day.sum() != 2 and n >= 2:
@@ -478,7 +480,7 @@ def _window_arms(w: _Window, baseline: Baseline, config: DetectorConfig) -> list
     for bucket in sorted(set(long.bucket.tolist())):
         mine = long.bucket == bucket
         if config.min_slot_runs <= mine.sum() < n:
-            name = f"{SLOT_ARM} {BUCKETS.get(bucket, bucket)}"
+            name = f"{SLOT_ARM} {slot_label(bucket, zone)}"
             own = mine & w.usable
             fades = fading(w.resid[own], baseline.scales(long.where(own)))
             slots.append((_mean_arm(w, baseline, name, mine), bucket, fades))

@@ -191,12 +191,17 @@ def dst_hold(
     if found is None:
         return None
     slot, at = found
-    hours = f"{slot * BUCKET_HOURS:02d}–{(slot + 1) * BUCKET_HOURS:02d} {zone or 'UTC'}"
     return (
-        f"the {hours} slot changed from its first run after the daylight-saving change of "
-        f"{zone_label(at, zones)}, the other slots not worse: a demand that follows local "
-        "time moves by an hour"
+        f"the {slot_label(slot, zone)} slot changed from its first run after the "
+        f"daylight-saving change of {zone_label(at, zones)}, the other slots not worse: a "
+        "demand that follows local time moves by an hour"
     )
+
+
+def slot_label(bucket: int, zone: str | None) -> str:
+    """A time-of-day slot's hours in the clock its runs are bucketed by: "18–24 UTC", or
+    "18–24 America/New_York" for a series with that demand time zone."""
+    return f"{bucket * BUCKET_HOURS:02d}–{(bucket + 1) * BUCKET_HOURS:02d} {zone or 'UTC'}"
 
 
 def zone_label(at: float, zones: Sequence[str]) -> str:

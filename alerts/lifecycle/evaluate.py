@@ -332,6 +332,7 @@ class Round:
             bounds=item.data.bounds,
             config=self.config,
             extra=extra,
+            zone=item.data.zone,
         )
 
     def apply_speed(self, item: SpeedSeries, *, suppress: bool) -> None:

@@ -13,10 +13,10 @@ from statistics import median
 from django.db.models import BooleanField, ExpressionWrapper, Q, Sum
 
 from alerts.detection.detector import SeriesDetail, SeriesTest
+from alerts.detection.local_time import slot_label
 from alerts.detection.rules import DetectorConfig, MetricRule
 from alerts.lifecycle.series import RUN_MEDIAN, SUMMARIZED, Bounds, series_runs
 from alerts.lifecycle.snapshot import ArmFigures, BucketFigures, SpeedSnapshot
-from benchmarks.buckets import BUCKETS
 from benchmarks.models import Run
 from providers.models import Endpoint
 
@@ -117,9 +117,11 @@ def speed_snapshot(
     bounds: Bounds,
     config: DetectorConfig,
     extra: dict,
+    zone: str | None = None,
 ) -> dict:
     """The numbers of one speed evaluation (alerts.lifecycle.snapshot.SpeedSnapshot), JSON-ready;
-    `extra`: the judgement and, when detailed, peers, error rates and the onset."""
+    `extra`: the judgement and, when detailed, peers, error rates and the onset; `zone`: the
+    series' demand time zone, whose clock its slots follow (None: UTC)."""
     rule = config.rules[test.metric]
     snap = SpeedSnapshot.from_json(extra)
     snap.metric, snap.unit, snap.min_effect = test.metric, rule.unit, rule.min_effect
@@ -143,7 +145,7 @@ def speed_snapshot(
         snap.buckets = [
             BucketFigures(
                 bucket=row.bucket,
-                label=BUCKETS.get(row.bucket, str(row.bucket)),
+                label=slot_label(row.bucket, zone),
                 n_baseline=row.n_baseline,
                 n_recent=row.n_recent,
                 baseline_median=row.baseline_median,

@@ -12,11 +12,11 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.urls import reverse
 
+from alerts.detection.local_time import slot_label
 from alerts.lifecycle.actions import ACTIONS, allowed_actions
 from alerts.lifecycle.snapshot import SpeedSnapshot
 from alerts.models import ACTIVE, Alert
 from alerts.wording import WORSE, headline, p_value, percent, quantity, runs, series_words, when
-from benchmarks.buckets import BUCKETS
 
 
 def absolute(path: str) -> str:
@@ -74,7 +74,9 @@ def present(alert: Alert, kind: str, snapshot: dict) -> Presented:
 def _slot(alert: Alert) -> str:
     """ " in the 18–24 UTC slot" for an alert opened on a one-slot slowdown, else ""."""
     bucket = (alert.opened_on or {}).get("bucket")
-    return "" if bucket is None else f" in the {BUCKETS.get(int(bucket), bucket)} slot"
+    if bucket is None:
+        return ""
+    return f" in the {slot_label(int(bucket), alert.endpoint.demand_zone or None)} slot"
 
 
 def _of_arm(snap: SpeedSnapshot) -> str:

@@ -141,3 +141,6 @@ def test_it_still_opens_on_a_one_slot_slowdown_of_the_same_size_on_another_date(
     assert opened[0] == alert.id
     assert alert.opened_at - onset < timedelta(days=3)
     assert held == []
+    # Its email's bucket table names the slots in the clock they follow.
+    labels = [row["label"] for row in alert.events.get(kind="opened").snapshot["buckets"]]
+    assert labels and all(label.endswith(zone or "UTC") for label in labels), labels
