@@ -116,9 +116,9 @@ def simulate(
     epoch = pair.truth.get("epoch_s", EPOCH_S)
     seconds = np.round(pair.hours * 3600) + epoch
     scheduled = pair.truth["scheduled"]
-    histories = [
-        Runs.from_samples(values.ravel(), np.repeat(seconds, values.shape[1]))
-        for values in (pair.decode, pair.ttft)
+    histories = [  # the candidates are extra runs (Runs.extra), as confirmation runs are
+        Runs.from_samples(values.ravel(), np.repeat(seconds, values.shape[1]), None, extra)
+        for values, extra in ((pair.decode, seconds[~scheduled]), (pair.ttft, seconds[~scheduled]))
     ]
     included = scheduled.copy()  # which generated runs exist (the candidates once asked for)
     # Each history's runs by generated run (a run whose samples all failed has none)

@@ -1,6 +1,7 @@
 """Daylight-saving bench (issue 28, bug 4): false alerts of a provider whose evening peak
 follows a local day, with and without its demand time zone and the guard (docs/alerts.md,
-"Local-time demand"), and what the guard costs a real one-slot slowdown.
+"Local-time demand"), and what the guard costs a real one-slot slowdown, on another date and
+days after a change.
 
 A series pair (decode, TTFT), 3 runs a day at fixed UTC times from a random first time (as
 the schedules run), 5 samples a run, σ 0.15 per sample with 0.06 of it shared by a run's
@@ -44,6 +45,11 @@ DAYS = 60
 STARTS = {
     "spring": datetime(2026, 1, 20, tzinfo=UTC).timestamp(),
     "autumn": datetime(2026, 9, 20, tzinfo=UTC).timestamp(),
+}
+# New York's change inside each season's 60 days
+CHANGES = {
+    "spring": datetime(2026, 3, 8, 7, tzinfo=UTC).timestamp(),
+    "autumn": datetime(2026, 11, 1, 6, tzinfo=UTC).timestamp(),
 }
 NOISE = Family("dst", shared="iid")
 SIZES = {DECODE: 0.25, TTFT: 0.35}
@@ -150,7 +156,21 @@ def main() -> None:
             days = (25 if season == "spring" else 15) + rng.uniform(0, 4)
             at = start + days * 86_400.0
             steps.append((at, *series_pair(rng, start, (at, int(rng.integers(3))))))
-    print("| one-slot slowdown −25 % on a non-DST date | caught within 7 days (decode) |")
+    _caught("one-slot slowdown −25 % on a non-DST date", steps, config)
+    # The guard's price: the same slowdown 2–4 days after New York's change (its third to
+    # fifth run of the slot since), where a slot that changed with the clock is held.
+    late = []
+    for season, start in STARTS.items():
+        change = CHANGES[season]
+        for _ in range(args.pairs):
+            at = change + rng.uniform(2, 4) * 86_400.0
+            late.append((at, *series_pair(rng, start, (at, int(rng.integers(3))))))
+    _caught("the same 2–4 days after a daylight-saving change", late, config)
+
+
+def _caught(title: str, steps: list, config: DetectorConfig) -> None:
+    """The share of one-slot slowdowns (at, t, values) opened on decode within 7 days."""
+    print(f"| {title} | caught within 7 days (decode) |")
     print("|---|---|")
     for name, (zone, guard) in CONDITIONS.items():
         caught = [

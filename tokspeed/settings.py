@@ -453,11 +453,11 @@ ALERTS_MIN_SLOT_RUNS = envint("ALERTS_MIN_SLOT_RUNS", 2)
 # the series evaluated together, an estimate ≥ EFFECT_GATE × the minimum effect (SLOT_EFFECT_GATE ×
 # for an arm of one time-of-day slot) and the floor.
 # CI_LEVEL is the two-sided level of the interval shown with the shift.
-ALERTS_P_VALUE = envfloat("ALERTS_P_VALUE", 0.0005)
+ALERTS_P_VALUE = envfloat("ALERTS_P_VALUE", 0.0004)
 ALERTS_FDR_Q = envfloat("ALERTS_FDR_Q", 0.05)
 # The state-space arm's own bar (the runs since an onset against the series' own level: a
 # local-level model of its drift in hours); 0 leaves the arm out
-ALERTS_STEP_P_VALUE = envfloat("ALERTS_STEP_P_VALUE", 0.0005)
+ALERTS_STEP_P_VALUE = envfloat("ALERTS_STEP_P_VALUE", 0.0004)
 # A baseline that spans under YOUNG_DAYS cannot yet tell how far its provider's level wanders:
 # its arms of the whole series (not one slot's) must show YOUNG_EFFECT_FACTOR times the
 # effect they need otherwise (1: no such rule). On one of YOUNG_DAYS or more, a streak's

@@ -62,35 +62,41 @@ SKEW_SDS = 2.0
 class Runs:
     """One value per run, sorted by time: t (run slot, Unix seconds), log of the median sample
     value, time-of-day bucket, the day of the week of the slot (0 = Monday) and its hour of the
-    day (0–24, fractional), all in UTC or in the series' demand time zone (Runs.of)."""
+    day (0–24, fractional), all in UTC or in the series' demand time zone (Runs.of); and
+    whether it is an extra run, off the schedule (a confirmation run, or one a person asked
+    for)."""
 
     t: np.ndarray
     log_value: np.ndarray
     bucket: np.ndarray
     day: np.ndarray
     hour: np.ndarray
+    extra: np.ndarray
 
     @classmethod
-    def of(cls, t, log_value, zone: str | None = None) -> Runs:
+    def of(cls, t, log_value, zone: str | None = None, extra=None) -> Runs:
         """Runs at times t with their values; buckets and days in the demand time `zone` (an
-        IANA name; None: UTC), so they follow its daylight-saving changes (local_time)."""
+        IANA name; None: UTC), so they follow its daylight-saving changes (local_time);
+        `extra`: which of them are extra runs (None: none)."""
         t = np.asarray(t, dtype=float)
         log_value = np.asarray(log_value, dtype=float)
+        extra = np.zeros(len(t), bool) if extra is None else np.asarray(extra, dtype=bool)
         order = np.argsort(t, kind="stable")
-        t, log_value = t[order], log_value[order]
+        t, log_value, extra = t[order], log_value[order], extra[order]
         local = t + utc_offsets(t, zone) if zone else t
         bucket = ((local % DAY_S) // (BUCKET_HOURS * 3600)).astype(int)
         day = ((local // DAY_S + 3) % 7).astype(int)  # 1970-01-01 was a Thursday (3)
-        return cls(t, log_value, bucket, day, (local % DAY_S) / HOUR_S)
+        return cls(t, log_value, bucket, day, (local % DAY_S) / HOUR_S, extra)
 
     @classmethod
-    def from_samples(cls, values, times, zone: str | None = None) -> Runs:
+    def from_samples(cls, values, times, zone: str | None = None, extra_times=()) -> Runs:
         """Runs from per-sample values (tok/s or ms) and their run's slot time (Unix seconds).
 
         A run's value is the 20 % trimmed mean of its samples' logs (the middle three of five):
         as robust as the median to one odd request, and a fifth less noisy on normal noise,
         which is what lets a 10 % shift show within three days. Non-positive and non-finite
-        values are not samples (a zero speed has no log)."""
+        values are not samples (a zero speed has no log). `extra_times`: the slots of the
+        extra runs (Runs.extra)."""
         values = np.asarray(values, dtype=float)
         times = np.asarray(times, dtype=float)
         keep = np.isfinite(values) & (values > 0)
@@ -107,7 +113,8 @@ class Runs:
         kept = (rank >= trim) & (rank < counts[run] - trim)
         sums = np.bincount(run[kept], weights=logs[kept], minlength=len(starts))
         means = sums / np.bincount(run[kept], minlength=len(starts))
-        return cls.of(times[starts], means, zone)
+        slots = times[starts]
+        return cls.of(slots, means, zone, np.isin(slots, np.asarray(extra_times, dtype=float)))
 
     @property
     def weekend(self) -> np.ndarray:
@@ -120,7 +127,12 @@ class Runs:
     def where(self, mask) -> Runs:
         """The runs a boolean mask, an index array or a slice picks."""
         return Runs(
-            self.t[mask], self.log_value[mask], self.bucket[mask], self.day[mask], self.hour[mask]
+            self.t[mask],
+            self.log_value[mask],
+            self.bucket[mask],
+            self.day[mask],
+            self.hour[mask],
+            self.extra[mask],
         )
 
     def between(self, start: float, end: float) -> Runs:

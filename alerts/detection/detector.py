@@ -548,7 +548,13 @@ def _looks(long: Runs, config: DetectorConfig) -> float:
     its arms' p-values multiplied by how many times more (Bonferroni over time), so an hourly
     schedule keeps the same false alerts a month. Its runs pay for it: a day of 24 runs
     measures a shift far more surely than a day of three. (Runs a day: from the median
-    spacing of the long window's runs, which a missed or late run barely moves.)"""
+    spacing of the long window's scheduled runs, which a missed or late run barely moves.)
+    Extra runs are not counted: confirmation runs come only while a series is suspect, one
+    to three hours apart, and counted they multiplied every p by up to four just when their
+    evidence was wanted."""
+    scheduled = long.where(~long.extra)
+    if len(scheduled) > 2:
+        long = scheduled
     spacing = median(np.diff(long.t)) if len(long) > 2 else 0.0
     return max(1.0, 24 * HOUR_S / spacing / config.runs_per_day) if spacing > 0 else 1.0
 

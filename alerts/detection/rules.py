@@ -88,13 +88,14 @@ class DetectorConfig:
     min_bucket_baseline: int = 4  # runs of a time-of-day bucket to estimate its own level
     min_week_runs: int = 6  # weekend and weekday runs each, to estimate the weekend effect
     min_slot_runs: int = 2  # runs of one bucket in the long window for a per-slot arm
-    p_value: float = 0.0005  # one-sided, per arm, at `runs_per_day` evaluations a day
-    # The schedule the p-value is set for; a series with more runs a day (in the long window)
-    # multiplies its arms' p-values by how many times more: more evaluations, more chances
+    p_value: float = 0.0004  # one-sided, per arm, at `runs_per_day` evaluations a day
+    # The schedule the p-value is set for; a series with more scheduled runs a day (in the long
+    # window; extra runs, such as confirmation runs, not counted) multiplies its arms' p-values
+    # by how many times more: more evaluations, more chances
     runs_per_day: float = 3.0
     # The state-space arm's own bar (state_space.step_arm: runs since an onset against the
     # prediction of the series' own state); 0 leaves the arm out
-    step_p_value: float = 0.0005
+    step_p_value: float = 0.0004
     # Series evaluated together (a run's decode and TTFT) read their noise's correlation off
     # their own baselines shrunk toward the pool of all of them (baseline.shrink); False: each
     # its own alone

@@ -18,7 +18,7 @@ from django.db.models import Q
 from alerts.detection.baseline import Runs
 from alerts.detection.rules import DetectorConfig
 from alerts.models import Segment
-from benchmarks.models import Run, Sample
+from benchmarks.models import Run, RunOrigin, Sample
 from benchmarks.stats import SPEEDLESS_OUTCOMES
 
 SUMMARIZED = Run.FINISHED  # the series holds runs whose summary is written (done or partial)
@@ -158,7 +158,11 @@ def load(run: Run, metrics: Sequence[str], config: DetectorConfig) -> dict[str, 
     runs = comparable_runs(run).filter(slot__gt=start, slot__lte=run.slot)
     # Run ids with the samples and each run's slot once: an hourly series' month is thousands
     # of samples, and a datetime per sample cost more than the detector.
-    slot_of = {pk: slot.timestamp() for pk, slot in runs.values_list("id", "slot")}
+    slot_of, extra = {}, []
+    for pk, slot, origin in runs.values_list("id", "slot", "origin"):
+        slot_of[pk] = slot.timestamp()
+        if origin != RunOrigin.SCHEDULED:  # a confirmation run, or one a person asked for
+            extra.append(slot_of[pk])
     samples = (
         Sample.objects.filter(run__in=runs, error_category="")
         # The slot range again, on the sample's own copy: only those months' partitions are read.
@@ -174,7 +178,7 @@ def load(run: Run, metrics: Sequence[str], config: DetectorConfig) -> dict[str, 
     for k, metric in enumerate(metrics, start=1):
         values = np.array([row[k] for row in rows], dtype=float)  # None (not measured) → nan
         mine = slots > bounds[metric].baseline_start.timestamp()
-        history = Runs.from_samples(values[mine], slots[mine], zone)
+        history = Runs.from_samples(values[mine], slots[mine], zone, extra)
         segment = segments.get(metric)
         out[metric] = SeriesData(keys[metric], bounds[metric], history, segment, zone)
     return out

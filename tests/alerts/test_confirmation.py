@@ -27,6 +27,7 @@ from alerts.detection.detector import Verdict
 from alerts.detection.hysteresis import Streak, Transition, advance
 from alerts.detection.rules import DetectorConfig
 from alerts.lifecycle.evaluate import evaluate_after_run
+from alerts.lifecycle.series import load
 from alerts.models import Alert, SeriesState
 from alerts.testing import daily_slots, store_history
 from benchmarks.costs import monthly_cost
@@ -262,6 +263,9 @@ def test_it_opens_on_confirmation_runs_and_names_them(series, client, admin_user
     # there could not count), so none is spent: the schedule's 10:00 run opens (without the
     # confirmation, 10:00 would be the first positive and 18:00 would open).
     assert [r.slot for r in measured] == [T0 + timedelta(hours=10)]
+    # The detector reads it as an extra run: evidence that does not raise the bar for looks.
+    history_read = load(measured[0], ["decode_tps"], DetectorConfig())["decode_tps"].history
+    assert history_read.t[history_read.extra].tolist() == [measured[0].slot.timestamp()]
     outcome = evaluate(slow_run(series, 16))
     assert outcome.opened, outcome.verdicts
     alert = Alert.objects.get(metric="decode_tps")

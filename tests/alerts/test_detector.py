@@ -969,3 +969,30 @@ def test_it_reads_a_run_between_the_schedules_hours_at_its_own_hour_of_the_daily
         day = {arm.name: arm for arm in test.arms}[DAY_ARM]
         assert day.n == 5
         assert rules_fraction(day.shift) == pytest.approx(shift, abs=0.01)
+
+
+def test_confirmation_runs_add_evidence_not_looks() -> None:
+    # Three scheduled runs a day for three weeks; for the last two days, an 8 % slower decode
+    # and, while the series was suspect, confirmation runs 2, 4 and 6 h after each scheduled
+    # run (noise σ 7 % a run, seeded). Marked as extra runs, they count as evidence only: the
+    # arms keep the bar of three evaluations a day and the step is positive. Read as a
+    # schedule of twelve runs a day, every p-value is multiplied for the looks and it holds.
+    end = MONDAY + timedelta(days=21, hours=18)
+    scheduled = slots(21, end=end)
+    onset = end - timedelta(hours=47)
+    extra = [s + timedelta(hours=h) for s in scheduled if onset <= s < end for h in (2, 4, 6)]
+    times = sorted(scheduled + extra)
+    noise = np.random.default_rng(1).normal(0, 0.07, len(times))
+    level = [70 * (0.92 if s >= onset else 1.0) for s in times]
+    logs = np.log(level) + noise
+    t = [s.timestamp() for s in times]
+    marked = Runs.of(t, logs, extra=[s in extra for s in times])
+    assert marked.extra.sum() == len(extra) and not marked.between(0, onset.timestamp()).extra.any()
+    found = {}
+    for name, runs in (("extra", marked), ("schedule", Runs.of(t, logs))):
+        test = assess_series(runs, now=end.timestamp(), rule=DECODE_RULE, config=CONFIG)
+        [judgement] = judge([test], CONFIG)
+        found[name] = judgement.verdict, min(a.p_value for a in test.arms)
+    assert found["extra"][0] == Verdict.POSITIVE
+    assert found["schedule"][0] == Verdict.HOLD
+    assert found["schedule"][1] > found["extra"][1]
