@@ -549,8 +549,8 @@ def _looks(long: Runs, config: DetectorConfig) -> float:
     schedule keeps the same false alerts a month. Its runs pay for it: a day of 24 runs
     measures a shift far more surely than a day of three. (Runs a day: from the median
     spacing of the long window's scheduled runs, which a missed or late run barely moves.)
-    Extra runs are not counted: confirmation runs come only while a series is suspect, one
-    to three hours apart, and counted they multiplied every p by up to four just when their
+    Extra runs are not counted: confirmation runs come only while a series is suspect, two
+    hours apart or more, and counted they multiplied every p by up to four just when their
     evidence was wanted."""
     scheduled = long.where(~long.extra)
     if len(scheduled) > 2:
