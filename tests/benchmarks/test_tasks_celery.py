@@ -115,11 +115,28 @@ def test_it_runs_scheduled_runs_on_redis_and_keeps_vantages_apart(simulator, red
             message=lambda: w_here.output()[-2000:],
         )
         assert done.samples.count() == 4 and Run.objects.get(id=done.id).attempts == 1
-    # Each run that ended asked for its evaluation once, the redelivered one too. The queue is
-    # the shared Redis database's: a run of a test on the other pytest-xdist worker (its own
-    # database, its own run ids) that ends meanwhile leaves its message there as well.
-    ours = {r.id for r in runs}
-    assert sorted(i for i in evaluations(redis_broker) if i in ours) == sorted(ours)
+
+        # Each run that ended asks for its evaluation once, the redelivered one too. It asks
+        # once its end is committed (benchmarks/finish.py), so the test waits for the requests
+        # before it stops the workers: on a loaded machine the commit that wait_ended saw can
+        # come well before the request. The queue is the shared Redis database's: a run of a
+        # test on the other pytest-xdist worker (its own database, its own run ids) that ends
+        # meanwhile leaves its message there as well.
+        ours = sorted(r.id for r in runs)
+
+        def asked() -> list[int]:
+            return sorted(i for i in evaluations(redis_broker) if i in ours)
+
+        wait_for(
+            lambda: asked() == ours,
+            timeout=30,
+            message=lambda: (
+                f"evaluations asked for: {asked()} of {ours}\n"
+                + w_here.output()[-1500:]
+                + w_there.output()[-1500:]
+            ),
+        )
+    assert asked() == ours  # and none more while the workers stopped
 
 
 def test_it_resumes_a_run_after_its_worker_is_killed(simulator, redis_broker) -> None:
