@@ -116,9 +116,10 @@ def simulate(
     epoch = pair.truth.get("epoch_s", EPOCH_S)
     seconds = np.round(pair.hours * 3600) + epoch
     scheduled = pair.truth["scheduled"]
-    histories = [  # the candidates are extra runs (Runs.extra), as confirmation runs are
+    extra = seconds[~scheduled]  # the candidates are extra runs (Runs.extra), as confirmations are
+    histories = [
         Runs.from_samples(values.ravel(), np.repeat(seconds, values.shape[1]), None, extra)
-        for values, extra in ((pair.decode, seconds[~scheduled]), (pair.ttft, seconds[~scheduled]))
+        for values in (pair.decode, pair.ttft)
     ]
     included = scheduled.copy()  # which generated runs exist (the candidates once asked for)
     # Each history's runs by generated run (a run whose samples all failed has none)

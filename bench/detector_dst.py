@@ -37,7 +37,7 @@ from alerts.config import detector_config  # noqa: E402
 from alerts.detection.baseline import Runs  # noqa: E402
 from alerts.detection.detector import SeriesInput, assess_together, judge  # noqa: E402
 from alerts.detection.hysteresis import Streak, Transition, advance, counted_at  # noqa: E402
-from alerts.detection.local_time import utc_offsets  # noqa: E402
+from alerts.detection.local_time import transitions, utc_offsets  # noqa: E402
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig  # noqa: E402
 
 ZONE = "America/New_York"
@@ -45,11 +45,6 @@ DAYS = 60
 STARTS = {
     "spring": datetime(2026, 1, 20, tzinfo=UTC).timestamp(),
     "autumn": datetime(2026, 9, 20, tzinfo=UTC).timestamp(),
-}
-# New York's change inside each season's 60 days
-CHANGES = {
-    "spring": datetime(2026, 3, 8, 7, tzinfo=UTC).timestamp(),
-    "autumn": datetime(2026, 11, 1, 6, tzinfo=UTC).timestamp(),
 }
 NOISE = Family("dst", shared="iid")
 SIZES = {DECODE: 0.25, TTFT: 0.35}
@@ -160,8 +155,8 @@ def main() -> None:
     # The guard's price: the same slowdown 2–4 days after New York's change (its third to
     # fifth run of the slot since), where a slot that changed with the clock is held.
     late = []
-    for season, start in STARTS.items():
-        change = CHANGES[season]
+    for start in STARTS.values():
+        [change] = transitions([ZONE], start, start + DAYS * 86_400.0)  # one in each season
         for _ in range(args.pairs):
             at = change + rng.uniform(2, 4) * 86_400.0
             late.append((at, *series_pair(rng, start, (at, int(rng.integers(3))))))
