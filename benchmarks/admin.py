@@ -57,7 +57,8 @@ class TimesOfDayField(forms.CharField):
 class ScheduleForm(forms.ModelForm):
     times_of_day = TimesOfDayField(
         required=False,
-        help_text='UTC, comma-separated, e.g. "02:00, 10:00, 18:00". Leave empty for an interval.',
+        help_text='In the time zone below (UTC when blank), comma-separated, e.g. "02:00, 10:00, '
+        '18:00". Leave empty for an interval.',
     )
 
     class Meta:
@@ -67,6 +68,7 @@ class ScheduleForm(forms.ModelForm):
             "name",
             "enabled",
             "times_of_day",
+            "time_zone",
             "interval_minutes",
             "workloads",
             "endpoints",
@@ -83,11 +85,11 @@ class ScheduleAdmin(admin.ModelAdmin):
     readonly_fields = ("cost_per_month",)
     actions = ("run_now",)
 
-    @admin.display(description="when (UTC)")
+    @admin.display(description="when")
     def timing(self, schedule: Schedule) -> str:
         if schedule.interval_minutes:
             return f"every {schedule.interval_minutes} min"
-        return ", ".join(schedule.times_of_day or [])
+        return f"{', '.join(schedule.times_of_day or [])} {schedule.time_zone or 'UTC'}"
 
     @admin.display(description="cost per month at list prices")
     def cost_per_month(self, schedule: Schedule) -> str:

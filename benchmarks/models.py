@@ -10,6 +10,7 @@ from django.db import models
 
 from providers import lanes
 from providers.models import Endpoint
+from providers.validators import validate_time_zone
 
 from .prompts import MAX_SYSTEM_PROMPT_CHARS, STANDARD_PROMPT, WorkloadText
 from .validators import (
@@ -148,13 +149,26 @@ class Vantage(models.Model):
         return self.label
 
 
+SCHEDULE_ZONE_HELP = (
+    "IANA time zone (e.g. America/New_York) the times of day are in: a run at 09:00 stays at "
+    "09:00 local across daylight-saving changes (a time the change skips runs an hour later, "
+    "one it repeats runs once). Blank: UTC. Intervals ignore it."
+)
+
+
 class Schedule(models.Model):
     name = models.CharField(max_length=100)
     enabled = models.BooleanField(default=True)
     times_of_day = models.JSONField(
         default=list,
         blank=True,
-        help_text='UTC times as "HH:MM", e.g. ["02:00", "10:00"].',
+        help_text='Times as "HH:MM" in the time zone below (UTC when blank), e.g. ["02:00"].',
+    )
+    time_zone = models.CharField(
+        max_length=64,
+        blank=True,
+        validators=[validate_time_zone],
+        help_text=SCHEDULE_ZONE_HELP,
     )
     interval_minutes = models.PositiveIntegerField(
         null=True, blank=True, help_text="Instead of times of day: one slot every N minutes."

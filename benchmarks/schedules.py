@@ -1,10 +1,13 @@
-"""When a schedule fires (UTC slots) and which runs it owes at a tick."""
+"""When a schedule fires (slots in UTC; times of day in its time zone) and which runs it owes at
+a tick."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
 from django.db.models import Max
@@ -14,6 +17,8 @@ from providers.models import Endpoint
 from .buckets import tod_bucket
 from .models import Run, RunOrigin, RunStatus, Schedule, Workload
 from .validators import parse_times_of_day
+
+logger = logging.getLogger(__name__)
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # After a long outage, at most this many missed slots per (endpoint, workload) are recorded.
@@ -37,7 +42,10 @@ LATE_NOTE_S = 20.0
 def slots_between(schedule: Schedule, start: datetime, end: datetime) -> list[datetime]:
     """The schedule's slots s with start < s <= end, ascending, in UTC.
 
-    Interval slots are aligned to the Unix epoch, so they do not drift with restarts.
+    Interval slots are aligned to the Unix epoch, so they do not drift with restarts. Times of
+    day are read in the schedule's time zone (UTC when it has none): a local time that a
+    daylight-saving change skips comes an hour later that day, one it repeats comes once (the
+    first); two that land on one instant are one slot.
     """
     start, end = start.astimezone(UTC), end.astimezone(UTC)
     if end <= start:
@@ -48,15 +56,32 @@ def slots_between(schedule: Schedule, start: datetime, end: datetime) -> list[da
         last = int((end - EPOCH).total_seconds()) // step
         return [EPOCH + timedelta(seconds=n * step) for n in range(first, last + 1)]
     times = parse_times_of_day(schedule.times_of_day)
-    slots = []
-    day = start.date()
-    while day <= end.date():
+    zone = schedule_zone(schedule)
+    slots = set()
+    day, last_day = start.astimezone(zone).date(), end.astimezone(zone).date()
+    while day <= last_day:
         for moment in times:
-            slot = datetime.combine(day, moment, tzinfo=UTC)
+            slot = datetime.combine(day, moment, tzinfo=zone).astimezone(UTC)
             if start < slot <= end:
-                slots.append(slot)
+                slots.add(slot)
         day += timedelta(days=1)
-    return slots
+    return sorted(slots)
+
+
+def schedule_zone(schedule: Schedule) -> tzinfo:
+    """The zone a schedule's times of day are in: its time zone, or UTC (also, with a warning,
+    for a name this machine's time zone database no longer knows)."""
+    if not schedule.time_zone:
+        return UTC
+    try:
+        return ZoneInfo(schedule.time_zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        logger.warning(
+            "schedule %s: unknown time zone %r; its times of day are read in UTC",
+            schedule.pk,
+            schedule.time_zone[:80],
+        )
+        return UTC
 
 
 def latest_slot(schedule: Schedule, now: datetime) -> datetime | None:
@@ -64,7 +89,7 @@ def latest_slot(schedule: Schedule, now: datetime) -> datetime | None:
     if schedule.interval_minutes:
         window = timedelta(minutes=schedule.interval_minutes)
     elif schedule.times_of_day:
-        window = timedelta(days=1)
+        window = timedelta(days=2)  # a local day can be 25 hours long
     else:
         return None
     slots = slots_between(schedule, now - window, now)

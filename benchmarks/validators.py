@@ -1,4 +1,4 @@
-"""Validation of schedule settings (times of day in UTC, or an interval)."""
+"""Validation of schedule settings (times of day, or an interval)."""
 
 import json
 from datetime import time
@@ -12,12 +12,13 @@ MIN_INTERVAL_MINUTES = 1
 
 
 def parse_time_of_day(value: object) -> time:
-    """One "HH:MM" string (UTC) → a time; a clear ValidationError for anything else."""
+    """One "HH:MM" string (in the schedule's time zone) → a time; a clear ValidationError for
+    anything else."""
     if not isinstance(value, str):
-        raise ValidationError(f'Times of day are "HH:MM" strings (UTC), not {value!r}.')
+        raise ValidationError(f'Times of day are "HH:MM" strings, not {value!r}.')
     hours, sep, minutes = value.strip().partition(":")
     if not sep or not hours.isdigit() or not minutes.isdigit() or len(minutes) != 2:
-        raise ValidationError(f'"{value}" is not a time of day: use "HH:MM" (UTC), e.g. "02:00".')
+        raise ValidationError(f'"{value}" is not a time of day: use "HH:MM", e.g. "02:00".')
     hour, minute = int(hours), int(minutes)
     if not (0 <= hour < 24 and 0 <= minute < 60):
         raise ValidationError(f'"{value}" is not a time of day: hours 00–23, minutes 00–59.')
@@ -37,7 +38,7 @@ def validate_schedule_timing(times_of_day: object, interval_minutes: int | None)
     if has_times and interval_minutes:
         raise ValidationError("Give times of day or an interval, not both.")
     if not has_times and not interval_minutes:
-        raise ValidationError("Give times of day (UTC) or an interval in minutes.")
+        raise ValidationError("Give times of day or an interval in minutes.")
     if has_times:
         parse_times_of_day(times_of_day)
     elif interval_minutes < MIN_INTERVAL_MINUTES:

@@ -66,6 +66,12 @@ def test_it_creates_a_schedule_from_slugs(staff):
     assert set(schedule.workloads.values_list("slug", flat=True)) == {"base", "long-context"}
     got = staff.get(f"/api/v1/schedules/{schedule.pk}/").json()
     assert got["endpoints"] == ["acme-fast"] and got["vantage"] == "local"
+    assert got["time_zone"] == ""  # UTC
+
+    local = body | {"name": "New York mornings", "time_zone": "America/New_York"}
+    response = staff.post("/api/v1/schedules/", local, format="json")
+    assert response.status_code == 201, response.json()
+    assert response.json()["time_zone"] == "America/New_York"
 
 
 @pytest.mark.parametrize(
@@ -78,6 +84,8 @@ def test_it_creates_a_schedule_from_slugs(staff):
         ({"workloads": ["no-such-workload"]}, "workloads"),
         ({"vantage": "nowhere"}, "vantage"),
         ({"interval_minutes": 0, "times_of_day": []}, "interval_minutes"),
+        ({"time_zone": "Mars/Base"}, "time_zone"),
+        ({"time_zone": "Europe/Berlin\u0000"}, "time_zone"),
     ],
 )
 def test_it_names_the_bad_field_of_a_schedule(staff, change, field):

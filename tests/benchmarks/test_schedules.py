@@ -89,6 +89,52 @@ def test_it_computes_slots_in_utc() -> None:
     assert len(slots_between(every_20, NOW - timedelta(hours=2), NOW)) == 6
 
 
+def test_a_schedule_in_local_time_keeps_its_local_hours_across_daylight_saving() -> None:
+    # New York's 2027 spring change: 02:00 EST becomes 03:00 EDT on Sunday March 14.
+    local = Schedule(times_of_day=["09:00", "02:30"], time_zone="America/New_York")
+    start = datetime(2027, 3, 13, 0, 0, tzinfo=UTC)
+    assert slots_between(local, start, start + timedelta(days=3)) == [
+        datetime(2027, 3, 13, 7, 30, tzinfo=UTC),  # 02:30 EST
+        datetime(2027, 3, 13, 14, 0, tzinfo=UTC),  # 09:00 EST
+        datetime(2027, 3, 14, 7, 30, tzinfo=UTC),  # 02:30 skipped by the change: 03:30 EDT
+        datetime(2027, 3, 14, 13, 0, tzinfo=UTC),  # 09:00 EDT
+        datetime(2027, 3, 15, 6, 30, tzinfo=UTC),  # 02:30 EDT
+        datetime(2027, 3, 15, 13, 0, tzinfo=UTC),
+    ]
+    # The autumn change repeats 01:00–02:00 (November 7 2027): 01:30 runs once, the first.
+    autumn = Schedule(times_of_day=["01:30"], time_zone="America/New_York")
+    start = datetime(2027, 11, 6, 12, 0, tzinfo=UTC)
+    assert slots_between(autumn, start, start + timedelta(days=2)) == [
+        datetime(2027, 11, 7, 5, 30, tzinfo=UTC),  # 01:30 EDT
+        datetime(2027, 11, 8, 6, 30, tzinfo=UTC),  # 01:30 EST
+    ]
+    # A daily schedule's latest slot a moment before its time, on the day after a 25-hour day.
+    daily = Schedule(times_of_day=["09:00"], time_zone="America/New_York")
+    assert latest_slot(daily, datetime(2027, 11, 8, 13, 59, tzinfo=UTC)) == datetime(
+        2027, 11, 7, 14, 0, tzinfo=UTC
+    )
+    # The same times with no zone are UTC, as before.
+    utc = Schedule(times_of_day=["09:00"])
+    assert slots_between(utc, start, start + timedelta(days=1)) == [
+        datetime(2027, 11, 7, 9, 0, tzinfo=UTC)
+    ]
+
+
+@pytest.mark.django_db
+def test_the_tick_queues_a_local_time_schedule_at_its_local_hour(
+    fs_broker: Path, django_capture_on_commit_callbacks
+) -> None:
+    base = workload("t-base")
+    [endpoint] = make_endpoints(1)
+    # 09:00 in Berlin's winter is 08:00 UTC
+    make_schedule(workloads=[base], times_of_day=["09:00"], time_zone="Europe/Berlin")
+    with django_capture_on_commit_callbacks(execute=True):
+        report = dispatch.tick(now=NOW)
+    [run] = Run.objects.filter(endpoint=endpoint)
+    assert run.slot == datetime(2026, 3, 5, 8, 0, tzinfo=UTC)
+    assert report.enqueued == [run.id]
+
+
 @pytest.mark.django_db
 def test_it_runs_only_the_latest_missed_slot_after_downtime(
     fs_broker: Path, django_capture_on_commit_callbacks
@@ -251,6 +297,16 @@ def test_it_edits_schedules_in_the_admin_with_their_cost(admin_client) -> None:
     assert bad.status_code == 200 and "hours 00–23" in bad.content.decode()
     both = admin_client.post("/admin/benchmarks/schedule/add/", form | {"interval_minutes": "30"})
     assert "not both" in both.content.decode()
+
+    local = form | {"name": "Berlin mornings", "time_zone": "Europe/Berlin"}
+    assert admin_client.post("/admin/benchmarks/schedule/add/", local).status_code == 302
+    assert Schedule.objects.get(name="Berlin mornings").time_zone == "Europe/Berlin"
+    page = admin_client.get("/admin/benchmarks/schedule/").content.decode()
+    assert "06:30, 18:00 Europe/Berlin" in page and "06:30, 18:00 UTC" in page
+    nowhere = admin_client.post(
+        "/admin/benchmarks/schedule/add/", local | {"time_zone": "Mars/Base"}
+    )
+    assert nowhere.status_code == 200 and "is not a time zone" in nowhere.content.decode()
 
 
 @pytest.mark.django_db

@@ -118,7 +118,7 @@ class ScheduleSerializer(serializers.ModelSerializer):
         child=serializers.CharField(max_length=5),
         required=False,
         max_length=96,
-        help_text='UTC times as "HH:MM", e.g. ["02:00", "10:00", "18:00"].',
+        help_text='Times as "HH:MM" in `time_zone` (UTC when blank), e.g. ["02:00", "10:00"].',
     )
     workloads = SlugRef(many=True, queryset=Workload.objects.all())
     endpoints = SlugRef(
@@ -136,6 +136,7 @@ class ScheduleSerializer(serializers.ModelSerializer):
             "name",
             "enabled",
             "times_of_day",
+            "time_zone",
             "interval_minutes",
             "workloads",
             "endpoints",

@@ -21,7 +21,8 @@ class VantageViewSet(ModelViewSet):
 
 
 class ScheduleViewSet(ModelViewSet):
-    """When runs happen: UTC times of day or an interval, for workloads × endpoints."""
+    """When runs happen: times of day (in its time zone, UTC by default) or an interval, for
+    workloads × endpoints."""
 
     queryset = Schedule.objects.select_related("vantage").prefetch_related("workloads", "endpoints")
     serializer_class = ScheduleSerializer
