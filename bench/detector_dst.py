@@ -4,13 +4,14 @@ follows a local day, with and without its demand time zone and the guard (docs/a
 days after a change.
 
 A series pair (decode, TTFT), 3 runs a day at fixed UTC times from a random first time (as
-the schedules run), 5 samples a run, σ 0.15 per sample with 0.06 of it shared by a run's
+a schedule without a time zone runs; with --local-schedule at fixed New York times, as one in
+that zone runs), 5 samples a run, σ 0.15 per sample with 0.06 of it shared by a run's
 samples; the provider's evening peak in `ZONE` local time, 18–22 h (decode −25 %, TTFT
 +35 %, edges a quarter-hour soft), so it moves by an hour in UTC on the zone's two dates.
 Spring series cross the US March change (and the EU one), autumn ones the EU October and US
 November ones; 60 days, every run evaluated by the real detector and hysteresis.
 
-    python bench/detector_dst.py [--pairs 40] [--seed 3]
+    python bench/detector_dst.py [--pairs 40] [--seed 3] [--local-schedule]
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import numpy as np
 
@@ -59,13 +61,29 @@ def local_peak(t: np.ndarray, zone: str = ZONE, start: float = 18, end: float = 
 
 
 PEAK_ZONE = [ZONE]  # --peak-zone UTC: the control, a peak that never moves
+LOCAL_SCHEDULE = [False]  # --local-schedule: the runs at fixed ZONE times
+
+
+def run_times(start: float, first: float) -> np.ndarray:
+    """3 runs a day, 8 hours apart from `first` seconds into the day: in UTC, or with
+    --local-schedule at those local times in ZONE (as benchmarks.schedules reads a schedule's
+    times of day in its time zone: the offset of each run's own local day)."""
+    if not LOCAL_SCHEDULE[0]:
+        return np.round(start + first + np.arange(DAYS * 3) * 8 * 3600.0)
+    zone = ZoneInfo(ZONE)
+    day = datetime.fromtimestamp(start, zone).replace(hour=0, minute=0, second=0, tzinfo=None)
+    times = [
+        (day + timedelta(days=d, seconds=first + k * 8 * 3600)).replace(tzinfo=zone).timestamp()
+        for d in range(DAYS)
+        for k in range(3)
+    ]
+    return np.round(np.array(times))
 
 
 def series_pair(rng, start: float, slot_step: tuple[float, int] | None = None):
     """Run times (Unix s) and per-sample values of decode and TTFT; slot_step = (time, UTC
     8-hour block): from then on that block's runs are also 25 % / 35 % worse."""
-    first = rng.uniform(0, 8 * 3600)
-    t = np.round(start + first + np.arange(DAYS * 3) * 8 * 3600.0)
+    t = run_times(start, rng.uniform(0, 8 * 3600))
     hours = (t - start) / 3600.0
     peak = local_peak(t, PEAK_ZONE[0])
     out = {}
@@ -128,8 +146,12 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=40, help="pairs per season")
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--peak-zone", default=ZONE, help="UTC: the control (no move)")
+    parser.add_argument(
+        "--local-schedule", action="store_true", help=f"the runs at fixed {ZONE} times"
+    )
     args = parser.parse_args()
     PEAK_ZONE[0] = args.peak_zone
+    LOCAL_SCHEDULE[0] = args.local_schedule
     config = detector_config()
     rng = np.random.default_rng(args.seed)
     nulls = [series_pair(rng, STARTS[s]) for s in STARTS for _ in range(args.pairs)]
