@@ -450,6 +450,22 @@ def _latest(n: int, k: int) -> np.ndarray:
     return mask
 
 
+def _since_scheduled(runs: Runs) -> list[np.ndarray]:
+    """Masks of the runs from the k-th newest scheduled run on, k = 4..6 (the last k runs
+    where fewer than k are scheduled). The confirmation runs between the scheduled ones are
+    in them: the last k runs alone would be the last half day of a series a suspicion
+    confirms every two or three hours, a shorter reach than the day's own arm."""
+    scheduled = np.flatnonzero(~runs.extra)
+    n = len(runs)
+    masks = []
+    for k in range(4, 7):
+        if k <= len(scheduled):
+            masks.append(np.arange(n) >= scheduled[-k])
+        elif k <= n:
+            masks.append(_latest(n, k))
+    return masks
+
+
 def _window_arms(
     w: _Window, baseline: Baseline, config: DetectorConfig, zone: str | None
 ) -> list[Arm]:
@@ -463,10 +479,11 @@ def _window_arms(
         # on a daily schedule, a day later than the day's one run); the day's own two runs
         # when it has two.
         arms.append(_mean_arm(w, baseline, LAST_ARM, _latest(n, 2)))
-    # Since the change: the last k runs (k = 4..6, a day and a half to two days at three runs
-    # a day), the k whose mean is most surely worse, its p-value multiplied by the number of
-    # k tried. A step seen in four or five runs is surer than the day's three alone.
-    tails = [_mean_arm(w, baseline, SINCE_ARM, _latest(n, k)) for k in range(4, 7) if k <= n]
+    # Since the change: the runs since the k-th newest scheduled one (k = 4..6, a day and a
+    # half to two days at three runs a day), the k whose mean is most surely worse, its
+    # p-value multiplied by the number of k tried. A step seen in four or five runs is surer
+    # than the day's three alone.
+    tails = [_mean_arm(w, baseline, SINCE_ARM, mask) for mask in _since_scheduled(long)]
     if tails:
         best = min(tails, key=lambda a: a.p_value)
         arms.append(replace(best, p_value=min(1.0, best.p_value * len(tails))))

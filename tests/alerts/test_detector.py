@@ -996,3 +996,28 @@ def test_confirmation_runs_add_evidence_not_looks() -> None:
     assert found["extra"][0] == Verdict.POSITIVE
     assert found["schedule"][0] == Verdict.HOLD
     assert found["schedule"][1] > found["extra"][1]
+
+
+def test_since_the_change_reads_a_day_and_a_half_of_schedule_among_confirmation_runs() -> None:
+    # Three scheduled runs a day for three weeks, 9 % slower decode over the last two days,
+    # and confirmation runs 2, 4 and 6 h after each scheduled run of those days (noise σ 7 %
+    # a run, seeded). "Since the change" reads from the 4th to 6th newest scheduled run on,
+    # the confirmation runs between them included: a day and a half to two days, as on a
+    # plain schedule, not the last half day that the last 4–6 runs of a confirmed series are.
+    end = MONDAY + timedelta(days=21, hours=18)
+    scheduled = slots(21, end=end)
+    onset = end - timedelta(hours=47)
+    extra = [s + timedelta(hours=h) for s in scheduled if onset <= s < end for h in (2, 4, 6)]
+    times = sorted(scheduled + extra)
+    noise = np.random.default_rng(3).normal(0, 0.07, len(times))
+    logs = np.log([70 * (0.91 if s >= onset else 1.0) for s in times]) + noise
+    runs = Runs.of([s.timestamp() for s in times], logs, extra=[s in extra for s in times])
+    test = assess_series(runs, now=end.timestamp(), rule=DECODE_RULE, config=CONFIG)
+    arms = {a.name: a for a in test.arms}
+    since, day = arms[SINCE_ARM], arms[DAY_ARM]
+    newest_scheduled = [s for s in scheduled if s <= end][-6:]
+    assert since.n in {
+        sum(t >= first for t in times) for first in newest_scheduled[:3]
+    }  # 4, 5 or 6 scheduled runs and the confirmation runs since the oldest of them
+    assert since.n > day.n > 6
+    assert since.p_value < day.p_value
