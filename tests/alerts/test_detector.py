@@ -971,26 +971,36 @@ def test_it_reads_a_run_between_the_schedules_hours_at_its_own_hour_of_the_daily
         assert rules_fraction(day.shift) == pytest.approx(shift, abs=0.01)
 
 
-def test_confirmation_runs_add_evidence_not_looks() -> None:
-    # Three scheduled runs a day for three weeks; for the last two days, an 8 % slower decode
-    # and, while the series was suspect, confirmation runs 2, 4 and 6 h after each scheduled
-    # run (noise σ 7 % a run, seeded). Marked as extra runs, they count as evidence only: the
-    # arms keep the bar of three evaluations a day and the step is positive. Read as a
-    # schedule of twelve runs a day, every p-value is multiplied for the looks and it holds.
-    end = MONDAY + timedelta(days=21, hours=18)
-    scheduled = slots(21, end=end)
-    onset = end - timedelta(hours=47)
-    extra = [s + timedelta(hours=h) for s in scheduled if onset <= s < end for h in (2, 4, 6)]
+CONFIRMED_END = MONDAY + timedelta(days=21, hours=18)
+
+
+def confirmed_step(slower: float, seed: int) -> tuple[list[datetime], list[datetime], Runs]:
+    """Three scheduled runs a day for three weeks to CONFIRMED_END; for the last two days,
+    decode `slower` (a fraction) and, while the series was suspect, confirmation runs 2, 4 and
+    6 h after each scheduled run (noise σ 7 % a run, seeded): the scheduled times, every run's
+    time, and the runs, the confirmation runs marked as extra."""
+    scheduled = slots(21, end=CONFIRMED_END)
+    onset = CONFIRMED_END - timedelta(hours=47)
+    extra = [
+        s + timedelta(hours=h) for s in scheduled if onset <= s < CONFIRMED_END for h in (2, 4, 6)
+    ]
     times = sorted(scheduled + extra)
-    noise = np.random.default_rng(1).normal(0, 0.07, len(times))
-    level = [70 * (0.92 if s >= onset else 1.0) for s in times]
-    logs = np.log(level) + noise
-    t = [s.timestamp() for s in times]
-    marked = Runs.of(t, logs, extra=[s in extra for s in times])
-    assert marked.extra.sum() == len(extra) and not marked.between(0, onset.timestamp()).extra.any()
+    noise = np.random.default_rng(seed).normal(0, 0.07, len(times))
+    logs = np.log([70 * (1 - slower if s >= onset else 1.0) for s in times]) + noise
+    runs = Runs.of([s.timestamp() for s in times], logs, extra=[s in extra for s in times])
+    assert runs.extra.sum() == len(extra) and not runs.between(0, onset.timestamp()).extra.any()
+    return scheduled, times, runs
+
+
+def test_confirmation_runs_add_evidence_not_looks() -> None:
+    # An 8 % step seen by the scheduled and the confirmation runs (confirmed_step). Marked as
+    # extra runs, the confirmation runs count as evidence only: the arms keep the bar of three
+    # evaluations a day and the step is positive. Read as a schedule of twelve runs a day,
+    # every p-value is multiplied for the looks and it holds.
+    _, _, marked = confirmed_step(0.08, seed=1)
     found = {}
-    for name, runs in (("extra", marked), ("schedule", Runs.of(t, logs))):
-        test = assess_series(runs, now=end.timestamp(), rule=DECODE_RULE, config=CONFIG)
+    for name, runs in (("extra", marked), ("schedule", Runs.of(marked.t, marked.log_value))):
+        test = assess_series(runs, now=CONFIRMED_END.timestamp(), rule=DECODE_RULE, config=CONFIG)
         [judgement] = judge([test], CONFIG)
         found[name] = judgement.verdict, min(a.p_value for a in test.arms)
     assert found["extra"][0] == Verdict.POSITIVE
@@ -999,23 +1009,15 @@ def test_confirmation_runs_add_evidence_not_looks() -> None:
 
 
 def test_since_the_change_reads_a_day_and_a_half_of_schedule_among_confirmation_runs() -> None:
-    # Three scheduled runs a day for three weeks, 9 % slower decode over the last two days,
-    # and confirmation runs 2, 4 and 6 h after each scheduled run of those days (noise σ 7 %
-    # a run, seeded). "Since the change" reads from the 4th to 6th newest scheduled run on,
-    # the confirmation runs between them included: a day and a half to two days, as on a
-    # plain schedule, not the last half day that the last 4–6 runs of a confirmed series are.
-    end = MONDAY + timedelta(days=21, hours=18)
-    scheduled = slots(21, end=end)
-    onset = end - timedelta(hours=47)
-    extra = [s + timedelta(hours=h) for s in scheduled if onset <= s < end for h in (2, 4, 6)]
-    times = sorted(scheduled + extra)
-    noise = np.random.default_rng(3).normal(0, 0.07, len(times))
-    logs = np.log([70 * (0.91 if s >= onset else 1.0) for s in times]) + noise
-    runs = Runs.of([s.timestamp() for s in times], logs, extra=[s in extra for s in times])
-    test = assess_series(runs, now=end.timestamp(), rule=DECODE_RULE, config=CONFIG)
+    # A 9 % step seen by the scheduled and the confirmation runs (confirmed_step). "Since the
+    # change" reads from the 4th to 6th newest scheduled run on, the confirmation runs between
+    # them included: a day and a half to two days, as on a plain schedule, not the last half
+    # day that the last 4–6 runs of a confirmed series are.
+    scheduled, times, runs = confirmed_step(0.09, seed=3)
+    test = assess_series(runs, now=CONFIRMED_END.timestamp(), rule=DECODE_RULE, config=CONFIG)
     arms = {a.name: a for a in test.arms}
     since, day = arms[SINCE_ARM], arms[DAY_ARM]
-    newest_scheduled = [s for s in scheduled if s <= end][-6:]
+    newest_scheduled = [s for s in scheduled if s <= CONFIRMED_END][-6:]
     assert since.n in {
         sum(t >= first for t in times) for first in newest_scheduled[:3]
     }  # 4, 5 or 6 scheduled runs and the confirmation runs since the oldest of them
