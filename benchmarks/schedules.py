@@ -75,7 +75,7 @@ def schedule_zone(schedule: Schedule) -> tzinfo:
         return UTC
     try:
         return ZoneInfo(schedule.time_zone)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         logger.warning(
             "schedule %s: unknown time zone %r; its times of day are read in UTC",
             schedule.pk,
