@@ -21,7 +21,6 @@ import os
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import numpy as np
 
@@ -41,6 +40,8 @@ from alerts.detection.detector import SeriesInput, assess_together, judge  # noq
 from alerts.detection.hysteresis import Streak, Transition, advance, counted_at  # noqa: E402
 from alerts.detection.local_time import transitions, utc_offsets  # noqa: E402
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig  # noqa: E402
+from benchmarks.models import Schedule  # noqa: E402
+from benchmarks.schedules import slots_between  # noqa: E402
 
 ZONE = "America/New_York"
 DAYS = 60
@@ -66,18 +67,16 @@ LOCAL_SCHEDULE = [False]  # --local-schedule: the runs at fixed ZONE times
 
 def run_times(start: float, first: float) -> np.ndarray:
     """3 runs a day, 8 hours apart from `first` seconds into the day: in UTC, or with
-    --local-schedule at those local times in ZONE (as benchmarks.schedules reads a schedule's
-    times of day in its time zone: the offset of each run's own local day)."""
+    --local-schedule where a schedule of those times (to the minute) in ZONE puts them
+    (benchmarks.schedules.slots_between)."""
     if not LOCAL_SCHEDULE[0]:
         return np.round(start + first + np.arange(DAYS * 3) * 8 * 3600.0)
-    zone = ZoneInfo(ZONE)
-    day = datetime.fromtimestamp(start, zone).replace(hour=0, minute=0, second=0, tzinfo=None)
-    times = [
-        (day + timedelta(days=d, seconds=first + k * 8 * 3600)).replace(tzinfo=zone).timestamp()
-        for d in range(DAYS)
-        for k in range(3)
-    ]
-    return np.round(np.array(times))
+    minute = int(first // 60)
+    times = [f"{(minute // 60 + 8 * k) % 24:02d}:{minute % 60:02d}" for k in range(3)]
+    schedule = Schedule(times_of_day=times, time_zone=ZONE)
+    begin = datetime.fromtimestamp(start, UTC)
+    slots = slots_between(schedule, begin, begin + timedelta(days=DAYS + 1))[: DAYS * 3]
+    return np.array([slot.timestamp() for slot in slots])
 
 
 def series_pair(rng, start: float, slot_step: tuple[float, int] | None = None):

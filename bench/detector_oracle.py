@@ -135,6 +135,19 @@ def llr(x: np.ndarray, size: float, scales: np.ndarray) -> np.ndarray:
     return size / scales**2 * (x - size / 2)
 
 
+def plant(rng, x: np.ndarray, t: np.ndarray, sign: float, change: Change, first_h: float):
+    """The change planted in each series (rows of x, runs at hours t) at an onset drawn from
+    first_h to 9 days later: each run's hours since the onset, and the changed runs."""
+    onset = rng.uniform(first_h, first_h + 9 * 24, (len(x), 1))
+    since = t - onset
+    return since, x + sign * log_change(change(since), sign)
+
+
+def share_in_time(alarms: np.ndarray, since: np.ndarray, deadline: float) -> float:
+    """The share of series with an alarm from the change to its deadline."""
+    return float((alarms & (since >= 0) & (since <= deadline)).any(axis=1).mean())
+
+
 def calibrate(null_llr: np.ndarray, months: float) -> float:
     """The smallest threshold whose alarms on the family's noise stay within the budget."""
     lo, hi = 0.0, 40.0
@@ -160,13 +173,10 @@ def oracle(rng, family: Family, series: int) -> dict[str, float]:
         x, t, scales = noise[sign]
         size = abs(log_change(effect, sign))  # the step the CUSUM looks for
         threshold = calibrate(llr(x[:series], size, scales[:series]), months)
-        onset = rng.uniform(21 * 24, 30 * 24, (series, 1))
-        since = t[series:] - onset
+        since, shifted = plant(rng, x[series:], t[series:], sign, change, 21 * 24)
         watched = since >= -7 * 24  # the CUSUM starts a week before the change
-        shifted = x[series:] + sign * log_change(change(since), sign)
         alarms = cusum(llr(np.where(watched, shifted, np.nan), size, scales[series:]), threshold)
-        in_time = alarms & (since >= 0) & (since <= deadline)
-        figures[row] = float(in_time.any(axis=1).mean())
+        figures[row] = share_in_time(alarms, since, deadline)
     return figures
 
 
@@ -287,13 +297,9 @@ def lr_oracle(rng, family, series: int) -> dict[str, float]:
         size = abs(log_change(effect, sign))
         null = innovations(x[:series], t[:series], v[:series], drift, phi)
         threshold = bar(glr(*null, size, window), months)
-        onset = rng.uniform(21 * 24, 30 * 24, (series, 1))
-        since = t[series:] - onset
-        shifted = x[series:] + sign * log_change(change(since), sign)
+        since, shifted = plant(rng, x[series:], t[series:], sign, change, 21 * 24)
         test = innovations(shifted, t[series:], v[series:], drift, phi)
-        alarms = glr(*test, size, window) > threshold
-        in_time = alarms & (since >= 0) & (since <= deadline)
-        figures[row] = float(in_time.any(axis=1).mean())
+        figures[row] = share_in_time(glr(*test, size, window) > threshold, since, deadline)
     return figures
 
 
@@ -343,8 +349,7 @@ class Learned:
         return bar(self.null, self.months)
 
     def caught(self, threshold: float) -> float:
-        in_time = (self.test > threshold) & (self.since >= 0) & (self.since <= self.deadline)
-        return float(in_time.any(axis=1).mean())
+        return share_in_time(self.test > threshold, self.since, self.deadline)
 
     def false_rate(self, threshold: float) -> float:
         return episodes(self.null > threshold) / self.months
@@ -368,9 +373,7 @@ def learned_rows(rng, family, series: int) -> dict[str, Learned]:
         size = abs(log_change(effect, sign))
         null = innovations(x[:series], t[:series], v[:series], *model[:series, 1:].T)
         null_stat = np.where(t[:series] >= FIT_H, glr(*null, size, window), -np.inf)
-        onset = rng.uniform(FIT_H, FIT_H + 9 * 24, (series, 1))
-        since = t[series:] - onset
-        shifted = x[series:] + sign * log_change(change(since), sign)
+        since, shifted = plant(rng, x[series:], t[series:], sign, change, FIT_H)
         test = innovations(shifted, t[series:], v[series:], *model[series:, 1:].T)
         rows[row] = Learned(null_stat, glr(*test, size, window), since, deadline, months)
     return rows
