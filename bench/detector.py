@@ -9,12 +9,14 @@ issue 9, then per family each row's figure beside the likelihood-ratio oracle's
 (bench/detector_oracle.py, which knows the noise model and the step), the same test's when it
 learns each series' noise from its first 28 days as the detector must, and the ratios, and the
 elapsed time. With DATABASE_URL set it also times a whole evaluation after a run
-(bench/evaluation_time.py, a throwaway test database).
+(bench/evaluation_time.py, a throwaway test database). With --peers K each series' provider
+has K other endpoints (null pairs of its family on its schedule), whose noise readings the
+detector pools with the series' own, as evaluate.py pools a provider's stored readings.
 
     python bench/detector.py [--pairs 30] [--days 60] [--seed 1] [--half both|tune|held]
                              [--set p_value=0.001 ...] [--family NAME]
                              [--scenario null,step-big,...] [--runs-per-day 24]
-                             [--held] [--oracle-series 200] [--confirm]
+                             [--held] [--oracle-series 200] [--confirm] [--peers 3]
 """
 
 from __future__ import annotations
@@ -46,7 +48,12 @@ from detector_oracle import learned_oracle, lr_oracle  # noqa: E402
 
 from alerts.config import detector_config  # noqa: E402
 from alerts.detection.baseline import Runs  # noqa: E402
-from alerts.detection.detector import SeriesInput, assess_together, judge  # noqa: E402
+from alerts.detection.detector import (  # noqa: E402
+    SeriesInput,
+    assess_together,
+    judge,
+    noise_lags,
+)
 from alerts.detection.hysteresis import Streak, Transition, advance, counted_at  # noqa: E402
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig  # noqa: E402
 
@@ -72,8 +79,35 @@ class Timer:
     calls: int = 0
 
 
-def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float, timer: Timer):
-    """Evaluate both series after each run in [start_h, end_h], as evaluate.py does live."""
+def peer_histories(pair: Pair) -> list[Runs]:
+    """A peer pair's decode and TTFT series, its scheduled runs only (as a provider's other
+    endpoint would have them)."""
+    seconds = np.round(pair.hours * 3600) + pair.truth.get("epoch_s", EPOCH_S)
+    scheduled = pair.truth.get("scheduled", np.ones(len(seconds), bool))
+    return [
+        Runs.from_samples(values[scheduled].ravel(), np.repeat(seconds[scheduled], values.shape[1]))
+        for values in (pair.decode, pair.ttft)
+    ]
+
+
+def peer_lags(peers: list[Runs], now: float, config: DetectorConfig) -> list:
+    """What the provider's other series (`peers`) read of their noise's correlation at `now`
+    (detector.noise_lags), for assess_together to pool."""
+    found = (noise_lags(h.between(-np.inf, now), now=now, config=config) for h in peers)
+    return [x for x in found if x is not None]
+
+
+def simulate(
+    pair: Pair,
+    config: DetectorConfig,
+    *,
+    start_h: float,
+    end_h: float,
+    timer: Timer,
+    peers: list[Runs] = (),
+):
+    """Evaluate both series after each run in [start_h, end_h], as evaluate.py does live;
+    `peers`: the provider's other series (peer_histories), their noise pooled with theirs."""
     # Whole seconds, as the database's run slots are: a run exactly 24 h before `now` is then
     # outside the last day's window every time, not by the whim of floating-point rounding.
     seconds = np.round(pair.hours * 3600) + pair.truth.get("epoch_s", EPOCH_S)
@@ -90,6 +124,7 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
     for hour, now in zip(pair.hours, seconds, strict=True):
         if not start_h <= hour <= end_h:
             continue
+        lags = peer_lags(peers, now, config) if peers else ()  # stored readings, live
         began = time.perf_counter()
         items = [
             SeriesInput(h.between(s, np.inf), config.rules[m], f, o, counted_at=counted_at(k))
@@ -97,7 +132,7 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
                 histories, METRICS, frozen, opened, segment, streaks, strict=True
             )
         ]
-        tests = assess_together(items, now=now, config=config)
+        tests = assess_together(items, now=now, config=config, peers=lags)
         judgements = judge(tests, config)
         timer.seconds += time.perf_counter() - began
         timer.calls += len(tests)
@@ -127,6 +162,17 @@ def simulate(pair: Pair, config: DetectorConfig, *, start_h: float, end_h: float
                 tracks[k].events.append((hour, "new_normal"))
         previous = hour
     return tracks
+
+
+def _peer_pair(rng, family, *, days: int, hours: np.ndarray) -> Pair:
+    """One of the provider's other endpoints: a null pair of the family on `hours`."""
+    gen = heldout if isinstance(family, heldout.Held) else generators
+    return gen.make_pair(rng, family, days=days, hours=hours)
+
+
+def _scheduled(pair: Pair) -> np.ndarray:
+    """The pair's scheduled run hours (with --confirm, pair.hours holds candidates too)."""
+    return pair.hours[pair.truth["scheduled"]] if "scheduled" in pair.truth else pair.hours
 
 
 def _step(at: float, size: float):
@@ -466,6 +512,13 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--confirm", action="store_true", help="with confirmation runs")
     parser.add_argument(
+        "--peers",
+        type=int,
+        default=0,
+        help="the provider's other endpoints: pairs of the same family on the same schedule "
+        "whose noise each series pools with its own",
+    )
+    parser.add_argument(
         "--step-days",
         type=lambda text: tuple(float(x) for x in text.split(",")),
         default=STEP_DAYS,
@@ -473,6 +526,37 @@ def parse_args() -> argparse.Namespace:
         "for steps on a young baseline",
     )
     return parser.parse_args()
+
+
+def run_all(args, families, config: DetectorConfig, simulate_one, tally, timer: Timer) -> list:
+    """Every family's pairs through the scenarios asked for: [(family, scenario, pair,
+    tracks)]. With --peers, each pair's provider has that many other endpoints (null pairs of
+    the family on its schedule, drawn from their own generator so the pairs stay the same)."""
+    rng = np.random.default_rng(args.seed)
+    peer_rng = np.random.default_rng(args.seed + 2000)
+    results = []
+    for family in families:
+        for _ in range(args.pairs):
+            for scenario, pair, start_h, end_h in scenarios(
+                rng, family, days=args.days, step_days=args.step_days
+            ):
+                if args.scenario and scenario not in args.scenario.split(","):
+                    continue
+                if tally is not None:
+                    tally.scenario = scenario
+                hours = _scheduled(pair)
+                peers = [
+                    h
+                    for _ in range(args.peers)
+                    for h in peer_histories(
+                        _peer_pair(peer_rng, family, days=args.days, hours=hours)
+                    )
+                ]
+                tracks = simulate_one(
+                    pair, config, start_h=start_h, end_h=end_h, timer=timer, peers=peers
+                )
+                results.append((family, scenario, pair, tracks))
+    return results
 
 
 def main() -> None:
@@ -494,21 +578,9 @@ def main() -> None:
     families = [f for f in families if args.half == "both" or f.tune == (args.half == "tune")]
     families = [f for f in families if not args.family or args.family in f.name]
     families = [dataclasses.replace(f, runs_per_day=args.runs_per_day) for f in families]
-    rng = np.random.default_rng(args.seed)
     timer = Timer()
-    results = []
     started = time.perf_counter()
-    for family in families:
-        for _ in range(args.pairs):
-            for scenario, pair, start_h, end_h in scenarios(
-                rng, family, days=args.days, step_days=args.step_days
-            ):
-                if args.scenario and scenario not in args.scenario.split(","):
-                    continue
-                if tally is not None:
-                    tally.scenario = scenario
-                tracks = simulate_one(pair, config, start_h=start_h, end_h=end_h, timer=timer)
-                results.append((family, scenario, pair, tracks))
+    results = run_all(args, families, config, simulate_one, tally, timer)
     elapsed = time.perf_counter() - started
     timings = {
         "detector": f"{timer.seconds / timer.calls * 1e3:.2f} ms ({timer.calls} calls)",

@@ -110,6 +110,7 @@ def simulate(
     policy: ConfirmPolicy,
     tally: Tally,
     track_type: type,
+    peer_lags: Callable = lambda now: (),
 ):
     """bench/detector.simulate with confirmation runs: the same tracks; the runs counted in
     `tally` (under its current scenario)."""
@@ -140,10 +141,11 @@ def simulate(
             wanted = None  # the schedule's run came first
         else:
             continue
+        peers = peer_lags(now)  # the provider's other series' stored readings, live
         began = time.perf_counter()
         existing = [h.where(included[r]) for h, r in zip(histories, rows, strict=True)]
         items = state.inputs(existing, config)
-        tests = assess_together(items, now=now, config=config)
+        tests = assess_together(items, now=now, config=config, peers=peers)
         judgements = judge(tests, config)
         timer.seconds += time.perf_counter() - began
         timer.calls += len(tests)
@@ -238,10 +240,11 @@ def install(namespace: dict, policy: ConfirmPolicy) -> tuple[Callable, Tally]:
         module.make_pair = dense(module.make_pair, module.slots)
     tally = Tally()
 
-    def run(pair, config, *, start_h, end_h, timer):
+    def run(pair, config, *, start_h, end_h, timer, peers=()):
         return simulate(
             pair, config, start_h=start_h, end_h=end_h, timer=timer, policy=policy,
             tally=tally, track_type=namespace["Track"],
+            peer_lags=lambda now: namespace["peer_lags"](peers, now, config) if peers else (),
         )  # fmt: skip
 
     return run, tally

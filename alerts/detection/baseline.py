@@ -43,6 +43,7 @@ MIN_SCALE = 0.005  # log units (0.5 %): no series is treated as quieter than thi
 MIN_DECAY = 0.5
 DRIFT_BLOCK_H = 72.0  # the blocks whose means show a drift slower than the lags see
 WINSOR_MADS = 8.0  # where a residual stops counting in full toward levels and scales
+SPACING_ALIKE = 1.25  # lags of series whose spacings differ by at most this factor pool
 VARIOGRAM_H = 96.0  # the longest lag (hours) the level's walk per hour is read from
 HOUR_S = 3600.0
 # A run this close to the hour its bucket's level was measured at (or within the spread of the
@@ -418,6 +419,37 @@ class Lags:
 
     raw: np.ndarray
     pairs: np.ndarray
+    spacing_h: float | None = None  # the spacing its lags are counted in (hours)
+
+    def as_dict(self) -> dict:
+        return {
+            "raw": [float(x) for x in self.raw],
+            "pairs": [float(x) for x in self.pairs],
+            "spacing_h": self.spacing_h,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Lags | None:
+        """The stored reading, or None when it is not one (another shape, not finite)."""
+        try:
+            raw = np.asarray(data["raw"], dtype=float)
+            pairs = np.asarray(data["pairs"], dtype=float)
+            spacing = float(data["spacing_h"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        if raw.shape != (4,) or pairs.shape != (4,) or not np.isfinite([raw, pairs]).all():
+            return None
+        if not math.isfinite(spacing) or spacing <= 0:
+            return None
+        return cls(raw, pairs, spacing)
+
+    def alike(self, spacing_h: float | None) -> bool:
+        """Whether its lags are counted in about `spacing_h` hours (within SPACING_ALIKE):
+        lag 1 of a schedule of 6 runs a day is 4 hours, of 3 a day 8, and they pool only
+        where they mean the same hours."""
+        if self.spacing_h is None or spacing_h is None:
+            return False
+        return abs(math.log(self.spacing_h / spacing_h)) <= math.log(SPACING_ALIKE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -719,7 +751,7 @@ def lag_correlations(resid: np.ndarray, t: np.ndarray, spacing: float | None) ->
     counts = np.bincount(index, minlength=5).astype(float)
     if counts[1] < 4:
         return None
-    return Lags(sums[1:] / np.maximum(counts[1:], 1) / variance, counts[1:])
+    return Lags(sums[1:] / np.maximum(counts[1:], 1) / variance, counts[1:], spacing)
 
 
 def pool(lags: Sequence[Lags | None]) -> Lags | None:

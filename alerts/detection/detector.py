@@ -28,6 +28,7 @@ from alerts.detection.arms import arm as make_arm
 from alerts.detection.arms import settled as settled_shift
 from alerts.detection.baseline import (
     Baseline,
+    Lags,
     Runs,
     Shape,
     correlate,
@@ -137,6 +138,9 @@ class SeriesTest:
     new_normal: bool = False
     # Why a finding is put down to a daylight-saving change (local_time.dst_hold); None if not
     dst_hold: str | None = None
+    # The raw correlations of its fitted baseline's own runs (None: frozen or none), which the
+    # provider's other series pool with theirs (assess_together's peers)
+    noise_lags: Lags | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +247,11 @@ def assess_series(
 
 
 def assess_together(
-    items: Sequence[SeriesInput], *, now: float, config: DetectorConfig
+    items: Sequence[SeriesInput],
+    *,
+    now: float,
+    config: DetectorConfig,
+    peers: Sequence[Lags] = (),
 ) -> list[SeriesTest]:
     """Test series measured by the same runs (a run's decode and TTFT) at `now` (Unix s);
     never raises on thin data.
@@ -253,15 +261,30 @@ def assess_together(
     opened on (Judgement.opened: what "back to normal" must be told apart from). The fitted
     baselines' noise correlations are read off their own runs shrunk toward the pool of all
     of them (baseline.shrink; `config.pool_noise`): one series' 28 days are thin evidence of
-    how a provider drifts, and a reading far too low opens false alerts on the drift."""
+    how a provider drifts, and a reading far too low opens false alerts on the drift. `peers`:
+    the raw correlations the provider's other series read last (SeriesTest.noise_lags), pooled
+    with theirs where they are counted in the same hours (Lags.alike)."""
     prepared = [_baseline(i.history, now=now, config=config, frozen=i.frozen) for i in items]
-    lags = [shape.lags for shape, *_ in prepared if isinstance(shape, Shape)]
+    shapes = [shape for shape, *_ in prepared if isinstance(shape, Shape)]
+    spacing = shapes[0].model.spacing_h if shapes else None
+    lags = [s.lags for s in shapes] + [p for p in peers if p.alike(spacing)]
     pooled = pool(lags) if config.pool_noise and len(lags) > 1 else None
     tests = []
     for item, (shape, window, long_start) in zip(items, prepared, strict=True):
-        baseline = correlate(shape, window, pooled) if isinstance(shape, Shape) else shape
-        tests.append(_assess(item, baseline, window, long_start, now=now, config=config))
+        if isinstance(shape, Shape):
+            baseline = correlate(shape, window, pooled)
+            test = _assess(item, baseline, window, long_start, now=now, config=config)
+            tests.append(replace(test, noise_lags=shape.lags))
+        else:
+            tests.append(_assess(item, shape, window, long_start, now=now, config=config))
     return tests
+
+
+def noise_lags(history: Runs, *, now: float, config: DetectorConfig) -> Lags | None:
+    """The raw correlations of a series' baseline at `now` (what assess_together pools with
+    the provider's other series); None with too little baseline or too few runs."""
+    shape, _, _ = _baseline(history, now=now, config=config, frozen=None)
+    return shape.lags if isinstance(shape, Shape) else None
 
 
 def _assess(

@@ -234,6 +234,7 @@ class Round:
             ],
             now=self.run.slot.timestamp(),
             config=self.config,
+            peers=series.provider_noise(self.run, SPEED_METRICS, self.config),
         )
         self.family = sum(len(t.arms) for t in tests)
         judgements = judge(tests, self.config)
@@ -256,6 +257,8 @@ class Round:
             )
             item.state.muted = streak.muted
             item.state.last_shift = test.shift
+            if test.noise_lags is not None:  # an open alert's frozen baseline reads none
+                item.state.noise_lags = test.noise_lags.as_dict()
             reason = judgement.reason + (
                 " (new baseline: large changes only)" if item.blind else ""
             )

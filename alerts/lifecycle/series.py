@@ -15,15 +15,16 @@ import numpy as np
 from django.db import connections
 from django.db.models import Q
 
-from alerts.detection.baseline import Runs
+from alerts.detection.baseline import Lags, Runs
 from alerts.detection.rules import DetectorConfig
-from alerts.models import Segment
+from alerts.models import Segment, SeriesState
 from benchmarks.models import Run, RunOrigin, Sample
 from benchmarks.stats import SPEEDLESS_OUTCOMES
 
 SUMMARIZED = Run.FINISHED  # the series holds runs whose summary is written (done or partial)
 # Each speed metric's median in a run's summary: set only when the run measured it.
 RUN_MEDIAN = {"decode_tps": "decode_tps_p50", "ttft_ms": "ttft_p50_ms"}
+PROVIDER_PEERS = 40  # the provider's other series whose noise readings a run's series pool
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,3 +183,27 @@ def load(run: Run, metrics: Sequence[str], config: DetectorConfig) -> dict[str, 
         segment = segments.get(metric)
         out[metric] = SeriesData(keys[metric], bounds[metric], history, segment, zone)
     return out
+
+
+def provider_noise(run: Run, metrics: Sequence[str], config: DetectorConfig) -> list[Lags]:
+    """What the provider's other series (its other endpoints, workloads and vantages) last read
+    of their noise's correlation (SeriesState.noise_lags), for the detector to pool with the
+    run's own: a drifting provider moves them together, and one series' 28 days read its drift
+    least surely. Readings from series not evaluated within the baseline window are left
+    out; the newest PROVIDER_PEERS at most."""
+    since = run.slot - timedelta(days=config.baseline_days)
+    stored = (
+        SeriesState.objects.filter(
+            endpoint__provider_id=run.endpoint.provider_id,
+            metric__in=metrics,
+            last_slot__gte=since,
+            noise_lags__isnull=False,
+        )
+        .exclude(
+            endpoint_id=run.endpoint_id, workload_id=run.workload_id, vantage_id=run.vantage_id
+        )
+        .order_by("-last_slot")
+        .values_list("noise_lags", flat=True)[:PROVIDER_PEERS]
+    )
+    found = (Lags.from_dict(data) if isinstance(data, dict) else None for data in stored)
+    return [lags for lags in found if lags is not None]

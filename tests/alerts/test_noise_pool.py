@@ -1,6 +1,7 @@
 """The series a run measures pool their evidence of how the provider drifts (docs/alerts.md,
-"The run's series pool their evidence of drift"): a drifting provider whose one series read
-its drift too low on 28 days no longer alerts on the drift, and a step is still caught."""
+"The run's series pool their evidence of drift"), and with the provider's other series: a
+drifting provider whose one series read its drift too low on 28 days no longer alerts on the
+drift, and a step is still caught."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from alerts.detection.baseline import Runs, correlate, fit_shape, pool
-from alerts.detection.detector import SeriesInput, assess_together, judge
+from alerts.detection.baseline import Lags, Runs, correlate, fit_shape, pool
+from alerts.detection.detector import SeriesInput, assess_together, judge, noise_lags
 from alerts.detection.hysteresis import Streak, Transition, advance
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig
 
 CONFIG = DetectorConfig()
 ALONE = DetectorConfig(pool_noise=False)
+DECODE_RULE, TTFT_RULE = CONFIG.rules[DECODE], CONFIG.rules[TTFT]
 MONDAY = datetime(2026, 3, 9, tzinfo=UTC)
 HOURS = np.arange(2, 60 * 24, 8)  # 3 runs a day for 60 days
 LEVELS = (70.0, 400.0)  # decode tok/s, TTFT ms
@@ -44,9 +46,12 @@ def _pair(seed: int, *, phi: float, white: float, step_at: float | None = None) 
     return out
 
 
-def _opened(pair: list[Runs], config: DetectorConfig, *, from_day: int) -> list[list[float]]:
+def _opened(
+    pair: list[Runs], config: DetectorConfig, *, from_day: int, peers: list[Runs] = ()
+) -> list[list[float]]:
     """Evaluate both series together after every run from `from_day` on, as evaluate.py does
-    (an open alert's frozen baseline; resolve and new normal re-arm): when alerts open (h)."""
+    (an open alert's frozen baseline; resolve and new normal re-arm), with what the provider's
+    other series (`peers`) read of their noise then: when alerts open (h)."""
     rules = (config.rules[DECODE], config.rules[TTFT])
     streaks, frozen, opened = [Streak(), Streak()], [None, None], [None, None]
     out: list[list[float]] = [[], []]
@@ -57,7 +62,9 @@ def _opened(pair: list[Runs], config: DetectorConfig, *, from_day: int) -> list[
             SeriesInput(runs.between(0, now), rule, f, o)
             for runs, rule, f, o in zip(pair, rules, frozen, opened, strict=True)
         ]
-        tests = assess_together(items, now=now, config=config)
+        found = (noise_lags(h.between(0, now), now=now, config=config) for h in peers)
+        lags = [x for x in found if x is not None]
+        tests = assess_together(items, now=now, config=config, peers=lags)
         for k, judgement in enumerate(judge(tests, config)):
             streaks[k], transition = advance(
                 streaks[k],
@@ -95,6 +102,49 @@ def test_a_step_on_a_drifting_provider_is_still_caught() -> None:
     for config in (ALONE, CONFIG):
         opened = _opened(_pair(26, phi=0.95, white=0.07, step_at=at), config, from_day=38)
         assert all(hours and at <= hours[0] <= at + 48 for hours in opened), opened
+
+
+def test_the_providers_other_endpoints_lend_their_evidence_of_its_drift() -> None:
+    # The same slowly drifting provider (φ 0.95 per 8 h). Its decode and TTFT pooled, one
+    # endpoint still reads the drift too low and decode opens a false alert on day 50; with
+    # what two other endpoints of the provider read of their own noise, it opens none.
+    pair = _pair(100, phi=0.95, white=0.07)
+    decode, _ = _opened(pair, CONFIG, from_day=31)
+    assert decode
+    others = [*_pair(1100, phi=0.95, white=0.07), *_pair(2100, phi=0.95, white=0.07)]
+    assert _opened(pair, CONFIG, from_day=31, peers=others) == [[], []]
+    # ...and a step on it is still caught within two days
+    at = 40 * 24.0 + 3
+    stepped = _pair(26, phi=0.95, white=0.07, step_at=at)
+    opened = _opened(stepped, CONFIG, from_day=38, peers=others)
+    assert all(hours and at <= hours[0] <= at + 48 for hours in opened), opened
+
+
+def test_a_reading_that_is_not_one_or_counts_other_hours_is_left_out() -> None:
+    # SeriesState.noise_lags is read back from the database: anything but four finite lags,
+    # their pairs and the hours they are counted in is no reading (never an error).
+    good = Lags(np.array([0.6, 0.5, 0.4, 0.3]), np.array([80.0, 79.0, 78.0, 77.0]), 8.0)
+    back = Lags.from_dict(good.as_dict())
+    assert back is not None and back.spacing_h == 8.0
+    assert np.array_equal(back.raw, good.raw) and np.array_equal(back.pairs, good.pairs)
+    for bad in ({}, {"raw": [0.4], "pairs": [80], "spacing_h": 8}, {**good.as_dict(), "raw": "x"},
+                {**good.as_dict(), "spacing_h": None}, {**good.as_dict(), "spacing_h": -8},
+                {**good.as_dict(), "raw": [float("nan")] * 4}):  # fmt: skip
+        assert Lags.from_dict(bad) is None
+    # A provider's endpoint run 6 times a day counts its lags in 4 hours: beside a series run
+    # every 8 hours it lends nothing; counted in 8 hours, its drift raises the series' own.
+    pair = _pair(100, phi=0.95, white=0.07)
+    now = pair[0].t[-1]
+
+    def rho(peers: list[Lags]) -> float:
+        items = [
+            SeriesInput(r, rule) for r, rule in zip(pair, (DECODE_RULE, TTFT_RULE), strict=True)
+        ]
+        return assess_together(items, now=now, config=CONFIG, peers=peers)[0].baseline.rho
+
+    four_hourly = Lags(good.raw, good.pairs * 2, 4.0)
+    assert rho([four_hourly]) == rho([])
+    assert rho([Lags(good.raw, good.pairs * 2, 8.0)]) > rho([])
 
 
 def test_each_series_keeps_its_own_correlation_beside_one_that_differs_surely() -> None:
