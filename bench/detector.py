@@ -107,7 +107,8 @@ def simulate(
     peers: list[Runs] = (),
 ):
     """Evaluate both series after each run in [start_h, end_h], as evaluate.py does live;
-    `peers`: the provider's other series (peer_histories), their noise pooled with theirs."""
+    `peers`: the provider's other series (peer_histories), whose noise readings are pooled
+    with the pair's own."""
     # Whole seconds, as the database's run slots are: a run exactly 24 h before `now` is then
     # outside the last day's window every time, not by the whim of floating-point rounding.
     seconds = np.round(pair.hours * 3600) + pair.truth.get("epoch_s", EPOCH_S)

@@ -113,7 +113,8 @@ def simulate(
     peer_lags: Callable = lambda now: (),
 ):
     """bench/detector.simulate with confirmation runs: the same tracks; the runs counted in
-    `tally` (under its current scenario)."""
+    `tally` (under its current scenario). peer_lags(now): what the provider's other series
+    read of their noise then (bench/detector.peer_lags)."""
     epoch = pair.truth.get("epoch_s", EPOCH_S)
     seconds = np.round(pair.hours * 3600) + epoch
     scheduled = pair.truth["scheduled"]
