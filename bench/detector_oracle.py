@@ -379,10 +379,15 @@ def learned_rows(rng, family, series: int) -> dict[str, Learned]:
     return rows
 
 
+def own_bars(rows: dict[str, Learned]) -> dict[str, float]:
+    """Share of changes each row's learned test catches in time, its bar set on the family's
+    own null series as lr_oracle's."""
+    return {row: r.caught(r.bar()) for row, r in rows.items()}
+
+
 def learned_oracle(rng, family, series: int) -> dict[str, float]:
-    """Share of changes each row's learned test (learned_rows) catches in time, its bar set
-    on the family's own null series as lr_oracle's."""
-    return {row: r.caught(r.bar()) for row, r in learned_rows(rng, family, series).items()}
+    """own_bars of the family's learned_rows."""
+    return own_bars(learned_rows(rng, family, series))
 
 
 def one_bar(learned: dict[str, dict[str, Learned]]) -> dict[str, dict[str, tuple[float, float]]]:
@@ -427,8 +432,7 @@ def main() -> None:
     for f in families:
         known = lr_oracle(rng, f, args.series)
         learned[f.name] = learned_rows(rng, f, args.series)
-        own = {row: r.caught(r.bar()) for row, r in learned[f.name].items()}
-        results = [("LR", known), ("LR, learns the noise", own)]
+        results = [("LR", known), ("LR, learns the noise", own_bars(learned[f.name]))]
         if not isinstance(f, Held):
             results.append(("CUSUM", oracle(rng, f, args.series)))
         for label, result in results:

@@ -51,7 +51,8 @@ def validate_base_url(url: str) -> None:
 def validate_time_zone(name: str) -> None:
     """An IANA time zone name (America/New_York) that zoneinfo knows; blank is allowed (none).
 
-    The demand time zone of a provider or endpoint (docs/alerts.md, "Local-time demand")."""
+    The demand time zone of a provider or endpoint (docs/alerts.md, "Local-time demand"), and
+    the zone a schedule's times of day are in (docs/alerts.md, "Schedules in local time")."""
     if not name:
         return
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
