@@ -17,6 +17,11 @@ detector pools with the series' own, as evaluate.py pools a provider's stored re
                              [--set p_value=0.001 ...] [--family NAME]
                              [--scenario null,step-big,...] [--runs-per-day 24]
                              [--held] [--oracle-series 200] [--confirm] [--peers 3]
+                             [--confirm-off]
+
+--confirm draws every series on a denser grid of candidate times, so the same seed gives other
+series than without it; --confirm-off simulates those same series on the plain schedule, the
+pair of figures that tells what confirmation runs add.
 """
 
 from __future__ import annotations
@@ -513,6 +518,12 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--confirm", action="store_true", help="with confirmation runs")
     parser.add_argument(
+        "--confirm-off",
+        action="store_true",
+        help="the plain schedule on --confirm's draws (its denser grid, no confirmation run "
+        "asked): the same series with and without confirmation runs",
+    )
+    parser.add_argument(
         "--peers",
         type=int,
         default=0,
@@ -563,12 +574,15 @@ def run_all(args, families, config: DetectorConfig, simulate_one, tally, timer: 
 def main() -> None:
     args = parse_args()
     simulate_one, tally = simulate, None
-    if args.confirm:  # bench/detector_confirm.py
+    if args.confirm or args.confirm_off:  # bench/detector_confirm.py
         import detector_confirm
 
         from alerts.config import confirm_policy
 
-        simulate_one, tally = detector_confirm.install(globals(), confirm_policy())
+        policy = confirm_policy()
+        if args.confirm_off:
+            policy = dataclasses.replace(policy, max_per_series=0)
+        simulate_one, tally = detector_confirm.install(globals(), policy)
     config = detector_config()
     for item in args.set:
         name, value = item.split("=")

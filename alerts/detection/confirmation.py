@@ -52,7 +52,7 @@ class ConfirmPolicy:
     max_per_series: int = 12
     budget_share: float = 0.15
     min_spacing_hours: float = 2.0
-    suspect_q: float = 0.1
+    suspect_q: float = 0.5
     decorrelated: float = 0.5
 
     @property
