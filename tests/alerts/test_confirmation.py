@@ -51,7 +51,7 @@ def test_it_is_suspect_one_positive_short_of_opening() -> None:
     assert suspect("positive", 0.001, positives=1, **common)
     assert not suspect("positive", 0.001, positives=2, **common)  # that one opens
     assert suspect("hold", 0.05, positives=0, **common)  # below the looser bar
-    # an in-between result that merely leans worse is suspect too: more runs settle it sooner
+    # an in-between result that merely leans worse (q under 0.5) gets confirmation runs too
     assert suspect("hold", 0.3, positives=0, **common)
     assert not suspect("hold", 0.8, positives=0, **common)
     assert not suspect("clear", 0.001, positives=0, **common)
