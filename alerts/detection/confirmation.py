@@ -53,7 +53,7 @@ class ConfirmPolicy:
     budget_share: float = 0.15
     min_spacing_hours: float = 2.0
     suspect_q: float = 0.5
-    decorrelated: float = 0.5
+    decorrelated: float = 0.7
 
     @property
     def enabled(self) -> bool:

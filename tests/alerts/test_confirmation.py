@@ -78,12 +78,12 @@ def test_it_spaces_confirmations_by_the_series_own_noise_in_hours() -> None:
     # Independent noise: a run is informative at once; the minimum spacing holds.
     assert informative_gap_hours(noise(0.0, 0.0), POLICY) == POLICY.min_spacing_hours
     assert informative_gap_hours(None, POLICY) == POLICY.min_spacing_hours
-    # A drifting provider (ρ 0.6 at 8 h, decaying by 0.9 per 8 h): runs share w = ρ/φ of the
-    # state at once, and it falls to 0.5 only after 8·ln(0.5/w)/ln 0.9 hours.
-    drifting = noise(0.6, 0.9)
-    needed = 8 * math.log(0.5 / (0.6 / 0.9)) / math.log(0.9)
+    # A drifting provider (ρ 0.72 at 8 h, decaying by 0.9 per 8 h): runs share w = ρ/φ of
+    # the state at once, and it falls to the default 0.7 only after 8·ln(0.7/w)/ln 0.9 hours.
+    drifting = noise(0.72, 0.9)
+    needed = 8 * math.log(POLICY.decorrelated / (0.72 / 0.9)) / math.log(0.9)
     gap = informative_gap_hours(drifting, POLICY)
-    assert needed <= gap < needed + 0.25 and gap > 20
+    assert needed <= gap < needed + 0.25 and gap > 8
     assert drifting.correlations(np.array([0.0, gap * HOUR]))[0, 1] <= POLICY.decorrelated
     # Asking for less correlation waits longer.
     stricter = ConfirmPolicy(decorrelated=0.3)
