@@ -127,13 +127,15 @@ def simulate(
     # Each history's runs by generated run (a run whose samples all failed has none)
     rows = [np.searchsorted(seconds, h.t) for h in histories]
     state = _State(track_type)
-    wanted: float | None = None  # the hour of the confirmation run asked for
+    wanted: float | None = None  # the Unix time of the confirmation run asked for
     asked: list[float] = []  # hours of the confirmation runs asked for (the budget's window)
     used = 0  # by the current suspicion
     run_hours = float(np.median(np.diff(pair.hours[scheduled])))
     for i, (hour, now) in enumerate(zip(pair.hours, seconds, strict=True)):
         if not scheduled[i]:
-            if wanted is None or hour < wanted - 1e-9 or not start_h <= hour <= end_h:
+            # Compared in whole seconds, as the runs' times are: in hours, a candidate the
+            # policy asked for exactly could read a rounding short and go half an hour later.
+            if wanted is None or now < wanted or not start_h <= hour <= end_h:
                 continue
             included[i], wanted = True, None
             tally.extra[tally.scenario] += 1
@@ -173,8 +175,8 @@ def simulate(
             episode_h=config.episode_hours,
         )
         if decision.at is not None:
-            wanted, used = (decision.at - epoch) / 3600, used + 1
-            asked.append(wanted)
+            wanted, used = round(decision.at), used + 1
+            asked.append((wanted - epoch) / 3600)
     tally.count_opens(state.tracks, pair.hours, scheduled)
     return state.tracks
 
