@@ -8,9 +8,11 @@ step on: the run (scheduled or a confirmation), every arm's p-value and the gate
 the verdict and its reason (a daylight-saving hold, "not seen again", a clear and what it read),
 the hysteresis (counted positives, whether the positive counted, the transition) and each
 confirmation decision (when the run was placed, or why none). Then one cause per miss, tallied.
+With `--scenario null`, every alert on a null series (a false alert) instead: the evaluations
+from 60 h before it opened, and the arm that opened it, tallied.
 
-    python bench/detector_misses.py [--pairs 10] [--held] [--family NAME]
-                                   [--scenario step-big,step-small] [--metric ttft_ms]
+    python bench/detector_misses.py [--pairs 10] [--held] [--family NAME] [--seed 1]
+                                   [--scenario step-big,step-small|null] [--metric ttft_ms]
                                    [--quiet] [--set episode_hours=6 ...]
 
 The bench's flapping and probe-infrastructure guards live in alerts/lifecycle (not simulated
@@ -184,6 +186,8 @@ def _short_of(mine) -> str:
 
 def show(rows, metric, at_h, deadline_h, epoch, scheduled_hours) -> None:
     for r in rows:
+        if r["now"] is None:  # no series had enough runs to test
+            continue
         hour = (r["now"] - epoch) / 3600
         if not at_h - 8 <= hour <= at_h + deadline_h:
             continue
@@ -205,6 +209,29 @@ def show(rows, metric, at_h, deadline_h, epoch, scheduled_hours) -> None:
             print(f"           confirmation: {placed} ({why})")
 
 
+def _false_alerts(rows, track, pair, metric: str, what: str, quiet: bool) -> Counter:
+    """A null series' alerts (every one false), each by the arm that opened it, and, unless
+    `quiet`, each alert's evaluations from 60 h before it opened."""
+    opened: Counter = Counter()
+    epoch = pair.truth.get("epoch_s", bench.EPOCH_S)
+    for hour, kind in track.events:
+        if kind != "open":
+            continue
+        at = [
+            s
+            for r in rows
+            if r["now"] is not None and abs((r["now"] - epoch) / 3600 - hour) < 1e-3
+            for s in r["series"]
+            if s["metric"] == metric
+        ]
+        arm = at[0]["reason"] if at else "?"
+        opened[f"false alert, opened by {arm}"] += 1
+        if not quiet:
+            print(f"\n{what}: false alert opened at day {hour / 24:.1f}; {arm}")
+            show(rows, metric, hour - 60, 64, epoch, pair.hours[pair.truth["scheduled"]])
+    return opened
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pairs", type=int, default=10)
@@ -212,7 +239,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--held", action="store_true", help="the held-out families (report)")
     parser.add_argument("--family", help="only families whose name contains this")
-    parser.add_argument("--scenario", default="step-big,step-small")
+    parser.add_argument("--scenario", default="step-big,step-small", help="or null: false alerts")
     parser.add_argument("--metric", help="decode_tps or ttft_ms (default both)")
     parser.add_argument("--quiet", action="store_true", help="the tally only")
     parser.add_argument("--set", nargs="*", default=[], help="override a DetectorConfig field")
@@ -241,10 +268,17 @@ def main() -> None:
                 rec.reset()
                 tally.scenario = scenario
                 tracks = simulate(pair, config, start_h=start_h, end_h=end_h, timer=timer)
-                at, deadline = pair.truth["at"], DEADLINE_H[scenario]
+                at, deadline = pair.truth.get("at"), DEADLINE_H.get(scenario)  # none: null
                 epoch = pair.truth.get("epoch_s", bench.EPOCH_S)
                 for metric, track in zip(bench.METRICS, tracks, strict=True):
                     if metric not in metrics:
+                        continue
+                    if scenario == "null":
+                        what = f"{family.name} #{n} null {metric}"
+                        causes.setdefault(f"null {metric}", Counter()).update(
+                            _false_alerts(rec.rows, track, pair, metric, what, args.quiet)
+                        )
+                        totals[f"null {metric}"] += 1
                         continue
                     key = f"{scenario} {metric}"
                     totals[key] += 1
@@ -258,10 +292,13 @@ def main() -> None:
                         print(f"\n{family.name} #{n} {key}: opened {late}; cause: {cause}")
                         scheduled = pair.hours[pair.truth["scheduled"]]
                         show(rec.rows, metric, at, deadline, epoch, scheduled)
-    print("\nmissed (not opened within the deadline), by cause:")
+    print("\nmissed (not opened within the deadline), by cause; null: false alerts, by arm:")
     for key in sorted(totals):
         missed = sum(causes.get(key, Counter()).values())
-        print(f"{key}: {missed} of {totals[key]} missed")
+        if key.startswith("null"):
+            print(f"{key}: {missed} false alerts in {totals[key]} series")
+        else:
+            print(f"{key}: {missed} of {totals[key]} missed")
         for cause, count in causes.get(key, Counter()).most_common():
             print(f"    {count:3d}  {cause}")
 
