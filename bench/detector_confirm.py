@@ -127,7 +127,7 @@ def simulate(
     # Each history's runs by generated run (a run whose samples all failed has none)
     rows = [np.searchsorted(seconds, h.t) for h in histories]
     state = _State(track_type)
-    wanted: float | None = None  # the Unix time of the confirmation run asked for
+    wanted: int | None = None  # the Unix time (whole seconds) of the confirmation run asked for
     asked: list[float] = []  # hours of the confirmation runs asked for (the budget's window)
     used = 0  # by the current suspicion
     run_hours = float(np.median(np.diff(pair.hours[scheduled])))
