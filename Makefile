@@ -34,7 +34,7 @@ run: venv
 test: test-preflight
 	@$(MAKE) --no-print-directory dev-venv
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(BIN)/python -m pytest \
-	  -n $(TEST_WORKERS) --dist loadgroup -m "not serial"
+	  -n $(TEST_WORKERS) -m "not serial"
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(BIN)/python -m pytest -m serial tests/faults
 
 test-preflight:

@@ -239,9 +239,21 @@ def sim_endpoint(simulator, model: str) -> Endpoint:
 
 
 def probe_vantage(slug: str | None = None) -> Vantage:
-    """A vantage whose queue no other test uses (leftover messages never reach its workers)."""
+    """A vantage whose queue no other test uses (leftover messages never reach its workers).
+
+    The one the migrations made ("local") is taken over when no earlier test flushed it: it gets
+    such a queue and loses its default schedule, so a tick enqueues only what the test scheduled.
+    """
     slug = slug or f"v{uuid.uuid4().hex[:6]}"
-    return Vantage.objects.create(slug=slug, label=slug, queue=f"{slug}-{uuid.uuid4().hex[:8]}")
+    queue = f"{slug}-{uuid.uuid4().hex[:8]}"
+    vantage, made = Vantage.objects.get_or_create(
+        slug=slug, defaults={"label": slug, "queue": queue}
+    )
+    if not made:
+        vantage.schedules.all().delete()
+        vantage.queue = queue
+        vantage.save(update_fields=["queue"])
+    return vantage
 
 
 def due_schedule(vantage: Vantage, workload: Workload, endpoints: list[Endpoint]) -> Schedule:

@@ -1,5 +1,5 @@
-"""Real faults for the fault suite: a Redis broker of the test's own that can be flushed or
-restarted, and a PostgreSQL outage confined to the test database.
+"""Real servers to break: a Redis server of the test's own (a broker or a cache no other test
+touches) that can be flushed or restarted, and a PostgreSQL outage confined to the test database.
 
 The outage closes the test database to new connections and terminates every backend but the
 test's own (`pg_terminate_backend`), so workers lose their connections and cannot reconnect

@@ -4,11 +4,9 @@ import re
 from datetime import UTC, datetime
 
 import pytest
-import redis
 import time_machine
 from django.conf import settings as django_settings
 from django.contrib.staticfiles import finders
-from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connections
 from django.test.utils import CaptureQueriesContext
@@ -19,7 +17,7 @@ from dashboard.api.throttling import forget_ended_windows
 from dashboard.models import ThrottleCount
 from providers.models import Provider
 from tests.api_factories import make_provider, token_client
-from tests.shared_redis import REDIS_URL, SHARED_REDIS
+from tests.fault_helpers import redis_server
 
 pytest_plugins = ["tests.api_fixtures"]
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_throttles", "allow_private")]
@@ -141,26 +139,24 @@ def test_it_forgets_the_counters_of_windows_that_have_ended(anon, public):
     assert not ThrottleCount.objects.exists()
 
 
-@SHARED_REDIS
 def test_it_lets_anonymous_readers_run_above_the_user_rate_in_a_shared_cache(
     anon, public, settings
 ):
-    redis_url = REDIS_URL
-    settings.CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}
-    }
-    settings.REST_FRAMEWORK = {
-        **django_settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {"anon": "4/min", "user": "2/min"},
-    }
-    cache.clear()
-    try:
+    with redis_server() as own_redis:
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": own_redis.url,
+            }
+        }
+        settings.REST_FRAMEWORK = {
+            **django_settings.REST_FRAMEWORK,
+            "DEFAULT_THROTTLE_RATES": {"anon": "4/min", "user": "2/min"},
+        }
         codes = [anon.get("/api/v1/workloads/").status_code for _ in range(5)]
         assert codes == [200, 200, 200, 200, 429]
         # The counters are in Redis, where every web process reads them.
-        assert any(b"throttle_anon" in key for key in redis.Redis.from_url(redis_url).keys())
-    finally:
-        cache.clear()
+        assert any(b"throttle_anon" in key for key in own_redis.client().keys())
 
 
 def test_it_throttles_users_by_their_own_rate(plain_user, private, settings):

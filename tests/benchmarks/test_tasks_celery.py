@@ -9,10 +9,10 @@ from __future__ import annotations
 import base64
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 from django.core.management import CommandError, call_command
 
 from benchmarks import dispatch
@@ -31,19 +31,18 @@ from tests.celery_helpers import (
     worker,
     workers,
 )
-from tests.shared_redis import REDIS_URL, SHARED_REDIS
+from tests.fault_helpers import RedisServer, redis_server
 from tokspeed.celery import app as current_app
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True), SHARED_REDIS]
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def redis_broker():
-    client = redis.Redis.from_url(REDIS_URL)
-    client.delete("tokspeed")
-    with broker(REDIS_URL):
-        yield client
-    client.delete("tokspeed")
+def redis_broker() -> Iterator[RedisServer]:
+    """A Redis server of the test's own, this process publishing to it: its queues hold only
+    what this test sends."""
+    with redis_server() as server, broker(server.url):
+        yield server
 
 
 def run_now_and_wait(endpoint: Endpoint, out: io.StringIO) -> None:
@@ -63,10 +62,10 @@ def all_runs() -> list[int]:
     return list(Run.objects.values_list("id", flat=True))
 
 
-def evaluations(client: redis.Redis) -> list[int]:
+def evaluations(server: RedisServer) -> list[int]:
     """Run ids of alerts.evaluate_after_run messages waiting on the central queue."""
     found = []
-    for raw in client.lrange("tokspeed", 0, -1):
+    for raw in server.client().lrange("tokspeed", 0, -1):
         message = json.loads(raw)
         if message["headers"]["task"] == "alerts.evaluate_after_run":
             found.append(json.loads(base64.b64decode(message["body"]))[0][0])
@@ -82,8 +81,8 @@ def test_it_runs_scheduled_runs_on_redis_and_keeps_vantages_apart(simulator, red
     due_schedule(there, work, [good])
 
     with workers(
-        start_worker(name="w-here", queues=[here.queue], broker_url=REDIS_URL),
-        start_worker(name="w-there", queues=[there.queue], broker_url=REDIS_URL),
+        start_worker(name="w-here", queues=[here.queue], broker_url=redis_broker.url),
+        start_worker(name="w-there", queues=[there.queue], broker_url=redis_broker.url),
     ) as (w_here, w_there):
         report = dispatch.tick()
         assert len(report.enqueued) == 3
@@ -119,13 +118,11 @@ def test_it_runs_scheduled_runs_on_redis_and_keeps_vantages_apart(simulator, red
         # Each run that ended asks for its evaluation once, the redelivered one too. It asks
         # once its end is committed (benchmarks/finish.py), so the test waits for the requests
         # before it stops the workers: on a loaded machine the commit that wait_ended saw can
-        # come well before the request. The queue is the shared Redis database's: a run of a
-        # test on the other pytest-xdist worker (its own database, its own run ids) that ends
-        # meanwhile leaves its message there as well.
+        # come well before the request.
         ours = sorted(r.id for r in runs)
 
         def asked() -> list[int]:
-            return sorted(i for i in evaluations(redis_broker) if i in ours)
+            return sorted(evaluations(redis_broker))
 
         wait_for(
             lambda: asked() == ours,
@@ -146,7 +143,9 @@ def test_it_resumes_a_run_after_its_worker_is_killed(simulator, redis_broker) ->
     probes = probe_vantage("probes")
     lease = {"TOKSPEED_RUN_LEASE_S": "1", "TOKSPEED_BROKER_VISIBILITY_TIMEOUT_S": "2"}
 
-    with worker(name="w-first", queues=[probes.queue], broker_url=REDIS_URL, **lease) as first:
+    with worker(
+        name="w-first", queues=[probes.queue], broker_url=redis_broker.url, **lease
+    ) as first:
         run = dispatch.queue_run_now(endpoint=slow, workload=work, vantage=probes)
         wait_for(
             lambda: run.samples.exists(),
@@ -158,7 +157,9 @@ def test_it_resumes_a_run_after_its_worker_is_killed(simulator, redis_broker) ->
     before = {s.index: s.id for s in run.samples.all()}
     assert 1 <= len(before) < 4
 
-    with worker(name="w-second", queues=[probes.queue], broker_url=REDIS_URL, **lease) as second:
+    with worker(
+        name="w-second", queues=[probes.queue], broker_url=redis_broker.url, **lease
+    ) as second:
         [run] = wait_ended([run.id], timeout=60, procs=[second])
 
     samples = list(run.samples.all())
