@@ -112,7 +112,7 @@ def test_it_reads_azures_filter_verdict_on_the_stop_chunk(simulator: Any) -> Non
 
 
 def test_it_counts_the_tokens_of_async_filter_chunks(simulator: Any) -> None:
-    # ~400 tok/s at 4-8 tokens a chunk: a chunk every 10-20 ms, so each arrives in its own read.
+    # ~400 tok/s at 4-8 tokens a chunk: a chunk every 10-20 ms, most in a read of their own.
     m = measure(azure(simulator, "sim-fast+tokens=60+tps=400+fault=async_filter"))
     truth = simulator.truth(m.request_id)
     text_events = [e for e in truth["events"] if e["kind"] == "text"]
@@ -121,7 +121,16 @@ def test_it_counts_the_tokens_of_async_filter_chunks(simulator: Any) -> None:
     # Annotation chunks carry no text: only the text chunks count, several tokens each.
     assert m.chunks == len(text_events)
     assert all(4 <= e["tokens"] <= 8 for e in text_events[:-1])
-    assert m.tokens_per_chunk == pytest.approx(60 / m.chunks) and m.tokens_per_chunk >= 4
+    # Tokens per network read that carried text: a chunk a read, unless a loaded machine read
+    # late and found several waiting (coalesced_events of them shared a read with another).
+    # An annotation chunk's read would add a read and lower the figure below 60 / chunks.
+    shared = m.coalesced_events
+    if shared == 0:
+        assert m.tokens_per_chunk == pytest.approx(60 / m.chunks)
+    else:
+        most_reads, fewest_reads = m.chunks - shared / 2, m.chunks - shared + 1
+        assert 60 / most_reads - 1e-9 <= m.tokens_per_chunk <= 60 / fewest_reads + 1e-9
+    assert m.tokens_per_chunk >= 4
     assert m.decode_tps is not None and m.decode_tps > 0
 
 
