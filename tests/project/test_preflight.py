@@ -10,7 +10,7 @@ from pathlib import Path
 
 PREFLIGHT = Path(__file__).resolve().parents[2] / "bin" / "test-preflight"
 # What the script itself needs; the services' tools are left out to play a bare machine.
-BASICS = ("bash", "seq", "sleep", "ls", "id", "mktemp", "sort", "tail", "sudo", "cat")
+BASICS = ("bash", "seq", "sleep", "ls", "id", "sort", "tail", "sudo", "cat")
 
 
 def preflight(path: str, **env: str) -> tuple[subprocess.CompletedProcess[str], float]:
