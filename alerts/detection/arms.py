@@ -132,15 +132,18 @@ def variances(c, runs: Runs, baseline: Baseline, noise=None) -> np.ndarray:
 
     variance = np.einsum("ki,ij,kj->k", c, noise, c)
     variance = float(variance[0]) if one else variance
+    # One row: every bucket's sum at once (bincount: the same sums, up to rounding)
+    by_bucket = np.bincount(runs.bucket, weights=c[0]).tolist() if one else None
     for bucket in sorted(set(runs.bucket.tolist())):
         n_b, sigma_b = _level(baseline, bucket)
-        s = total(runs.bucket == bucket)
+        s = by_bucket[bucket] if one else total(runs.bucket == bucket)
         variance += s * s * sigma_b**2 / max(n_b, 1)
     if baseline.day_var:
         days = set(runs.day.tolist())  # a day without runs adds nothing
+        by_day = np.bincount(runs.day, weights=c[0], minlength=7).tolist() if one else None
         for day, error in baseline.day_var.items():
             if day in days:
-                s = total(runs.day == day)
+                s = by_day[day] if one else total(runs.day == day)
                 variance += s * s * error
     s = total()
     variance += s * s * shared_offset(baseline)
