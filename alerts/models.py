@@ -320,7 +320,7 @@ class SeriesState(SeriesFields):
     evaluated_at = models.DateTimeField(null=True, blank=True)
     # Confirmation runs asked for since the series became suspect (0 once it is not).
     confirmations = models.PositiveSmallIntegerField(default=0)
-    # What its last fitted baseline read of its noise's correlation (baseline.Lags.as_dict),
+    # What its last fitted baseline read of its noise's correlation (noise.Lags.as_dict),
     # which the provider's other series pool with their own (series.provider_noise)
     noise_lags = models.JSONField(null=True, blank=True)
 

@@ -9,15 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from alerts.detection.baseline import (
-    DRIFT_BLOCK_H,
-    MIN_DECAY,
-    SHRINK_RUNS,
-    Baseline,
-    Runs,
-    mean_inflation,
-    median,
-)
+from alerts.detection.baseline import DRIFT_BLOCK_H, SHRINK_RUNS, Baseline, Runs, median
+from alerts.detection.noise import MIN_DECAY, mean_inflation
 
 
 @dataclass(frozen=True, slots=True)

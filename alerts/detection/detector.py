@@ -26,17 +26,9 @@ from alerts.detection.arms import (
 )
 from alerts.detection.arms import arm as make_arm
 from alerts.detection.arms import settled as settled_shift
-from alerts.detection.baseline import (
-    Baseline,
-    Lags,
-    Runs,
-    Shape,
-    correlate,
-    fit_shape,
-    median,
-    pool,
-)
+from alerts.detection.baseline import Baseline, Runs, Shape, correlate, fit_shape, median
 from alerts.detection.local_time import BEFORE_S, dst_hold, slot_label
+from alerts.detection.noise import Lags, pool
 from alerts.detection.rules import DetectorConfig, MetricRule
 from alerts.detection.state_space import STATE_ARM, step_arm
 
@@ -260,7 +252,7 @@ def assess_together(
     (an open alert's baseline, or an accepted level) is given; `opened` is what the open alert
     opened on (Judgement.opened: what "back to normal" must be told apart from). The fitted
     baselines' noise correlations are read off their own runs shrunk toward the pool of all
-    of them (baseline.shrink; `config.pool_noise`): one series' 28 days are thin evidence of
+    of them (noise.shrink; `config.pool_noise`): one series' 28 days are thin evidence of
     how a provider drifts, and a reading far too low opens false alerts on the drift. `peers`:
     the raw correlations the provider's other series read last (SeriesTest.noise_lags), pooled
     with theirs where they are counted in the same hours (Lags.alike)."""

@@ -97,7 +97,7 @@ class DetectorConfig:
     # prediction of the series' own state); 0 leaves the arm out
     step_p_value: float = 0.0004
     # Series evaluated together (a run's decode and TTFT) read their noise's correlation off
-    # their own baselines shrunk toward the pool of all of them (baseline.shrink); False: each
+    # their own baselines shrunk toward the pool of all of them (noise.shrink); False: each
     # its own alone
     pool_noise: bool = True
     fdr_q: float = 0.05  # Benjamini–Hochberg across every arm of the series evaluated together

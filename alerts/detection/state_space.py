@@ -30,15 +30,8 @@ from scipy import linalg
 from scipy.linalg import lapack
 
 from alerts.detection.arms import Arm, arm_skew, covariance, degrees_of_freedom, p_value
-from alerts.detection.baseline import (
-    HOUR_S,
-    MIN_DECAY,
-    MIN_SCALE,
-    VARIOGRAM_H,
-    Baseline,
-    Drift,
-    Runs,
-)
+from alerts.detection.baseline import Baseline, Runs
+from alerts.detection.noise import HOUR_S, MIN_DECAY, MIN_SCALE, VARIOGRAM_H, Drift
 
 STATE_ARM = "step since"
 MIN_AFTER = 3  # runs since the onset: without its worst run, two still show the step

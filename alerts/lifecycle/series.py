@@ -15,7 +15,8 @@ import numpy as np
 from django.db import connections
 from django.db.models import Q
 
-from alerts.detection.baseline import Lags, Runs
+from alerts.detection.baseline import Runs
+from alerts.detection.noise import Lags
 from alerts.detection.rules import DetectorConfig
 from alerts.models import Segment, SeriesState
 from benchmarks.models import Run, RunOrigin, Sample
