@@ -98,9 +98,9 @@ class Alert(models.Model):
     opened_on = models.JSONField(
         null=True,
         blank=True,
-        help_text="What the alert opened on (alerts.detector.Opened): the change it was sure of "
-        "and, for a one-slot slowdown, its time-of-day bucket; it resolves only when the recent "
-        "runs are surely back rather than still this much worse.",
+        help_text="What the alert opened on (alerts.detection.recovery.Opened): the change it "
+        "was sure of and, for a one-slot slowdown, its time-of-day bucket; it resolves only "
+        "when the recent runs are surely back rather than still this much worse.",
     )
 
     class Meta:

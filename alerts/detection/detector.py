@@ -1,5 +1,6 @@
-"""The regression test of one series on plain arrays (no database): the arms, their verdicts,
-"back to normal" and the new normal. docs/alerts.md tells the rules; docs/design.md §7 why.
+"""The regression test of one series on plain arrays (no database): the arms and their
+verdicts ("back to normal" and the new normal: recovery.py). docs/alerts.md tells the rules;
+docs/design.md §7 why.
 
 The unit of evidence is the run (baseline.Runs); each run's residual is its value minus what the
 baseline expects at that slot, oriented so that positive means worse.
@@ -21,7 +22,6 @@ from alerts.detection.arms import (
     fading,
     mean_coefficients,
     spike,
-    suffix_means,
     trend_coefficients,
 )
 from alerts.detection.arms import arm as make_arm
@@ -29,16 +29,11 @@ from alerts.detection.arms import settled as settled_shift
 from alerts.detection.baseline import Baseline, Runs, Shape, correlate, fit_shape, median
 from alerts.detection.local_time import BEFORE_S, dst_hold, slot_label
 from alerts.detection.noise import Lags, pool
+from alerts.detection.recovery import Opened, new_normal, recovery
 from alerts.detection.rules import DetectorConfig, MetricRule
 from alerts.detection.state_space import STATE_ARM, step_arm
 
 HOUR_S = 3600.0
-# Runs whose residuals correlate by more than this (by the noise model in hours) are one piece
-# of evidence that a series is back, not two (_independent_suffixes; docs/alerts.md)
-RECOVERY_DECORRELATED = 0.5
-# Runs closer together than this are one episode of the provider's, one run's evidence that it
-# is back (_one_per_episode; as a confirmation run's least spacing, docs/alerts.md)
-RECOVERY_EPISODE_H = 3.0
 DAY_ARM, LONG_ARM, TREND_ARM, SLOT_ARM = "24h", "72h", "trend", "slot"
 LAST_ARM = "last 2 runs"
 SINCE_ARM = "since the change"
@@ -58,30 +53,6 @@ def _reach(history: Runs, now: float, hours: float, runs: int) -> float:
     if oldest >= 0:
         start = min(start, float(history.t[oldest]) - 1.0)  # windows are start < t ≤ now
     return start
-
-
-@dataclass(frozen=True, slots=True)
-class Opened:
-    """What an alert opened on: the change it was sure of (worse-oriented log shift: its
-    arm's estimate less one standard error) and, when a slot arm found it, that slot's
-    time-of-day bucket. "Back to normal" must be told apart from it (assess_series), or from
-    the level the series stayed at after `at` (Unix s, the newest run when it opened)."""
-
-    effect: float
-    bucket: int | None = None
-    at: float | None = None
-
-    def as_dict(self) -> dict:
-        return {"effect": self.effect, "bucket": self.bucket, "at": self.at}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Opened:
-        bucket, at = data.get("bucket"), data.get("at")
-        return cls(
-            float(data["effect"]),
-            None if bucket is None else int(bucket),
-            None if at is None else float(at),
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,10 +169,6 @@ def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
     return q
 
 
-def _sign(rule: MetricRule) -> float:
-    return 1.0 if rule.higher_is_worse else -1.0
-
-
 @dataclass(frozen=True, slots=True)
 class SeriesInput:
     """One series to test (assess_together): its runs up to `now`, at least back to the
@@ -297,19 +264,15 @@ def _assess(
     # schedule of one run a day has one run in any day).
     in_long = len(history.between(now - config.long_hours * HOUR_S, now))
     if baseline is None or not len(day) or in_long < config.min_recent:
-        n_base = baseline.n if baseline is not None else len(window)
-        span = None
-        if baseline is None and len(window):
-            span = float(window.t[-1] - window.t[0]) / 86_400.0
-        return SeriesTest(rule.metric, n_base, len(day), enough=False, baseline_days=span)
+        return _too_little(rule.metric, baseline, window, len(day))
     long = history.between(long_start, now)
-    resid = _sign(rule) * (long.log_value - baseline.expected(long))
+    resid = rule.worse_sign * (long.log_value - baseline.expected(long))
     # One run far worse than the rest of the window is a spike (a short dip, a bad minute at
     # the provider): the arms that would carry it for three days leave it out. Two such runs
     # are a pattern and count.
     usable = ~spike(resid, baseline.scales(long))
     in_day = long.t > now - config.recent_hours * HOUR_S
-    skew = baseline.worse_skew(_sign(rule))
+    skew = baseline.worse_skew(rule.worse_sign)
     w = _Window(long, resid, usable, in_day, _noise(long, baseline), skew)
     arms = _window_arms(w, baseline, config, zone)
     fitted = window if frozen is None else None  # the state-space arm: not when frozen
@@ -321,7 +284,9 @@ def _assess(
     seen = _since_counted(long, resid, baseline, item.counted_at)
     recovered, effect = None, None
     if frozen is not None and len(long) >= 2:
-        recovered, effect = _recovery(w, baseline, rule=rule, config=config, opened=opened)
+        recovered, effect = recovery(
+            long, resid, baseline, usable, in_day, rule=rule, config=config, opened=opened
+        )
     first = arms[0]  # the 24 h arm
     settled = settled_shift(resid[w.in_day], baseline.scales(long)[w.in_day], first.shift)
     z = float(special.ndtri(0.5 + config.ci_level / 2))
@@ -359,6 +324,15 @@ def _assess(
         latest_bucket=int(long.bucket[-1]),
         now=now,
     )
+
+
+def _too_little(metric: str, baseline: Baseline | None, window: Runs, n_recent: int) -> SeriesTest:
+    """A series without enough data to test: its baseline's runs (or the window's, and the days
+    they span, when there is too little to fit one)."""
+    if baseline is not None:
+        return SeriesTest(metric, baseline.n, n_recent, enough=False)
+    span = float(window.t[-1] - window.t[0]) / 86_400.0 if len(window) else None
+    return SeriesTest(metric, len(window), n_recent, enough=False, baseline_days=span)
 
 
 def _young(item: SeriesInput, baseline: Baseline, config: DetectorConfig) -> bool:
@@ -403,7 +377,7 @@ def _dst_hold(
     """local_time.dst_hold over the baseline window and the long window."""
     span = config.baseline_days * 86_400.0 + config.long_hours * HOUR_S
     runs = history.between(now - span - BEFORE_S, now)
-    resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
+    resid = rule.worse_sign * (runs.log_value - baseline.expected(runs))
     half = rule.log_shift(rule.min_effect) / 2
     scale = baseline.scales(runs)
     return dst_hold(runs.t, runs.bucket, resid, scale, now=now, zone=zone, half=half, span=span)
@@ -548,7 +522,7 @@ def _week_arms(
     spiked = w.runs.t[~w.usable]  # the window's spike is left out of the week too
     if len(spiked):
         runs = runs.where(~np.isin(runs.t, spiked))
-    resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
+    resid = rule.worse_sign * (runs.log_value - baseline.expected(runs))
     week = (runs, resid, _noise(runs, baseline), w.skew)
     arms = [_trend_arm(week, baseline, now=now)]
     if fitted is not None and config.step_p_value > 0:
@@ -591,129 +565,6 @@ def _looks(long: Runs, config: DetectorConfig) -> float:
     return max(1.0, 24 * HOUR_S / spacing / config.runs_per_day) if spacing > 0 else 1.0
 
 
-def _recovery(
-    window: _Window, baseline: Baseline, *, rule: MetricRule, config: DetectorConfig, opened
-) -> tuple[bool, float]:
-    """Whether the recent runs are surely back from an open alert's effect, and that effect
-    (worse-oriented log shift).
-
-    "Back to normal" needs evidence that the level is back, not a lack of evidence that it is
-    still worse: for some k ≥ 2 (up to the whole long window since the baseline), the mean m
-    of the last k runs must be `recovery_odds` times likelier if the series is back at the
-    baseline (0) than if it is still worse by the alert's effect s. For a normal mean with
-    standard error sd that is m < s/2 − ln(odds)·sd²/s: a −40 % dip is told apart from its
-    recovery in two or three runs, a −10 % step in about six. A slowdown found in one slot is
-    judged on that slot's runs, a day apart. What the alert opened on is an arm's estimate
-    when it was surest, often luckier than the change: when the runs since it opened, before
-    the last day, say the series stayed worse by less (but by at least half the minimum
-    effect), "back" is told apart from that level. An alert a pooled arm opened is not back
-    while any slot's newest run since the day before it opened is still worse (by its effect,
-    or by half of it and two noise scales: _still_worse): a slowdown of one slot reads "back"
-    on the pooled runs, the slot's run taken for a spike.
-    """
-    long, resid, usable = window.runs, window.resid, window.usable
-    floor = rule.log_shift(rule.min_effect)
-    effect, mine = floor, np.ones(len(long), bool)
-    if opened is not None:
-        effect = max(opened.effect, floor)
-        if opened.bucket is not None:
-            mine = long.bucket == opened.bucket
-        if opened.at is not None:
-            stayed = mine & usable & ~window.in_day & (long.t >= opened.at)
-            level = float(resid[stayed].mean()) if stayed.sum() >= 2 else -np.inf
-            if level >= floor / 2:
-                effect = max(floor, min(effect, level))
-    margin = math.log(max(config.recovery_odds, 1.0)) / effect  # 1 or less: no margin
-    # The last k runs of `mine` for every k ≥ 2, a spike among them left out (so the last
-    # two, one of them a spike, are one run's evidence).
-    chosen = mine & usable
-    chosen[chosen] = _one_per_episode(long.t[chosen])
-    shortest = 2 - int((mine & ~usable)[np.flatnonzero(mine)[-2:]].any())
-    shifts, sds = suffix_means(long.where(chosen), resid[chosen], baseline)
-    back = (shifts + margin * sds**2 < effect / 2) & _independent_suffixes(
-        long.t[chosen], baseline, config
-    )
-    recovered = bool(np.any(back[shortest - 1 :]))
-    if recovered and (opened is None or opened.bucket is None):
-        # Each slot's newest run since the day the alert opened on: a slot whose slow run
-        # came just before it opened has not been measured again until its next run.
-        day_before = config.recent_hours * HOUR_S
-        since = long.t >= (
-            opened.at - day_before if opened is not None and opened.at is not None else 0.0
-        )
-        scales = baseline.scales(long)
-        for bucket in np.unique(long.bucket[since]):
-            newest = np.flatnonzero(since & (long.bucket == bucket))[-1]
-            if resid[newest] >= _still_worse(effect, scales[newest]):
-                return False, effect
-    return recovered, effect
-
-
-def _still_worse(effect: float, scale: float) -> float:
-    """How much worse a slot's newest run must be for an open alert's slot not to be back:
-    the alert's effect, or less where that is far beyond the run's own noise: past half the
-    effect (likelier at the effect than back) and two noise scales (no normal run's chance).
-    The effect a pooled arm opened on is often luckier than the slot's slowdown: a run 27 %
-    slower is no slot that is back because the alert opened on 30 %."""
-    return min(effect, max(effect / 2, 2 * scale))
-
-
-def _one_per_episode(t: np.ndarray) -> np.ndarray:
-    """Mask of the runs at times t (Unix s, sorted) that "back to normal" reads: from the
-    newest back, a run only when it is RECOVERY_EPISODE_H or more before the last one kept. A
-    confirmation run an hour after a scheduled one measures the same few hours of the
-    provider: two lucky runs of one passing episode are one run's evidence, whatever the
-    noise model says of runs an hour apart."""
-    keep = np.zeros(len(t), bool)
-    last = np.inf
-    for i in range(len(t) - 1, -1, -1):
-        if last - t[i] >= RECOVERY_EPISODE_H * HOUR_S:
-            keep[i], last = True, t[i]
-    return keep
-
-
-def _independent_suffixes(t: np.ndarray, baseline: Baseline, config: DetectorConfig):
-    """For every k (index k − 1), whether the last k runs at times t (Unix s) are evidence
-    independent in real time: the oldest of them at least `recovery_span_hours` before the
-    newest, and their residuals correlated by at most RECOVERY_DECORRELATED by the noise model
-    in hours. Two runs an hour or two apart (a confirmation run beside a scheduled one) share
-    most of a provider's passing state: one lucky episode, not a level that is back."""
-    if not len(t):
-        return np.zeros(0, bool)
-    apart = t[-1] - t[::-1]  # index k − 1: the hours from the k-th newest run to the newest
-    corr = baseline.correlations(t)[-1, ::-1]
-    return (apart >= config.recovery_span_hours * HOUR_S) & (corr <= RECOVERY_DECORRELATED)
-
-
-def new_normal(
-    history: Runs,
-    baseline: Baseline,
-    *,
-    now: float,
-    rule: MetricRule,
-    config: DetectorConfig,
-    opened: Opened | None,
-) -> bool:
-    """Whether an open alert's series has stayed at a new level long enough to be closed as
-    the new normal: `new_normal_hours` since it opened and the last `long_hours` within half
-    the minimum effect of the runs since it opened before them (not still getting worse nor
-    coming back), or twice that long while no longer worse by the minimum effect (a false
-    alert on a drifting series that never comes surely back). An alert is never held open
-    for ever against a baseline the series has left."""
-    if opened is None or opened.at is None or now - opened.at < config.new_normal_hours * HOUR_S:
-        return False
-    sign, floor = _sign(rule), rule.log_shift(rule.min_effect)
-    split = now - config.long_hours * HOUR_S
-    before, recent = history.between(opened.at - 1.0, split), history.between(split, now)
-    if len(before) < 2 or len(recent) < 2:
-        return False
-    level_before = float(np.mean(sign * (before.log_value - baseline.expected(before))))
-    level = float(np.mean(sign * (recent.log_value - baseline.expected(recent))))
-    if abs(level - level_before) < floor / 2:
-        return True
-    return now - opened.at >= 2 * config.new_normal_hours * HOUR_S and level < floor
-
-
 def onset(history: Runs, baseline: Baseline, *, since: float, rule: MetricRule) -> float | None:
     """When the worse stretch began: of the runs after `since`, the start of the stretch to
     the end that is most surely shifted (its residuals' sum / √length: the likelihood of a
@@ -722,7 +573,7 @@ def onset(history: Runs, baseline: Baseline, *, since: float, rule: MetricRule) 
     runs = history.between(since, np.inf)
     if not len(runs):
         return None
-    resid = _sign(rule) * (runs.log_value - baseline.expected(runs))
+    resid = rule.worse_sign * (runs.log_value - baseline.expected(runs))
     lengths = np.arange(len(resid), 0, -1)
     tail_sums = np.cumsum(resid[::-1])[::-1]
     score = np.where(tail_sums / lengths >= rule.log_shift(rule.min_effect), tail_sums, -np.inf)

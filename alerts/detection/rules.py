@@ -30,6 +30,12 @@ class MetricRule:
     floor: float
     unit: str
 
+    @property
+    def worse_sign(self) -> float:
+        """+1 where higher is worse (TTFT), −1 where lower is (decode): times a log residual,
+        positive means worse."""
+        return 1.0 if self.higher_is_worse else -1.0
+
     def worse_fraction(self, log_shift: float) -> float:
         """A worse-oriented log shift as the fraction users read (+0.3 = 30 % slower / higher)."""
         if self.higher_is_worse:

@@ -27,7 +27,6 @@ from alerts.config import detector_config
 from alerts.detection.baseline import Baseline
 from alerts.detection.detector import (
     Judgement,
-    Opened,
     SeriesInput,
     SeriesTest,
     Verdict,
@@ -36,6 +35,7 @@ from alerts.detection.detector import (
     judge,
 )
 from alerts.detection.hysteresis import Streak, Transition, advance, counted_at
+from alerts.detection.recovery import Opened
 from alerts.detection.rules import SPEED_METRICS, DetectorConfig, MetricRule
 from alerts.lifecycle import availability, confirm, guards, series
 from alerts.lifecycle.report import error_rates, peers, speed_snapshot
@@ -279,8 +279,7 @@ class Round:
         accepted = segment.alert
         if accepted is None or not accepted.frozen_baseline or accepted.shift is None:
             return
-        sign = 1.0 if item.rule.higher_is_worse else -1.0
-        step = sign * item.rule.log_shift(accepted.shift)
+        step = item.rule.worse_sign * item.rule.log_shift(accepted.shift)
         item.frozen = Baseline.from_dict(accepted.frozen_baseline).shifted(step)
         item.rule = replace(item.rule, min_effect=self.config.major_effect)
         item.blind = True

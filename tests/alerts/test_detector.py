@@ -21,7 +21,6 @@ from alerts.detection.detector import (
     TREND_ARM,
     Arm,
     Judgement,
-    Opened,
     SeriesTest,
     Verdict,
     assess_series,
@@ -31,6 +30,7 @@ from alerts.detection.detector import (
 )
 from alerts.detection.hysteresis import Streak, Transition, advance
 from alerts.detection.noise import mean_inflation
+from alerts.detection.recovery import Opened
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig
 from alerts.detection.state_space import STATE_ARM
 

@@ -10,8 +10,9 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from alerts.detection.baseline import Runs, fit
-from alerts.detection.detector import Opened, assess_series, judge
+from alerts.detection.detector import assess_series, judge
 from alerts.detection.hysteresis import Streak, advance
+from alerts.detection.recovery import Opened
 from alerts.detection.rules import DECODE, DetectorConfig
 
 CONFIG = DetectorConfig()
