@@ -1,8 +1,8 @@
 """The exact windows' grouped reads as PostgreSQL text: the leaderboard's primary figures and
 concurrency groups from the runs of a window, without building a queryset per read.
 
-The same runs and aggregates as leaderboard's ORM queries (scope.window_runs, _primary,
-_primary_stats, _concurrency_groups), which SQLite still uses: on PostgreSQL building and
+The same runs and aggregates as the leaderboard's ORM queries (scope.window_runs,
+board_queries.primary, primary_stats, concurrency_groups), which SQLite still uses: on PostgreSQL building and
 compiling those querysets cost ~2 ms of app CPU a board (7 d, 2×), and unpacking each quartile
 array in Python as much again. Here the statements are assembled from constant fragments, the
 values are parameters, and each quartile comes back as its own column
@@ -131,7 +131,7 @@ class ExactWindow:
     def primary_stats(
         self, workload_ids: list[int], *, concurrency: int | None, shared: bool
     ) -> list[dict[str, Any]]:
-        """leaderboard._primary_stats of the runs of these workloads (at this run concurrency
+        """board_queries.primary_stats of the runs of these workloads (at this run concurrency
         when given): per endpoint, counts, medians, quartiles; with `shared`, also the median
         throughput and the range of run concurrencies."""
         if not workload_ids:
@@ -160,7 +160,7 @@ class ExactWindow:
     def concurrency_groups(
         self, workload_ids: list[int], endpoint_ids: list[int] | None
     ) -> list[dict[str, Any]]:
-        """leaderboard._concurrency_groups: median decode and throughput, runs and saturated
+        """board_queries.concurrency_groups: median decode and throughput, runs and saturated
         runs per (endpoint, workload, concurrency) of these workloads (and endpoints)."""
         if not workload_ids or (endpoint_ids is not None and not endpoint_ids):
             return []
@@ -213,7 +213,7 @@ class ExactWindow:
 
 
 def primary_workloads(filters: BoardFilters, workloads: Workloads) -> tuple[list[int], int | None]:
-    """leaderboard._primary as (workload ids, run concurrency or None): which runs feed the
+    """board_queries.primary as (workload ids, run concurrency or None): which runs feed the
     main columns. "peak" is the workloads sized to each endpoint's peak (concurrency 0)."""
     if filters.workload:
         workload = workloads.by_slug(filters.workload)

@@ -9,6 +9,7 @@ import time_machine
 from django.db import connection
 
 from benchmarks.models import Run, RunStatus
+from benchmarks.selectors import board_queries as queries
 from benchmarks.selectors import leaderboard as board
 from benchmarks.selectors.aggregates import Quartiles
 from benchmarks.selectors.exact_sql import ExactWindow, primary_workloads
@@ -116,10 +117,10 @@ def test_prefill_pairs_by_hash_join_are_the_grouped_pairs(history, filters):
                 "filters": filters,
                 "endpoint_ids": endpoint_ids,
             }
-            joined = sorted(board._prefill_hash_join(connection, **parts))
+            joined = sorted(queries.prefill_hash_join(connection, **parts))
             grouped = sorted(
                 (endpoint_id, *Quartiles.split(value))
-                for endpoint_id, value in board._prefill_grouped(connection, **parts)
+                for endpoint_id, value in queries.prefill_grouped(connection, **parts)
             )
             assert joined == grouped
             assert joined, "the seeded history pairs runs in every window"
@@ -144,7 +145,7 @@ def test_the_exact_window_statements_read_what_the_querysets_read(concurrency_ru
     workloads = Workloads.load()
     vantage = resolve_vantage(None)
     chosen = [concurrency_runs[2].id, concurrency_runs[3].id, concurrency_runs[8].id]
-    where, workload = board._primary(filters, workloads)
+    where, workload = queries.primary(filters, workloads)
     shared = workload is not None and workload in workloads.base_context()
     shared = shared and filters.concurrency is None
     every = [w.id for w in workloads.base_context()]
@@ -165,11 +166,11 @@ def test_the_exact_window_statements_read_what_the_querysets_read(concurrency_ru
             ids, concurrency = primary_workloads(filters, workloads)
 
             read = window.primary_stats(ids, concurrency=concurrency, shared=shared)
-            queried = board._primary_stats(runs.filter(where), shared=workload if shared else None)
+            queried = queries.primary_stats(runs.filter(where), shared=workload if shared else None)
             assert _by_endpoint(read) == _by_endpoint(queried)
 
             read = window.concurrency_groups(every, chosen)
-            queried = board._concurrency_groups(runs.filter(board._in(every, chosen)))
+            queried = queries.concurrency_groups(runs.filter(queries.in_workloads(every, chosen)))
             assert _sorted(read) == _sorted(queried)
             assert read or filters.tod_bucket is not None, "groups in every all-day window"
 
