@@ -26,8 +26,8 @@ from typing import Protocol
 import numpy as np
 
 from alerts.detection.detector import Verdict
+from alerts.detection.noise import HOUR_S
 
-HOUR_S = 3600.0
 LONGEST_GAP_H = 48.0  # a correlation that lasts longer than this leaves no room for a confirmation
 GAP_STEP_H = 0.25  # the resolution of the informative gap
 SOONER_H = 1.0  # a confirmation must be able to count this much before the schedule's next run

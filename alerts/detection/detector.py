@@ -28,12 +28,11 @@ from alerts.detection.arms import arm as make_arm
 from alerts.detection.arms import settled as settled_shift
 from alerts.detection.baseline import Baseline, Runs, Shape, correlate, fit_shape, median
 from alerts.detection.local_time import BEFORE_S, dst_hold, slot_label
-from alerts.detection.noise import Lags, pool
+from alerts.detection.noise import HOUR_S, Lags, pool
 from alerts.detection.recovery import Opened, new_normal, recovery
 from alerts.detection.rules import DetectorConfig, MetricRule
 from alerts.detection.state_space import STATE_ARM, step_arm
 
-HOUR_S = 3600.0
 DAY_ARM, LONG_ARM, TREND_ARM, SLOT_ARM = "24h", "72h", "trend", "slot"
 LAST_ARM = "last 2 runs"
 SINCE_ARM = "since the change"
