@@ -682,7 +682,7 @@ class BoardFigures(models.Model):
     filter_key = models.CharField(max_length=80)
     endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="+")
     # JSON text of [has main-column figures, *the row's figures, the tokens]
-    # (selectors.leaderboard.stored_figures), and their figures_text apart: as text, a read
+    # (selectors.board_figures.stored_figures), and their figures_text apart: as text, a read
     # takes both as stored (no jsonb written out again, number by number, on every read).
     figures = models.TextField(default="[]")
     text = models.TextField(default="")
@@ -717,7 +717,7 @@ class WindowFigures(models.Model):
     signature = models.CharField(max_length=64)
     written_at = models.DateTimeField()
     exact_until = models.DateTimeField(null=True)
-    # selectors.leaderboard.stored_figures' list with the JSON text, as JSON text ("[]": no
+    # selectors.board_figures.stored_figures' list with the JSON text, as JSON text ("[]": no
     # figures): a read parses 400 of them in one call, with no jsonb to write out as text.
     figures = models.TextField(default="[]")
 

@@ -2,10 +2,10 @@
 concurrency groups from the runs of a window, without building a queryset per read.
 
 The same runs and aggregates as the leaderboard's ORM queries (scope.window_runs,
-board_queries.primary, primary_stats, concurrency_groups), which SQLite still uses: on PostgreSQL building and
-compiling those querysets cost ~2 ms of app CPU a board (7 d, 2×), and unpacking each quartile
-array in Python as much again. Here the statements are assembled from constant fragments, the
-values are parameters, and each quartile comes back as its own column
+board_queries.primary, primary_stats, concurrency_groups), which SQLite still uses: on
+PostgreSQL building and compiling those querysets cost ~2 ms of app CPU a board (7 d, 2×), and
+unpacking each quartile array in Python as much again. Here the statements are assembled from
+constant fragments, the values are parameters, and each quartile comes back as its own column
 (`(percentile_cont(ARRAY[…]) …)[i]`: PostgreSQL computes an aggregate written three times
 once). The answers are the ORM queries' (tests/dashboard/test_exact_window_sql.py).
 """

@@ -67,7 +67,7 @@ def signature(workloads: Workloads) -> str:
 def read(
     filters: BoardFilters, *, vantage: Vantage | None, workloads: Workloads, texts: bool = False
 ) -> dict[int, list[Any]] | None:
-    """Each endpoint's figures as selectors.leaderboard.stored_figures gives them from the
+    """Each endpoint's figures as selectors.board_figures.stored_figures gives them from the
     merge, or None: not covered, not written for today and these workloads (merge instead).
     With `texts`, each list ends with its figures' JSON text as the write side stored it (the
     API's compact answer splices it in); without, it ends with the tokens."""

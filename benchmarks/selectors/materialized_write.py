@@ -13,8 +13,9 @@ from django.utils import timezone
 from providers.models import Endpoint
 
 from ..models import BoardFigures, BoardFiguresDay, Vantage
+from .board_figures import stored_figures
 from .filters import SKETCHED_WINDOW_HOURS, BoardFilters
-from .leaderboard import sketched_parts, stored_figures
+from .leaderboard import sketched_parts
 from .materialized import ALL, EVERY_BUCKET, covered, filter_key, signature
 from .scope import Workloads
 

@@ -154,7 +154,7 @@ class BoardRow:
 
 # A row's figures, in BoardRow's order (its fields `runs` … `throughput_concurrency`): what
 # the window's runs give, whatever the endpoint's name, prices or last run. A row is built with
-# them as positional arguments (selectors.leaderboard.row_figures gives them; the materialized
+# them as positional arguments (selectors.board_figures.row_figures gives them; the materialized
 # board stores them as such).
 FIGURE_FIELDS = (
     "runs",

@@ -38,7 +38,7 @@ def read(
     filters: BoardFilters, *, vantage: Vantage, workloads: Workloads, now: datetime
 ) -> dict[int, list[Any]]:
     """The rows exact at `now` of a board the store holds (holds()): endpoint id → figures as
-    leaderboard.stored_figures gives them with their text, [] for an endpoint without any.
+    board_figures.stored_figures gives them with their text, [] for an endpoint without any.
     An endpoint absent here is computed by the caller (missing, expired, another signature)."""
     params = [
         vantage.id,

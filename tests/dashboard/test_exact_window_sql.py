@@ -9,6 +9,7 @@ import time_machine
 from django.db import connection
 
 from benchmarks.models import Run, RunStatus
+from benchmarks.selectors import board_endpoints, board_figures
 from benchmarks.selectors import board_queries as queries
 from benchmarks.selectors import leaderboard as board
 from benchmarks.selectors.aggregates import Quartiles
@@ -208,8 +209,8 @@ def test_the_exact_figures_are_what_exact_and_stored_figures_give(concurrency_ru
         for endpoint_ids in (None, chosen):
             parts = {"vantage": vantage, "endpoint_ids": endpoint_ids, "workloads": workloads}
             stats, by_concurrency, prefill, _ = board._exact(filters, **parts)
-            expected = board.stored_figures(stats, by_concurrency, prefill)
-            assert board.exact_stored_figures(filters, **parts) == expected
+            expected = board_figures.stored_figures(stats, by_concurrency, prefill)
+            assert board_figures.exact_stored_figures(filters, **parts) == expected
             assert expected or filters.tod_bucket is not None
 
 
@@ -231,7 +232,7 @@ def test_a_whole_boards_last_runs_are_each_endpoints_newest_run():
             data.run(ep, NOW + timedelta(hours=6), wl=base, status=RunStatus.QUEUED)
     ids = [ep.id for ep in endpoints]
     with time_machine.travel(NOW, tick=False):
-        found = board._last_runs(ids, workload_ids=[base.id], vantage=vantage)
+        found = board_endpoints.last_runs(ids, workload_ids=[base.id], vantage=vantage)
     expected = {}
     for ep in endpoints:
         newest = (
