@@ -15,6 +15,7 @@ from .exact_sql import primary_workloads
 from .filters import BoardFilters
 from .scope import FINISHED, Workloads, concurrency_q, since, slot_q
 
+# A run whose client was saturated (any saturated sample): counted beside its figures.
 SATURATED = Q(saturated_count__gt=0)
 _QS = ("p25", "p50", "p75")
 # The stats key of each median column, in FIGURE_FIELDS' order (ttft_p25 … e2e_p75).

@@ -7,9 +7,7 @@ from typing import Any
 from django.db import connections
 from django.utils import timezone
 
-from providers.models import (
-    families_by_model_id,
-)
+from providers.models import families_by_model_id
 
 from ..models import Run, Vantage, Workload
 from ..rollups import read as rollup_read
@@ -38,17 +36,11 @@ from .board_queries import (
 from .exact_sql import ExactWindow, primary_workloads
 from .filters import BoardFilters
 from .rows import FIGURE_FIELDS, BoardRow, figures_text, mark_ties, sort_rows
-from .scope import (
-    Workloads,
-    resolve_vantage,
-    since,
-    window_runs,
-)
+from .scope import Workloads, resolve_vantage, since, window_runs
 
 __all__ = ["BoardFilters", "BoardRow", "leaderboard"]
 
 
-# A run whose client was saturated (any saturated sample): counted beside its figures.
 def leaderboard(
     filters: BoardFilters, *, endpoint_ids: list[int] | None = None, texts: bool = False
 ) -> list[BoardRow]:
