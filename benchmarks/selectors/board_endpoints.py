@@ -132,8 +132,6 @@ _ENDPOINT_VALUES = (
 
 
 _ENDPOINT_TABLE, _PROVIDER_TABLE = Endpoint._meta.db_table, Provider._meta.db_table
-
-
 _LIVE_ENDPOINTS_SQL = f"""
 SELECT e.id, e.slug, e.model, e.display_name, e.lane, e.enabled, e.price_input_per_mtok,
        e.price_output_per_mtok, e.price_cached_input_per_mtok, e.active_params_b,
@@ -213,7 +211,6 @@ SELECT newest.endpoint_id, newest.slot::text AS at, newest.status FROM (
     ORDER BY r.endpoint_id, r.slot DESC
 ) AS newest
 """  # noqa: S608  (a table name from the model; the values are parameters)
-
 
 _LAST_RUNS_SQL = f"""
 SELECT e.id, r.slot::text, r.status

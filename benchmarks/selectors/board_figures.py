@@ -74,34 +74,19 @@ def stored_figures(
 
 # Where stored_figures' parts sit in its lists.
 HAS_STATS, FIGURE_SLICE = 0, slice(1, 1 + len(FIGURE_FIELDS))
-
-
 ERROR_RATE_AT = 1 + FIGURE_FIELDS.index("error_rate")
-
-
 INPUT_TOKENS_AT, OUTPUT_TOKENS_AT, TEXT_AT = (
     1 + len(FIGURE_FIELDS),
     2 + len(FIGURE_FIELDS),
     3 + len(FIGURE_FIELDS),
 )
-
-
 NO_FIGURES = [False, *row_figures(None, {}, None)]
-
 
 # Where a figure sits in stored_figures' lists, by FIGURE_FIELDS name.
 _AT = {name: 1 + index for index, name in enumerate(FIGURE_FIELDS)}
-
-
 _PREFILL_AT = _AT["prefill_cost_ms"]
-
-
 _CONCURRENCY_AT = _AT["decode_tps_c1"]
-
-
 _THROUGHPUT_AT = _AT["throughput_tps"]
-
-
 # A concurrency column's (decode, runs, saturated runs) places in stored_figures' lists.
 _COLUMN_AT = {
     column: (_AT[f"decode_tps_{column}"], _AT[f"runs_{column}"], _AT[f"saturated_runs_{column}"])
