@@ -29,7 +29,7 @@ RECOVERY_EPISODE_H = 3.0
 class Opened:
     """What an alert opened on: the change it was sure of (worse-oriented log shift: its
     arm's estimate less one standard error) and, when a slot arm found it, that slot's
-    time-of-day bucket. "Back to normal" must be told apart from it (assess_series), or from
+    time-of-day bucket. "Back to normal" must be told apart from it (`recovery`), or from
     the level the series stayed at after `at` (Unix s, the newest run when it opened)."""
 
     effect: float
