@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from alerts.detection.baseline import DRIFT_BLOCK_H, SHRINK_RUNS, Baseline, Runs, median
+from alerts.detection.baseline import DAY_S, DRIFT_BLOCK_H, SHRINK_RUNS, Baseline, Runs, median
 from alerts.detection.noise import MIN_DECAY, mean_inflation
 
 
@@ -217,7 +217,7 @@ def trend_coefficients(runs: Runs, baseline: Baseline, now: float):
     if len(runs) < TREND_MIN_RUNS or np.ptp(runs.t) <= 0:
         return None
     w = 1 / baseline.scales(runs) ** 2
-    x = (runs.t - now) / 86_400.0  # days before now (≤ 0)
+    x = (runs.t - now) / DAY_S  # days before now (≤ 0)
     x_bar = float(w @ x / w.sum())
     sxx = float(w @ (x - x_bar) ** 2)
     if sxx <= 0:

@@ -26,7 +26,7 @@ from alerts.detection.arms import (
 )
 from alerts.detection.arms import arm as make_arm
 from alerts.detection.arms import settled as settled_shift
-from alerts.detection.baseline import Baseline, Runs, Shape, correlate, fit_shape, median
+from alerts.detection.baseline import DAY_S, Baseline, Runs, Shape, correlate, fit_shape, median
 from alerts.detection.local_time import BEFORE_S, dst_hold, slot_label
 from alerts.detection.noise import HOUR_S, Lags, pool
 from alerts.detection.recovery import Opened, new_normal, recovery
@@ -330,7 +330,7 @@ def _too_little(metric: str, baseline: Baseline | None, window: Runs, n_recent: 
     they span, when there is too little to fit one)."""
     if baseline is not None:
         return SeriesTest(metric, baseline.n, n_recent, enough=False)
-    span = float(window.t[-1] - window.t[0]) / 86_400.0 if len(window) else None
+    span = float(window.t[-1] - window.t[0]) / DAY_S if len(window) else None
     return SeriesTest(metric, len(window), n_recent, enough=False, baseline_days=span)
 
 
@@ -339,7 +339,7 @@ def _young(item: SeriesInput, baseline: Baseline, config: DetectorConfig) -> boo
     frozen one, nor one stored without its start)."""
     if item.frozen is not None or baseline.start is None:
         return False
-    return baseline.end - baseline.start < config.young_days * 86_400.0
+    return baseline.end - baseline.start < config.young_days * DAY_S
 
 
 def _looser(item: SeriesInput, young: bool, config: DetectorConfig) -> float:
@@ -374,7 +374,7 @@ def _dst_hold(
     zone: str | None,
 ) -> str | None:
     """local_time.dst_hold over the baseline window and the long window."""
-    span = config.baseline_days * 86_400.0 + config.long_hours * HOUR_S
+    span = config.baseline_days * DAY_S + config.long_hours * HOUR_S
     runs = history.between(now - span - BEFORE_S, now)
     resid = rule.worse_sign * (runs.log_value - baseline.expected(runs))
     half = rule.log_shift(rule.min_effect) / 2
@@ -389,7 +389,7 @@ def _baseline(
     long window (its correlation still to be read: assess_together), or the frozen baseline;
     the runs it was fitted on, and where the long window starts."""
     long_start = _reach(history, now, config.long_hours, config.long_min_runs)
-    window = history.between(long_start - config.baseline_days * 86_400.0, long_start)
+    window = history.between(long_start - config.baseline_days * DAY_S, long_start)
     if frozen is not None:
         return frozen, window, max(long_start, frozen.end)  # never test the baseline's runs
     if not config.enough_baseline(window.t):
