@@ -52,7 +52,6 @@ from detector_oracle import ROWS as ORACLE_ROWS  # noqa: E402
 from detector_oracle import learned_oracle, lr_oracle  # noqa: E402
 
 from alerts.config import detector_config  # noqa: E402
-from alerts.detection.baseline import Runs  # noqa: E402
 from alerts.detection.detector import (  # noqa: E402
     SeriesInput,
     assess_together,
@@ -61,6 +60,7 @@ from alerts.detection.detector import (  # noqa: E402
 )
 from alerts.detection.hysteresis import Streak, Transition, advance, counted_at  # noqa: E402
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig  # noqa: E402
+from alerts.detection.runs import Runs  # noqa: E402
 
 METRICS = (DECODE, TTFT)
 # An alert that opens this long after a step is no catch of it: the default baseline (28 days

@@ -35,9 +35,9 @@ import detector_heldout as heldout  # noqa: E402
 from detector_generators import EPOCH_S, FAMILIES  # noqa: E402
 
 from alerts.config import detector_config  # noqa: E402
-from alerts.detection.baseline import Runs  # noqa: E402
 from alerts.detection.detector import SeriesInput, assess_together  # noqa: E402
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig  # noqa: E402
+from alerts.detection.runs import Runs  # noqa: E402
 
 METRICS = (DECODE, TTFT)
 LEVELS = (0.0005, 0.005, 0.05)

@@ -24,7 +24,6 @@ from collections.abc import Callable
 import numpy as np
 from detector_generators import EPOCH_S
 
-from alerts.detection.baseline import Runs
 from alerts.detection.confirmation import (
     ConfirmPolicy,
     decide,
@@ -35,6 +34,7 @@ from alerts.detection.confirmation import (
 from alerts.detection.detector import SeriesInput, assess_together, judge
 from alerts.detection.hysteresis import Streak, Transition, advance, counted_at, counts_from
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig
+from alerts.detection.runs import Runs
 
 METRICS = (DECODE, TTFT)
 MONTH_H = 30 * 24.0

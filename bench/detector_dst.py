@@ -35,11 +35,11 @@ django.setup()
 from detector_generators import Family, sample_noise  # noqa: E402
 
 from alerts.config import detector_config  # noqa: E402
-from alerts.detection.baseline import Runs  # noqa: E402
 from alerts.detection.detector import SeriesInput, assess_together, judge  # noqa: E402
 from alerts.detection.hysteresis import Streak, Transition, advance, counted_at  # noqa: E402
 from alerts.detection.local_time import transitions, utc_offsets  # noqa: E402
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig  # noqa: E402
+from alerts.detection.runs import Runs  # noqa: E402
 from benchmarks.models import Schedule  # noqa: E402
 from benchmarks.schedules import slots_between  # noqa: E402
 

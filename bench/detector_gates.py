@@ -37,9 +37,9 @@ from detector_generators import EPOCH_S, FAMILIES  # noqa: E402
 
 from alerts.config import detector_config  # noqa: E402
 from alerts.detection import detector as det  # noqa: E402
-from alerts.detection.baseline import Runs  # noqa: E402
 from alerts.detection.detector import SeriesInput, Verdict, assess_together, judge  # noqa: E402
 from alerts.detection.hysteresis import Streak, Transition, advance, counted_at  # noqa: E402
+from alerts.detection.runs import Runs  # noqa: E402
 
 GATES = ("p", "q", "effect", "floor", "one-run")
 RELAX = (*GATES, "fresh", "clear-reset", "spike")

@@ -64,6 +64,19 @@ def _arms_text(test, qs, config) -> str:
     return "; ".join(parts)
 
 
+def _noise_text(baseline) -> str:
+    """What the baseline read of its noise: the run's own scale, the correlation of runs a
+    spacing apart and its decay, the slow drift's and the walk's variance, its runs and days."""
+    if baseline is None:
+        return ""
+    days = (baseline.end - baseline.start) / 86_400 if baseline.start is not None else 0.0
+    return (
+        f"scale {baseline.overall_scale:.3f} ρ {baseline.rho:.2f} φ {baseline.phi:.2f} "
+        f"drift sd {baseline.drift_var**0.5:.3f} walk sd {baseline.walk_var**0.5:.3f} "
+        f"({baseline.n} runs, {days:.0f} days)"
+    )
+
+
 def instrument(rec: Recorder) -> None:
     """Wrap detector_confirm's judge, advance and decide to write `rec`."""
     judge, advance = detector_confirm.judge, detector_confirm.advance
@@ -92,6 +105,7 @@ def instrument(rec: Recorder) -> None:
                     "latest": test.latest,
                     "dst": test.dst_hold,
                     "best_p": min((a.p_value for a in test.arms), default=1.0),
+                    "noise": _noise_text(test.baseline),
                 }
             )
         rec.rows.append(row)
@@ -227,7 +241,8 @@ def _false_alerts(rows, track, pair, metric: str, what: str, quiet: bool) -> Cou
         arm = at[0]["reason"] if at else "?"
         opened[f"false alert, opened by {arm}"] += 1
         if not quiet:
-            print(f"\n{what}: false alert opened at day {hour / 24:.1f}; {arm}")
+            noise = at[0]["noise"] if at else ""
+            print(f"\n{what}: false alert opened at day {hour / 24:.1f}; {arm}; baseline {noise}")
             show(rows, metric, hour - 60, 64, epoch, pair.hours[pair.truth["scheduled"]])
     return opened
 

@@ -27,7 +27,7 @@ Two oracles, each knowing everything the detector has to estimate: the daily and
 
 Both use the bench's schedule (3 runs a day, late and missing runs where the family has them)
 and the bench's run value (the 20 % trimmed mean of five samples' logs,
-alerts.detection.baseline.Runs). Where the oracle itself falls short of a target, the target is
+alerts.detection.runs.Runs). Where the oracle itself falls short of a target, the target is
 out of reach on that family for any detector that sees only the runs.
 
     python bench/detector_oracle.py [--series 600] [--seed 1] [--family NAME]
@@ -59,7 +59,7 @@ from detector_generators import (  # noqa: E402
 )
 from detector_heldout import Held  # noqa: E402
 
-from alerts.detection.baseline import Runs  # noqa: E402
+from alerts.detection.runs import Runs  # noqa: E402
 
 BUDGET = 0.05  # false alarms per series-month
 MONTH_H = 30 * 24

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from alerts.detection.baseline import DAY_S, DRIFT_BLOCK_H, SHRINK_RUNS, Baseline, Runs, median
+from alerts.detection.baseline import DRIFT_BLOCK_H, SHRINK_RUNS, Baseline, median
 from alerts.detection.noise import MIN_DECAY, mean_inflation
+from alerts.detection.runs import DAY_S, Runs
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,9 @@ import numpy as np
 from django.db import connections
 from django.db.models import Q
 
-from alerts.detection.baseline import Runs
 from alerts.detection.noise import Lags
 from alerts.detection.rules import DetectorConfig
+from alerts.detection.runs import Runs
 from alerts.models import Segment, SeriesState
 from benchmarks.models import Run, RunOrigin, Sample
 from benchmarks.stats import SPEEDLESS_OUTCOMES

@@ -10,8 +10,9 @@ import math
 import numpy as np
 
 from alerts.detection.arms import variances
-from alerts.detection.baseline import DRIFT_BLOCK_H, Runs, _block_noise_sums, fit
+from alerts.detection.baseline import DRIFT_BLOCK_H, _block_noise_sums, fit
 from alerts.detection.noise import VARIOGRAM_H, _within
+from alerts.detection.runs import Runs
 
 SCHEDULE = np.arange(2, 45 * 24, 8)  # 3 runs a day for 45 days, some of them late
 HOURS = SCHEDULE + np.resize([0.0, 0.3, 1.1], len(SCHEDULE))

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from alerts.detection.arms import arm, mean_coefficients, suffix_means
-from alerts.detection.baseline import Baseline, Runs, fit
+from alerts.detection.baseline import Baseline, fit
 from alerts.detection.detector import (
     DAY_ARM,
     LONG_ARM,
@@ -32,6 +32,7 @@ from alerts.detection.hysteresis import Streak, Transition, advance
 from alerts.detection.noise import mean_inflation
 from alerts.detection.recovery import Opened
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig
+from alerts.detection.runs import Runs
 from alerts.detection.state_space import STATE_ARM
 
 CONFIG = DetectorConfig()

@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from alerts.detection.baseline import Runs
 from alerts.detection.detector import SeriesInput, assess_together, judge
 from alerts.detection.hysteresis import Streak, Transition, advance, counted_at
 from alerts.detection.local_time import COMMON_ZONES, transitions, utc_offsets
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig
+from alerts.detection.runs import Runs
 
 ZONE = "America/New_York"
 

@@ -10,11 +10,12 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from alerts.detection.baseline import Runs, correlate, fit_shape
+from alerts.detection.baseline import correlate, fit_shape
 from alerts.detection.detector import SeriesInput, assess_together, judge, noise_lags
 from alerts.detection.hysteresis import Streak, Transition, advance
 from alerts.detection.noise import Lags, pool
 from alerts.detection.rules import DECODE, TTFT, DetectorConfig
+from alerts.detection.runs import Runs
 
 CONFIG = DetectorConfig()
 ALONE = DetectorConfig(pool_noise=False)

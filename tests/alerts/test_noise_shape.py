@@ -12,9 +12,10 @@ import pytest
 from scipy import special
 
 from alerts.detection.arms import arm_skew, p_value
-from alerts.detection.baseline import Runs, fit
+from alerts.detection.baseline import fit
 from alerts.detection.detector import DAY_ARM, Verdict, assess_series, judge
 from alerts.detection.rules import DECODE, DetectorConfig
+from alerts.detection.runs import Runs
 
 CONFIG = DetectorConfig()
 RULE = CONFIG.rules[DECODE]

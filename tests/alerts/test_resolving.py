@@ -9,11 +9,12 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from alerts.detection.baseline import Runs, fit
+from alerts.detection.baseline import fit
 from alerts.detection.detector import assess_series, judge
 from alerts.detection.hysteresis import Streak, advance
 from alerts.detection.recovery import Opened
 from alerts.detection.rules import DECODE, DetectorConfig
+from alerts.detection.runs import Runs
 
 CONFIG = DetectorConfig()
 RULE = CONFIG.rules[DECODE]

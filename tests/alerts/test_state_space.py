@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 
 from alerts.detection.arms import covariance, shared_offset, variances
-from alerts.detection.baseline import Runs, fit
+from alerts.detection.baseline import fit
 from alerts.detection.detector import LONG_ARM, SINCE_ARM, Verdict, assess_series, judge
 from alerts.detection.hysteresis import Streak, Transition, advance
 from alerts.detection.noise import drift
 from alerts.detection.rules import DECODE, DetectorConfig
+from alerts.detection.runs import Runs
 from alerts.detection.state_space import (
     MAX_ONSETS,
     STATE_ARM,
