@@ -633,7 +633,9 @@ def test_it_gives_each_simulated_endpoint_its_own_load() -> None:
     # Endpoint A streams one reply at a time, alone and then while endpoint B has 8 streams in
     # flight; one load shared by the server would slow A by a fifth (1 + 8/32). The simulator's
     # own pacing (the rate it schedules A's token gaps at) must be the same, exactly; A's decode
-    # as sent, which a busy machine's scheduling moves a little (a CI run read +1.1 %), within 5 %.
+    # as sent, which a busy machine's scheduling moves either way (CI runs read +1.1 % and, with
+    # the three streams alone slowed, +10 %), no more than a tenth slower beside B: a shared load
+    # would read a fifth slower.
     b_tps = 15
     a, b = "sim-gpu+tokens=400+tps=400+ttft=20", f"sim-wafer+tokens=1000+tps={b_tps}+ttft=20"
 
@@ -666,6 +668,7 @@ def test_it_gives_each_simulated_endpoint_its_own_load() -> None:
     [(low, high)] = paced(first)  # one stream at a time: one rate throughout
     assert low == high and paced(mine) == {(low, high)}, (paced(mine), low, high)
     alone, beside = median_decode(first), median_decode(mine)
-    assert beside == pytest.approx(alone, rel=0.05), (
-        f"A decodes at {beside:.1f} tok/s beside B's 8 streams, {alone:.1f} alone"
+    assert beside > 0.9 * alone, (
+        f"A decodes at {beside:.1f} tok/s beside B's 8 streams, {alone:.1f} alone: B's load "
+        "slowed A"
     )
