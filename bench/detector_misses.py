@@ -38,6 +38,7 @@ from alerts.config import confirm_policy, detector_config  # noqa: E402
 from alerts.detection import detector as det  # noqa: E402
 from alerts.detection.detector import Verdict  # noqa: E402
 from alerts.detection.rules import DECODE, TTFT  # noqa: E402
+from alerts.detection.runs import DAY_S  # noqa: E402
 
 BAR = detector_config().p_value
 DEADLINE_H = {"step-big": 36.0, "step-small": 72.0}
@@ -69,7 +70,7 @@ def _noise_text(baseline) -> str:
     spacing apart and its decay, the slow drift's and the walk's variance, its runs and days."""
     if baseline is None:
         return ""
-    days = (baseline.end - baseline.start) / 86_400 if baseline.start is not None else 0.0
+    days = (baseline.end - baseline.start) / DAY_S if baseline.start is not None else 0.0
     return (
         f"scale {baseline.overall_scale:.3f} ρ {baseline.rho:.2f} φ {baseline.phi:.2f} "
         f"drift sd {baseline.drift_var**0.5:.3f} walk sd {baseline.walk_var**0.5:.3f} "

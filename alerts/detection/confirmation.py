@@ -26,7 +26,7 @@ from typing import Protocol
 import numpy as np
 
 from alerts.detection.detector import Verdict
-from alerts.detection.noise import HOUR_S
+from alerts.detection.runs import HOUR_S
 
 LONGEST_GAP_H = 48.0  # a correlation that lasts longer than this leaves no room for a confirmation
 GAP_STEP_H = 0.25  # the resolution of the informative gap

@@ -28,10 +28,10 @@ from alerts.detection.arms import arm as make_arm
 from alerts.detection.arms import settled as settled_shift
 from alerts.detection.baseline import Baseline, Shape, correlate, fit_shape, median
 from alerts.detection.local_time import BEFORE_S, dst_hold, slot_label
-from alerts.detection.noise import HOUR_S, Lags, pool
+from alerts.detection.noise import Lags, pool
 from alerts.detection.recovery import Opened, new_normal, recovery
 from alerts.detection.rules import DetectorConfig, MetricRule
-from alerts.detection.runs import DAY_S, Runs
+from alerts.detection.runs import DAY_S, HOUR_S, Runs
 from alerts.detection.state_space import STATE_ARM, step_arm
 
 DAY_ARM, LONG_ARM, TREND_ARM, SLOT_ARM = "24h", "72h", "trend", "slot"

@@ -23,9 +23,10 @@ from functools import lru_cache
 
 import numpy as np
 
+from alerts.detection.runs import HOUR_S
+
 MIN_SCALE = 0.005  # log units (0.5 %): no series is treated as quieter than this
 WINSOR_MADS = 8.0  # where a residual stops counting in full toward levels and scales
-HOUR_S = 3600.0
 # The correlation of two runs' residuals falls with the hours between them, by at least this
 # much per baseline spacing: a series whose lag-1 correlation is small and decays fast is not
 # read as nearly perfectly correlated over minutes (see Baseline.correlations)

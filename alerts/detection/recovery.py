@@ -14,9 +14,8 @@ import numpy as np
 
 from alerts.detection.arms import suffix_means
 from alerts.detection.baseline import Baseline
-from alerts.detection.noise import HOUR_S
 from alerts.detection.rules import DetectorConfig, MetricRule
-from alerts.detection.runs import Runs
+from alerts.detection.runs import HOUR_S, Runs
 
 # Runs whose residuals correlate by more than this (by the noise model in hours) are one piece
 # of evidence that a series is back, not two (_independent_suffixes; docs/alerts.md)

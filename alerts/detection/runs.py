@@ -13,20 +13,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from alerts.detection.local_time import utc_offsets
-from alerts.detection.noise import HOUR_S
 from benchmarks.buckets import BUCKET_HOURS
 
+HOUR_S = 3600.0
 DAY_S = 86_400.0
 TRIM = 0.2  # the share of a run's samples dropped at each end (see Runs.from_samples)
 
 
 @dataclass(frozen=True, slots=True)
 class Runs:
-    """One value per run, sorted by time: t (run slot, Unix seconds), log of the median sample
-    value, time-of-day bucket, the day of the week of the slot (0 = Monday) and its hour of the
-    day (0–24, fractional), all in UTC or in the series' demand time zone (Runs.of); and
-    whether it is an extra run, off the schedule (a confirmation run, or one a person asked
-    for)."""
+    """One value per run, sorted by time: t (run slot, Unix seconds), the 20 % trimmed mean of
+    its samples' logs, time-of-day bucket, the day of the week of the slot (0 = Monday) and its
+    hour of the day (0–24, fractional), all in UTC or in the series' demand time zone
+    (Runs.of); and whether it is an extra run, off the schedule (a confirmation run, or one a
+    person asked for)."""
 
     t: np.ndarray
     log_value: np.ndarray
@@ -46,7 +46,7 @@ class Runs:
         order = np.argsort(t, kind="stable")
         t, log_value, extra = t[order], log_value[order], extra[order]
         local = t + utc_offsets(t, zone) if zone else t
-        bucket = ((local % DAY_S) // (BUCKET_HOURS * 3600)).astype(int)
+        bucket = ((local % DAY_S) // (BUCKET_HOURS * HOUR_S)).astype(int)
         day = ((local // DAY_S + 3) % 7).astype(int)  # 1970-01-01 was a Thursday (3)
         return cls(t, log_value, bucket, day, (local % DAY_S) / HOUR_S, extra)
 
@@ -80,7 +80,8 @@ class Runs:
 
     @property
     def weekend(self) -> np.ndarray:
-        """Whether each run's slot falls on a Saturday or Sunday (UTC)."""
+        """Whether each run's slot falls on a Saturday or Sunday (in its demand time zone, UTC
+        without one)."""
         return self.day >= 5
 
     def __len__(self) -> int:

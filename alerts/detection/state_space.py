@@ -31,8 +31,8 @@ from scipy.linalg import lapack
 
 from alerts.detection.arms import Arm, arm_skew, covariance, degrees_of_freedom, p_value
 from alerts.detection.baseline import Baseline
-from alerts.detection.noise import HOUR_S, MIN_DECAY, MIN_SCALE, VARIOGRAM_H, Drift
-from alerts.detection.runs import Runs
+from alerts.detection.noise import MIN_DECAY, MIN_SCALE, VARIOGRAM_H, Drift
+from alerts.detection.runs import HOUR_S, Runs
 
 STATE_ARM = "step since"
 MIN_AFTER = 3  # runs since the onset: without its worst run, two still show the step
